@@ -1,0 +1,40 @@
+// Status: the result of an operation that crosses a module boundary.
+//
+// A Status is either ok or carries a code and a one-line message meant for a person
+// ("scenario.toml:12: field 'ttl_ms': expected an integer"). Usage errors map to the
+// exit codes of DESIGN.md 3.5 (64+). Status is a value type; it is thread-compatible.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace locklab {
+
+class Status {
+ public:
+  enum class Code { kOk = 0, kUsage, kBadInput, kInfrastructure, kInterrupted };
+
+  Status() = default;
+  static Status Ok() { return Status(); }
+  static Status Usage(std::string msg) { return Status(Code::kUsage, std::move(msg)); }
+  static Status BadInput(std::string msg) { return Status(Code::kBadInput, std::move(msg)); }
+  static Status Infrastructure(std::string msg) {
+    return Status(Code::kInfrastructure, std::move(msg));
+  }
+  static Status Interrupted(std::string msg) { return Status(Code::kInterrupted, std::move(msg)); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // Process exit code for this status: 0 when ok, 64 usage, 65 bad input (data), 69
+  // infrastructure (a server or child process failed), 2 interrupted (incomplete).
+  int ExitCode() const;
+  std::string ToString() const;
+
+ private:
+  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+}  // namespace locklab

@@ -1,0 +1,18 @@
+// `locklab check`: judge history files from any tool (DESIGN.md 3.5).
+//
+//   locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...
+//
+// Exit codes: 0 valid, 1 invalid, 2 unknown (budget exhausted), 64+ usage or bad input
+// (one line naming the file, line and field). Lives in checker/ so the checker stays usable
+// without the harness.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace locklab::checker {
+
+// `args` are the words after "check". Prints to stdout/stderr, returns the exit code.
+int RunCheckCommand(const std::vector<std::string>& args);
+
+}  // namespace locklab::checker

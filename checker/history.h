@@ -1,0 +1,57 @@
+// History: the events of one run, as DESIGN.md 3.2 defines them (JSON Lines).
+//
+// One Event per line. Clients are processes >= 0; the fault process is "nemesis" and the
+// harness's own final reads are "harness" (both mapped to negative ids here). `time` is
+// CLOCK_MONOTONIC shared by every process of the run; `index` is the order the harness
+// wrote events in. Readers never throw: malformed input yields a Status whose message names
+// the file, the line and the field. The checker depends on no other lab folder, so it can
+// read histories written by any tool. Functions here are thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace locklab::checker {
+
+enum class EventType { kInvoke, kOk, kFail, kInfo };
+
+inline constexpr int64_t kNemesisProcess = -1;
+inline constexpr int64_t kHarnessProcess = -2;
+
+struct Event {
+  int64_t index = 0;
+  Nanos time{0};
+  int64_t process = 0;
+  EventType type = EventType::kInvoke;
+  std::string f;    // acquire release renew | read write cas | start stop (nemesis)
+  std::string key;  // lock key, resource key; for nemesis events the fault id
+  nlohmann::json value;  // null when absent
+  int line = 0;          // 1-based source line, for messages
+};
+
+using History = std::vector<Event>;
+
+const char* EventTypeName(EventType t);
+std::string ProcessName(int64_t process);
+
+// Parses JSON Lines. `name` is used in error messages ("history.jsonl:12: ...").
+// Blank lines are skipped. A truncated last line (a killed run) is an error unless
+// `allow_torn_tail` is set, in which case it is dropped.
+Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out,
+                         bool allow_torn_tail = false);
+Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail = false);
+
+// One event as one JSON line (no trailing newline), fields in DESIGN.md order.
+std::string ToJsonLine(const Event& e);
+
+// Events ordered by time, ties by index: the order every analysis walks.
+History SortedByTime(History h);
+
+}  // namespace locklab::checker

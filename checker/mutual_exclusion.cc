@@ -1,0 +1,391 @@
+#include "checker/mutual_exclusion.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace locklab::checker {
+namespace {
+
+bool IsLockOp(const std::string& f) { return f == "acquire" || f == "release" || f == "renew"; }
+
+Nanos EndOfHistory(const History& sorted) {
+  return sorted.empty() ? Nanos(0) : sorted.back().time;
+}
+
+// Targets named by a nemesis event value: {"targets":[1,2]} or {"process":3}.
+std::vector<int64_t> Targets(const nlohmann::json& v) {
+  std::vector<int64_t> out;
+  if (!v.is_object()) return out;
+  auto it = v.find("targets");
+  if (it != v.end() && it->is_array()) {
+    for (const auto& t : *it) {
+      if (t.is_number_integer()) out.push_back(t.get<int64_t>());
+    }
+  }
+  it = v.find("process");
+  if (it != v.end() && it->is_number_integer()) out.push_back(it->get<int64_t>());
+  return out;
+}
+
+bool WriteValue(const nlohmann::json& v, int64_t* value, int64_t* fence) {
+  *fence = -1;
+  if (v.is_number_integer()) {
+    *value = v.get<int64_t>();
+    return true;
+  }
+  if (v.is_object()) {
+    auto it = v.find("value");
+    if (it == v.end() || !it->is_number_integer()) return false;
+    *value = it->get<int64_t>();
+    auto f = v.find("fence");
+    if (f != v.end() && f->is_number_integer()) *fence = f->get<int64_t>();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
+  std::vector<HoldInterval> done;
+  std::map<std::pair<int64_t, std::string>, HoldInterval> open;
+  auto close = [&](int64_t process, const std::string& key, Nanos t) {
+    auto it = open.find({process, key});
+    if (it == open.end()) return;
+    it->second.end = t;
+    done.push_back(std::move(it->second));
+    open.erase(it);
+  };
+  for (const Event& e : sorted) {
+    if (e.process == kNemesisProcess) {
+      if (e.f == "start" && e.key == "client-crash") {
+        for (int64_t p : Targets(e.value)) {
+          std::vector<std::string> keys;
+          for (auto& [pk, h] : open) {
+            if (pk.first == p) keys.push_back(pk.second);
+          }
+          for (auto& k : keys) close(p, k, e.time);
+        }
+      }
+      continue;
+    }
+    if (e.process < 0 || !IsLockOp(e.f)) continue;
+    if (e.type == EventType::kInvoke && (e.f == "release" || e.f == "acquire")) {
+      close(e.process, e.key, e.time);
+    } else if (e.type == EventType::kOk && e.f == "acquire") {
+      close(e.process, e.key, e.time);  // defensive: an ok without a matching invoke
+      HoldInterval h;
+      h.process = e.process;
+      h.key = e.key;
+      h.start = e.time;
+      h.acquire_index = e.index;
+      h.lease = e.value;
+      open.emplace(std::make_pair(e.process, e.key), std::move(h));
+    }
+  }
+  Nanos end = EndOfHistory(sorted);
+  for (auto& [pk, h] : open) {
+    h.end = end;
+    h.open_at_end = true;
+    done.push_back(std::move(h));
+  }
+  std::sort(done.begin(), done.end(), [](const HoldInterval& a, const HoldInterval& b) {
+    return std::tie(a.key, a.start, a.process) < std::tie(b.key, b.start, b.process);
+  });
+  return done;
+}
+
+std::vector<FaultWindow> ComputeFaultWindows(const History& sorted) {
+  std::vector<FaultWindow> out;
+  std::map<std::string, std::vector<size_t>> open;  // fault id -> open windows (LIFO)
+  for (const Event& e : sorted) {
+    if (e.process != kNemesisProcess) continue;
+    if (e.f == "start") {
+      FaultWindow w;
+      w.fault = e.key;
+      w.start = e.time;
+      w.end = Nanos(-1);
+      w.detail = e.value;
+      open[e.key].push_back(out.size());
+      out.push_back(std::move(w));
+    } else if (e.f == "stop") {
+      auto& stack = open[e.key];
+      if (!stack.empty()) {
+        out[stack.front()].end = e.time;  // FIFO: windows of one fault heal in order
+        stack.erase(stack.begin());
+      }
+    }
+  }
+  Nanos end = EndOfHistory(sorted);
+  for (auto& w : out) {
+    if (w.end.count() < 0) w.end = end;
+  }
+  return out;
+}
+
+MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds) {
+  MutualExclusionReport r;
+  r.holds = static_cast<int64_t>(holds.size());
+  // Sweep per key: ends sort before starts at the same instant (touching is not overlap).
+  std::map<std::string, std::vector<size_t>> by_key;
+  for (size_t i = 0; i < holds.size(); ++i) by_key[holds[i].key].push_back(i);
+  for (auto& [key, idx] : by_key) {
+    struct Point {
+      Nanos t;
+      int kind;  // 0 = end, 1 = start
+      size_t hold;
+    };
+    std::vector<Point> pts;
+    pts.reserve(idx.size() * 2);
+    for (size_t i : idx) {
+      if (holds[i].end <= holds[i].start) continue;  // empty hold
+      pts.push_back({holds[i].start, 1, i});
+      pts.push_back({holds[i].end, 0, i});
+    }
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+      return std::tie(a.t, a.kind, a.hold) < std::tie(b.t, b.kind, b.hold);
+    });
+    std::set<size_t> active;
+    std::map<int64_t, int> active_per_process;
+    int distinct_processes = 0;
+    OverlapEpisode cur;
+    bool in_episode = false;
+    for (const Point& p : pts) {
+      const HoldInterval& h = holds[p.hold];
+      if (p.kind == 1) {
+        // Each active hold of another process forms one new overlapping pair.
+        for (size_t a : active) {
+          if (holds[a].process != h.process) ++r.overlapping_pairs;
+        }
+        active.insert(p.hold);
+        if (active_per_process[h.process]++ == 0) ++distinct_processes;
+        if (in_episode) {
+          cur.holds.push_back(h);
+        } else if (distinct_processes >= 2) {
+          in_episode = true;
+          cur = OverlapEpisode();
+          cur.key = key;
+          cur.start = p.t;
+          for (size_t a : active) cur.holds.push_back(holds[a]);
+        }
+      } else {
+        active.erase(p.hold);
+        if (--active_per_process[h.process] == 0) --distinct_processes;
+        if (in_episode && distinct_processes < 2) {
+          in_episode = false;
+          cur.end = p.t;
+          r.overlap_ms += ToMillis(cur.end - cur.start);
+          ++r.episodes;
+          r.episode_list.push_back(std::move(cur));
+        }
+      }
+    }
+  }
+  std::sort(r.episode_list.begin(), r.episode_list.end(),
+            [](const OverlapEpisode& a, const OverlapEpisode& b) { return a.start < b.start; });
+  return r;
+}
+
+ResourceReport CheckResource(const History& sorted) {
+  ResourceReport r;
+  std::map<std::string, int64_t> acked;
+  std::map<std::string, int64_t> final_value;
+  std::map<std::string, int64_t> last_write;
+  std::map<std::string, int64_t> newest_fence;
+  std::map<std::pair<int64_t, std::string>, int64_t> pending_fence;  // invoke fence per op
+  for (const Event& e : sorted) {
+    if (e.f != "write" && e.f != "read") continue;
+    if (e.f == "read") {
+      if (e.process == kHarnessProcess && e.type == EventType::kOk && e.value.is_number_integer()) {
+        final_value[e.key] = e.value.get<int64_t>();
+      }
+      continue;
+    }
+    int64_t value = 0, fence = -1;
+    if (e.type == EventType::kInvoke) {
+      if (WriteValue(e.value, &value, &fence)) pending_fence[{e.process, e.key}] = fence;
+      continue;
+    }
+    auto pf = pending_fence.find({e.process, e.key});
+    int64_t invoked_fence = pf == pending_fence.end() ? -1 : pf->second;
+    if (e.type == EventType::kOk) {
+      ++acked[e.key];
+      if (WriteValue(e.value, &value, &fence)) last_write[e.key] = value;
+      if (fence < 0) fence = invoked_fence;
+      if (fence >= 0) {
+        auto nf = newest_fence.find(e.key);
+        if (nf != newest_fence.end() && fence < nf->second) ++r.stale_writes_accepted;
+        if (nf == newest_fence.end() || fence > nf->second) newest_fence[e.key] = fence;
+      }
+    } else if (e.type == EventType::kFail) {
+      const auto& v = e.value;
+      if (v.is_object() && v.value("error", std::string()) == "stale-fence") {
+        ++r.stale_writes_rejected;
+      }
+    }
+  }
+  for (auto& [key, n] : acked) {
+    r.acknowledged_writes += n;
+    int64_t fin;
+    if (final_value.count(key)) {
+      fin = final_value[key];
+    } else {
+      r.final_value_known = false;
+      fin = last_write.count(key) ? last_write[key] : 0;
+    }
+    if (n > fin) r.lost_updates += n - fin;
+  }
+  return r;
+}
+
+LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterval>& holds,
+                             const LivenessOptions& options) {
+  LivenessReport r;
+  // Per key: waiting intervals (from a process's first acquire invoke after its last hold
+  // until its next acquire ok, or its crash / the end) and hold intervals; the longest stretch
+  // with at least one waiter and no holder is the longest wait.
+  struct Point {
+    Nanos t;
+    int delta_wait;
+    int delta_hold;
+  };
+  std::map<std::string, std::vector<Point>> pts;
+  for (const auto& h : holds) {
+    pts[h.key].push_back({h.start, 0, +1});
+    pts[h.key].push_back({h.end, 0, -1});
+  }
+  std::map<std::pair<int64_t, std::string>, Nanos> waiting_since;
+  auto stop_wait = [&](int64_t p, const std::string& key, Nanos t) {
+    auto it = waiting_since.find({p, key});
+    if (it == waiting_since.end()) return;
+    pts[key].push_back({it->second, +1, 0});
+    pts[key].push_back({t, -1, 0});
+    waiting_since.erase(it);
+  };
+  for (const Event& e : sorted) {
+    if (e.process == kNemesisProcess && e.f == "start" && e.key == "client-crash") {
+      for (int64_t p : Targets(e.value)) {
+        std::vector<std::string> keys;
+        for (auto& [pk, t] : waiting_since) {
+          if (pk.first == p) keys.push_back(pk.second);
+        }
+        for (auto& k : keys) stop_wait(p, k, e.time);
+      }
+      continue;
+    }
+    if (e.process < 0 || e.f != "acquire") continue;
+    if (e.type == EventType::kInvoke) {
+      waiting_since.emplace(std::make_pair(e.process, e.key), e.time);
+    } else if (e.type == EventType::kOk) {
+      stop_wait(e.process, e.key, e.time);
+    }
+  }
+  Nanos end = EndOfHistory(sorted);
+  std::vector<std::pair<int64_t, std::string>> rest;
+  for (auto& [pk, t] : waiting_since) rest.push_back(pk);
+  for (auto& pk : rest) stop_wait(pk.first, pk.second, end);
+
+  Nanos longest{0};
+  for (auto& [key, v] : pts) {
+    std::sort(v.begin(), v.end(), [](const Point& a, const Point& b) {
+      if (a.t != b.t) return a.t < b.t;
+      return (a.delta_wait + a.delta_hold) < (b.delta_wait + b.delta_hold);
+    });
+    int waiters = 0, holders = 0;
+    bool starving = false;
+    Nanos since{0};
+    for (const Point& p : v) {
+      waiters += p.delta_wait;
+      holders += p.delta_hold;
+      bool now = waiters > 0 && holders == 0;
+      if (now && !starving) since = p.t;
+      if (!now && starving) longest = std::max(longest, p.t - since);
+      starving = now;
+    }
+    if (starving) longest = std::max(longest, end - since);
+  }
+  r.longest_wait_ms = ToMillis(longest);
+  r.stuck = options.stuck_after.count() > 0 &&
+            longest > std::chrono::duration_cast<Nanos>(options.stuck_after);
+  return r;
+}
+
+namespace {
+
+nlohmann::ordered_json HoldJson(const HoldInterval& h) {
+  nlohmann::ordered_json j;
+  j["process"] = h.process;
+  j["start_ns"] = h.start.count();
+  j["end_ns"] = h.end.count();
+  j["open_at_end"] = h.open_at_end;
+  j["lease"] = h.lease;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json CheckLockHistory(const History& history, const LockCheckOptions& options) {
+  History sorted = SortedByTime(history);
+  auto holds = ComputeHoldIntervals(sorted);
+  auto me = CheckMutualExclusion(holds);
+  auto res = CheckResource(sorted);
+  auto live = CheckLiveness(sorted, holds, options.liveness);
+  auto faults = ComputeFaultWindows(sorted);
+
+  nlohmann::ordered_json j;
+  j["ops"] = 0;
+  int64_t ops = 0;
+  for (const Event& e : sorted) {
+    if (e.process >= 0 && e.type == EventType::kInvoke) ++ops;
+  }
+  j["ops"] = ops;
+  j["mutual_exclusion"] = {{"holds", me.holds},
+                           {"overlapping_pairs", me.overlapping_pairs},
+                           {"episodes", me.episodes},
+                           {"overlap_ms", me.overlap_ms}};
+  j["resource"] = {{"acknowledged_writes", res.acknowledged_writes},
+                   {"lost_updates", res.lost_updates},
+                   {"stale_writes_accepted", res.stale_writes_accepted},
+                   {"stale_writes_rejected", res.stale_writes_rejected},
+                   {"final_value_known", res.final_value_known}};
+  j["liveness"] = {{"stuck", live.stuck}, {"longest_wait_ms", live.longest_wait_ms}};
+  bool violated = me.overlapping_pairs > 0 || res.lost_updates > 0 || res.stale_writes_accepted > 0;
+  j["violated"] = violated;
+  if (!me.episode_list.empty()) {
+    const OverlapEpisode& ep = me.episode_list.front();
+    nlohmann::ordered_json cx;
+    cx["key"] = ep.key;
+    cx["start_ns"] = ep.start.count();
+    cx["end_ns"] = ep.end.count();
+    cx["overlap_ms"] = ToMillis(ep.end - ep.start);
+    cx["holds"] = nlohmann::ordered_json::array();
+    Nanos from = ep.start;
+    std::set<int64_t> procs;
+    for (const auto& h : ep.holds) {
+      cx["holds"].push_back(HoldJson(h));
+      from = std::min(from, h.start);
+      procs.insert(h.process);
+    }
+    cx["faults_active"] = nlohmann::ordered_json::array();
+    for (const auto& w : faults) {
+      if (w.start <= ep.end && w.end >= from) {
+        cx["faults_active"].push_back({{"fault", w.fault},
+                                       {"start_ns", w.start.count()},
+                                       {"end_ns", w.end.count()},
+                                       {"detail", w.detail}});
+      }
+    }
+    cx["events"] = nlohmann::ordered_json::array();
+    for (const Event& e : sorted) {
+      if (cx["events"].size() >= options.counterexample_events) break;
+      if (e.time < from || e.time > ep.end) continue;
+      if (e.process >= 0 && !procs.count(e.process)) continue;
+      cx["events"].push_back(nlohmann::ordered_json::parse(ToJsonLine(e)));
+    }
+    j["first_violation"] = cx;
+  }
+  return j;
+}
+
+}  // namespace locklab::checker

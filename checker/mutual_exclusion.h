@@ -1,0 +1,92 @@
+// Mutual exclusion, resource and liveness checks over a recorded history (DESIGN.md 3.3).
+//
+// A HoldInterval of a client on a key runs from the completion (ok) of its acquire to the
+// invocation of its release, of its next acquire on that key, its crash (a nemesis
+// `client-crash` start naming it), or the end of the history. During it the client
+// certainly believed it held the lock. An acquire that ended `info` or `fail` starts none.
+// A violation is two hold intervals of different clients on one key that overlap.
+//
+// Everything here is computed from the events alone: the checker is never told which
+// algorithm ran or what it is expected to do. All functions are pure and thread-compatible;
+// the sweep is O(n log n) in the number of events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/history.h"
+
+namespace locklab::checker {
+
+struct HoldInterval {
+  int64_t process = 0;
+  std::string key;
+  Nanos start{0};  // acquire ok
+  Nanos end{0};    // release invoke / next acquire invoke / crash / end of history
+  int64_t acquire_index = 0;
+  bool open_at_end = false;  // never released before the history ended
+  nlohmann::json lease;      // the acquire's ok value (token, fence)
+};
+
+struct FaultWindow {
+  std::string fault;      // the fault id ("client-pause", ...)
+  Nanos start{0};
+  Nanos end{0};           // end of history when never stopped
+  nlohmann::json detail;  // the start event's value (targets, magnitude)
+};
+
+struct OverlapEpisode {
+  std::string key;
+  Nanos start{0};
+  Nanos end{0};
+  std::vector<HoldInterval> holds;  // every hold active during the episode
+};
+
+struct MutualExclusionReport {
+  int64_t holds = 0;
+  int64_t overlapping_pairs = 0;
+  int64_t episodes = 0;
+  double overlap_ms = 0;
+  std::vector<OverlapEpisode> episode_list;  // in time order
+};
+
+struct ResourceReport {
+  int64_t acknowledged_writes = 0;
+  int64_t lost_updates = 0;
+  int64_t stale_writes_accepted = 0;
+  int64_t stale_writes_rejected = 0;
+  bool final_value_known = true;
+};
+
+struct LivenessOptions {
+  // A wait with no holder longer than this is "stuck". 0 disables the judgement.
+  Millis stuck_after{0};
+};
+
+struct LivenessReport {
+  double longest_wait_ms = 0;  // longest time someone wanted the lock while nobody held it
+  bool stuck = false;
+};
+
+std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted);
+std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
+MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds);
+// Counter workload: writes carry the new value (a number, or {"value":n,"fence":k}); the
+// final value comes from the last `read` by the harness, else from the last ok write.
+ResourceReport CheckResource(const History& sorted);
+LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterval>& holds,
+                             const LivenessOptions& options);
+
+// Everything above in one JSON object, plus the first episode as a counterexample (the
+// holds, the faults active then and the events around it).
+struct LockCheckOptions {
+  LivenessOptions liveness;
+  size_t counterexample_events = 40;
+};
+nlohmann::ordered_json CheckLockHistory(const History& history, const LockCheckOptions& options);
+
+}  // namespace locklab::checker

@@ -1,0 +1,294 @@
+// Hand-written histories first (Jepsen's habit): the overlap counter, lost updates and
+// liveness judged on histories whose answer is known by construction.
+#include "checker/mutual_exclusion.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace locklab::checker {
+namespace {
+
+// Builds a history from compact lines: "t process type f key [value-json]" (t in ms).
+History H(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  History h;
+  int64_t index = 0;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(' ') == std::string::npos) continue;
+    std::istringstream ls(line);
+    double t_ms;
+    std::string process, type, f, key, rest;
+    ls >> t_ms >> process >> type >> f >> key;
+    std::getline(ls, rest);
+    Event e;
+    e.index = index++;
+    e.time = Nanos(static_cast<int64_t>(t_ms * 1e6));
+    e.process = process == "nemesis" ? kNemesisProcess
+                : process == "harness" ? kHarnessProcess
+                                       : std::stoll(process);
+    e.type = type == "invoke" ? EventType::kInvoke
+             : type == "ok"   ? EventType::kOk
+             : type == "fail" ? EventType::kFail
+                              : EventType::kInfo;
+    e.f = f;
+    e.key = key;
+    if (rest.find_first_not_of(' ') != std::string::npos) e.value = nlohmann::json::parse(rest);
+    h.push_back(e);
+  }
+  return h;
+}
+
+MutualExclusionReport ME(const History& h) {
+  return CheckMutualExclusion(ComputeHoldIntervals(SortedByTime(h)));
+}
+
+TEST(HoldIntervalTest, AcquireOkToReleaseInvoke) {
+  auto holds = ComputeHoldIntervals(H(R"(
+    0 1 invoke acquire L
+    2 1 ok acquire L {"token":"a"}
+    10 1 invoke release L
+    11 1 ok release L
+  )"));
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].start, Millis(2));
+  EXPECT_EQ(holds[0].end, Millis(10));
+  EXPECT_FALSE(holds[0].open_at_end);
+  EXPECT_EQ(holds[0].lease["token"], "a");
+}
+
+TEST(MutualExclusionTest, SequentialHoldsAreSafe) {
+  auto r = ME(H(R"(
+    0 1 invoke acquire L
+    1 1 ok acquire L
+    0 2 invoke acquire L
+    1 2 fail acquire L
+    5 1 invoke release L
+    6 1 ok release L
+    6 2 invoke acquire L
+    7 2 ok acquire L
+    9 2 invoke release L
+    9 2 ok release L
+  )"));
+  EXPECT_EQ(r.holds, 2);
+  EXPECT_EQ(r.overlapping_pairs, 0);
+  EXPECT_EQ(r.episodes, 0);
+  EXPECT_EQ(r.overlap_ms, 0);
+}
+
+TEST(MutualExclusionTest, TouchingHoldsAreNotAnOverlap) {
+  // Client 2's acquire completes at the very instant client 1 invokes its release.
+  auto r = ME(H(R"(
+    1 1 ok acquire L
+    5 1 invoke release L
+    5 2 ok acquire L
+    8 2 invoke release L
+  )"));
+  EXPECT_EQ(r.overlapping_pairs, 0);
+}
+
+TEST(MutualExclusionTest, OverlapCountsPairsEpisodesAndTime) {
+  // Episode 1: 1 holds [1,10), 2 holds [4,12), 3 holds [6,7): pairs (1,2) (1,3) (2,3),
+  // two-or-more holders during [4,10) = 6 ms. Episode 2 on another key: [20,25) = 5 ms.
+  auto r = ME(H(R"(
+    1 1 ok acquire L
+    4 2 ok acquire L
+    6 3 ok acquire L
+    7 3 invoke release L
+    10 1 invoke release L
+    12 2 invoke release L
+    15 1 ok acquire M
+    20 2 ok acquire M
+    25 1 invoke release M
+    30 2 invoke release M
+  )"));
+  EXPECT_EQ(r.overlapping_pairs, 4);
+  EXPECT_EQ(r.episodes, 2);
+  EXPECT_DOUBLE_EQ(r.overlap_ms, 11.0);
+  ASSERT_EQ(r.episode_list.size(), 2u);
+  EXPECT_EQ(r.episode_list[0].key, "L");
+  EXPECT_EQ(r.episode_list[0].start, Millis(4));
+  EXPECT_EQ(r.episode_list[0].end, Millis(10));
+}
+
+TEST(MutualExclusionTest, InfoAcquireStartsNoHold) {
+  // Client 1's acquire timed out (info): it may have taken effect, but the client did not
+  // believe it held the lock, so 2's hold is no violation.
+  auto r = ME(H(R"(
+    0 1 invoke acquire L
+    3 1 info acquire L
+    4 2 invoke acquire L
+    5 2 ok acquire L
+    9 2 invoke release L
+  )"));
+  EXPECT_EQ(r.holds, 1);
+  EXPECT_EQ(r.overlapping_pairs, 0);
+}
+
+TEST(MutualExclusionTest, HoldRunsToEndOfHistoryWhenNeverReleased) {
+  auto h = H(R"(
+    1 1 ok acquire L
+    5 2 ok acquire L
+    9 2 invoke release L
+    20 3 invoke acquire L
+  )");
+  auto holds = ComputeHoldIntervals(SortedByTime(h));
+  ASSERT_EQ(holds.size(), 2u);
+  EXPECT_TRUE(holds[0].open_at_end);
+  EXPECT_EQ(holds[0].end, Millis(20));
+  auto r = CheckMutualExclusion(holds);
+  EXPECT_EQ(r.overlapping_pairs, 1);
+  EXPECT_DOUBLE_EQ(r.overlap_ms, 4.0);
+}
+
+TEST(MutualExclusionTest, NextAcquireEndsTheHold) {
+  // A client that acquires again without releasing stopped believing in its first lease.
+  auto r = ME(H(R"(
+    1 1 ok acquire L
+    4 1 invoke acquire L
+    6 2 ok acquire L
+    8 2 invoke release L
+  )"));
+  EXPECT_EQ(r.overlapping_pairs, 0);
+}
+
+TEST(MutualExclusionTest, CrashedClientHoldsNothing) {
+  auto r = ME(H(R"(
+    1 1 ok acquire L
+    3 nemesis info start client-crash {"targets":[1]}
+    6 2 ok acquire L
+    8 2 invoke release L
+  )"));
+  EXPECT_EQ(r.overlapping_pairs, 0);
+}
+
+TEST(MutualExclusionTest, SameProcessOnTwoKeysIsNoViolation) {
+  auto r = ME(H(R"(
+    1 1 ok acquire L
+    2 1 ok acquire M
+    5 1 invoke release L
+    6 1 invoke release M
+  )"));
+  EXPECT_EQ(r.overlapping_pairs, 0);
+}
+
+TEST(ResourceTest, LostUpdateWhenTwoWritersReadTheSameValue) {
+  auto r = CheckResource(SortedByTime(H(R"(
+    1 1 invoke read C
+    1 1 ok read C 0
+    2 2 invoke read C
+    2 2 ok read C 0
+    3 1 invoke write C 1
+    3 1 ok write C 1
+    4 2 invoke write C 1
+    4 2 ok write C 1
+    9 harness invoke read C
+    9 harness ok read C 1
+  )")));
+  EXPECT_EQ(r.acknowledged_writes, 2);
+  EXPECT_EQ(r.lost_updates, 1);
+  EXPECT_TRUE(r.final_value_known);
+}
+
+TEST(ResourceTest, NoLostUpdateWhenIncrementsSerialize) {
+  auto r = CheckResource(SortedByTime(H(R"(
+    3 1 invoke write C 1
+    3 1 ok write C 1
+    4 2 invoke write C 2
+    4 2 ok write C 2
+    5 3 invoke write C 3
+    5 3 info write C 3
+    9 harness ok read C 3
+  )")));
+  EXPECT_EQ(r.lost_updates, 0);
+}
+
+TEST(ResourceTest, FencedWritesCountedAcceptedAndRejected) {
+  auto r = CheckResource(SortedByTime(H(R"(
+    1 2 invoke write C {"value":1,"fence":34}
+    1 2 ok write C {"value":1,"fence":34}
+    2 1 invoke write C {"value":1,"fence":33}
+    2 1 fail write C {"error":"stale-fence"}
+    3 3 invoke write C {"value":2,"fence":32}
+    3 3 ok write C {"value":2,"fence":32}
+    9 harness ok read C 2
+  )")));
+  EXPECT_EQ(r.stale_writes_rejected, 1);
+  EXPECT_EQ(r.stale_writes_accepted, 1);
+}
+
+TEST(LivenessTest, WaitingWithNobodyHoldingIsMeasured) {
+  // 1 holds [1,5) and crashes at 5 without releasing; 2 tries from 2 and never gets it.
+  auto h = SortedByTime(H(R"(
+    1 1 ok acquire L
+    2 2 invoke acquire L
+    3 2 fail acquire L
+    5 nemesis info start client-crash {"targets":[1]}
+    6 2 invoke acquire L
+    7 2 fail acquire L
+    105 2 invoke acquire L
+  )"));
+  auto holds = ComputeHoldIntervals(h);
+  auto r = CheckLiveness(h, holds, LivenessOptions{Millis(50)});
+  EXPECT_DOUBLE_EQ(r.longest_wait_ms, 100.0);
+  EXPECT_TRUE(r.stuck);
+  auto r2 = CheckLiveness(h, holds, LivenessOptions{Millis(200)});
+  EXPECT_FALSE(r2.stuck);
+}
+
+TEST(LivenessTest, WaitingBehindALiveHolderIsNotStarvation) {
+  auto h = SortedByTime(H(R"(
+    1 1 ok acquire L
+    2 2 invoke acquire L
+    90 1 invoke release L
+    91 2 ok acquire L
+    95 2 invoke release L
+  )"));
+  auto r = CheckLiveness(h, ComputeHoldIntervals(h), LivenessOptions{Millis(50)});
+  EXPECT_DOUBLE_EQ(r.longest_wait_ms, 1.0);
+  EXPECT_FALSE(r.stuck);
+}
+
+TEST(HistoryReaderTest, ErrorNamesFileLineAndField) {
+  std::istringstream in(
+      "{\"index\":0,\"time_ns\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"L\"}\n"
+      "{\"index\":1,\"time_ns\":\"x\",\"process\":1,\"type\":\"ok\",\"f\":\"acquire\"}\n");
+  History h;
+  Status s = ParseJsonlHistory(in, "h.jsonl", &h);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "h.jsonl:2: field 'time_ns': expected an integer");
+  EXPECT_EQ(s.ExitCode(), 65);
+}
+
+TEST(HistoryReaderTest, TornTailOfAKilledRunIsDroppedWhenAllowed) {
+  std::string good =
+      "{\"index\":0,\"time_ns\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"L\"}\n";
+  std::istringstream in(good + "{\"index\":1,\"time_");
+  History h;
+  EXPECT_TRUE(ParseJsonlHistory(in, "h", &h, /*allow_torn_tail=*/true).ok());
+  EXPECT_EQ(h.size(), 1u);
+  std::istringstream in2(good + "{\"index\":1,\"time_");
+  EXPECT_FALSE(ParseJsonlHistory(in2, "h", &h, /*allow_torn_tail=*/false).ok());
+}
+
+TEST(HistoryReaderTest, RoundTrip) {
+  Event e;
+  e.index = 7;
+  e.time = Nanos(123);
+  e.process = kNemesisProcess;
+  e.type = EventType::kInfo;
+  e.f = "start";
+  e.key = "client-pause";
+  e.value = {{"targets", {1}}};
+  std::istringstream in(ToJsonLine(e) + "\n");
+  History h;
+  ASSERT_TRUE(ParseJsonlHistory(in, "h", &h).ok());
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].process, kNemesisProcess);
+  EXPECT_EQ(h[0].key, "client-pause");
+  EXPECT_EQ(h[0].value["targets"][0], 1);
+}
+
+}  // namespace
+}  // namespace locklab::checker
