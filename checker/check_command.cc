@@ -1,36 +1,269 @@
 #include "checker/check_command.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
 #include <iostream>
+#include <limits>
 
 #include "checker/history.h"
+#include "checker/history_formats.h"
+#include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
 
 namespace locklab::checker {
+namespace {
 
-// v0: mutual-exclusion, resource and liveness counts over native histories.
-int RunCheckCommand(const std::vector<std::string>& args) {
-  if (args.empty()) {
-    std::cerr << "locklab check: usage: locklab check [--json] FILE...\n";
-    return 64;
+constexpr const char* kUsage =
+    "usage: locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json]\n"
+    "                     [--time-budget-ms N] [--memory-budget-mb N] [--bench [--repeat N]]"
+    " FILE...\n"
+    "  models: mutex owner-mutex fenced-mutex register cas-register\n"
+    "  exit: 0 valid, 1 invalid, 2 unknown, 64 usage, 65 bad input\n";
+
+int Usage(const std::string& what) {
+  std::cerr << "locklab check: " << what << "\n" << kUsage;
+  return 64;
+}
+
+bool ParseCount(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 12) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
   }
-  int worst = 0;
-  for (const auto& path : args) {
-    if (path == "--json") continue;
-    if (!path.empty() && path[0] == '-') {
-      std::cerr << "locklab check: unknown flag '" << path << "'\n";
-      return 64;
-    }
+  *out = v;
+  return true;
+}
+
+struct Flags {
+  bool has_model = false;
+  Model model = Model::kOwnerMutex;
+  bool has_format = false;
+  HistoryFormat format = HistoryFormat::kJsonl;
+  bool json = false;
+  bool bench = false;
+  int64_t repeat = 5;
+  LinearizabilityOptions options;
+  std::vector<std::string> files;
+};
+
+// The models to run on one file: the chosen one, or the format's defaults (a native history
+// gets owner-mutex on its lock ops and register on its resource ops, whichever exist).
+std::vector<Model> ModelsFor(const Flags& fl, HistoryFormat fmt, const History& h) {
+  if (fl.has_model) return {fl.model};
+  if (fmt != HistoryFormat::kJsonl) return {DefaultModel(fmt)};
+  bool lock = false, reg = false;
+  for (const Event& e : h) {
+    if (e.process == kNemesisProcess) continue;
+    lock = lock || ModelHasFunction(Model::kOwnerMutex, e.f);
+    reg = reg || ModelHasFunction(Model::kRegister, e.f);
+  }
+  std::vector<Model> out;
+  if (lock || !reg) out.push_back(Model::kOwnerMutex);
+  if (reg) out.push_back(Model::kRegister);
+  return out;
+}
+
+int VerdictExit(LinVerdict v) {
+  return v == LinVerdict::kValid ? 0 : v == LinVerdict::kInvalid ? 1 : 2;
+}
+
+// 1 (a violation) outranks 2 (unknown) outranks 0.
+int Worse(int a, int b) {
+  auto rank = [](int c) { return c == 1 ? 2 : c == 2 ? 1 : 0; };
+  return rank(b) > rank(a) ? b : a;
+}
+
+size_t PeakRssBytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<size_t>(ru.ru_maxrss) * 1024;
+}
+
+// --bench: each file checked `repeat` times; min time per file, and the min total.
+int RunBench(const Flags& fl) {
+  struct Item {
+    std::string path;
+    HistoryFormat fmt;
     History h;
-    Status s = ReadJsonlHistory(path, &h);
+    std::vector<Model> models;
+    double best_ms = std::numeric_limits<double>::infinity();
+    size_t peak = 0;
+    LinVerdict verdict = LinVerdict::kValid;
+  };
+  std::vector<Item> items;
+  for (const auto& path : fl.files) {
+    Item it;
+    it.path = path;
+    it.fmt = fl.format;
+    Status s = ReadHistoryFile(path, &it.fmt, !fl.has_format, &it.h);
     if (!s.ok()) {
       std::cerr << "locklab check: " << s.message() << "\n";
       return 65;
     }
-    auto j = CheckLockHistory(h, LockCheckOptions());
-    std::cout << j.dump(2) << "\n";
-    if (j["violated"].get<bool>()) worst = std::max(worst, 1);
+    it.models = ModelsFor(fl, it.fmt, it.h);
+    items.push_back(std::move(it));
   }
-  return worst;
+  double best_total = std::numeric_limits<double>::infinity();
+  for (int64_t r = 0; r < std::max<int64_t>(fl.repeat, 1); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (Item& it : items) {
+      auto a = std::chrono::steady_clock::now();
+      LinVerdict worst = LinVerdict::kValid;
+      for (Model m : it.models) {
+        LinearizabilityResult res = CheckLinearizability(it.h, m, FormatOptions(it.fmt, fl.options));
+        it.peak = std::max(it.peak, res.peak_memory_bytes);
+        if (res.verdict != LinVerdict::kValid) worst = res.verdict;
+      }
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                      .count();
+      it.best_ms = std::min(it.best_ms, ms);
+      it.verdict = worst;
+    }
+    best_total = std::min(best_total, std::chrono::duration<double, std::milli>(
+                                          std::chrono::steady_clock::now() - t0)
+                                          .count());
+  }
+  std::vector<const Item*> order;
+  for (const Item& it : items) order.push_back(&it);
+  std::sort(order.begin(), order.end(),
+            [](const Item* a, const Item* b) { return a->best_ms > b->best_ms; });
+  if (fl.json) {
+    nlohmann::ordered_json j;
+    j["files"] = items.size();
+    j["repeat"] = fl.repeat;
+    j["total_ms_min"] = best_total;
+    j["peak_rss_bytes"] = PeakRssBytes();
+    j["per_file"] = nlohmann::ordered_json::array();
+    for (const Item* it : order) {
+      j["per_file"].push_back({{"file", it->path},
+                               {"ms_min", it->best_ms},
+                               {"verdict", LinVerdictName(it->verdict)},
+                               {"peak_search_bytes", it->peak}});
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << std::fixed << std::setprecision(3);
+    std::cout << items.size() << " files, min of " << fl.repeat << " runs: total "
+              << best_total << " ms, peak RSS " << PeakRssBytes() / (1024 * 1024) << " MiB\n";
+    for (const Item* it : order) {
+      std::cout << "  " << std::setw(10) << it->best_ms << " ms  " << std::setw(8)
+                << LinVerdictName(it->verdict) << "  " << std::setw(9) << it->peak / 1024
+                << " KiB  " << it->path << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunCheckCommand(const std::vector<std::string>& args) {
+  Flags fl;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* v) {
+      if (i + 1 >= args.size()) return false;
+      *v = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--json") {
+      fl.json = true;
+    } else if (a == "--bench") {
+      fl.bench = true;
+    } else if (a == "--model") {
+      if (!value(&v)) return Usage("--model needs a value");
+      if (!ParseModel(v, &fl.model)) return Usage("unknown model '" + v + "'");
+      fl.has_model = true;
+    } else if (a == "--format") {
+      if (!value(&v)) return Usage("--format needs a value");
+      if (!ParseHistoryFormat(v, &fl.format)) return Usage("unknown format '" + v + "'");
+      fl.has_format = true;
+    } else if (a == "--time-budget-ms" || a == "--memory-budget-mb" || a == "--repeat") {
+      int64_t n;
+      if (!value(&v) || !ParseCount(v, &n)) return Usage(a + " needs a non-negative integer");
+      if (a == "--time-budget-ms") fl.options.time_budget = std::chrono::milliseconds(n);
+      else if (a == "--memory-budget-mb") fl.options.memory_budget_bytes = size_t(n) << 20;
+      else fl.repeat = n;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--") {
+      fl.files.insert(fl.files.end(), args.begin() + i + 1, args.end());
+      break;
+    } else if (!a.empty() && a[0] == '-') {
+      return Usage("unknown flag '" + a + "'");
+    } else {
+      fl.files.push_back(a);
+    }
+  }
+  if (fl.files.empty()) return Usage("no FILE given");
+  if (fl.bench) return RunBench(fl);
+
+  int worst = 0;
+  bool bad_input = false;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& path : fl.files) {
+    HistoryFormat fmt = fl.format;
+    History h;
+    Status s = ReadHistoryFile(path, &fmt, !fl.has_format, &h);
+    if (!s.ok()) {
+      std::cerr << "locklab check: " << s.message() << "\n";
+      bad_input = true;
+      continue;
+    }
+    nlohmann::ordered_json fj;
+    fj["file"] = path;
+    fj["format"] = HistoryFormatName(fmt);
+    fj["events"] = h.size();
+    fj["linearizability"] = nlohmann::ordered_json::array();
+    std::string text = path + " (" + HistoryFormatName(fmt) + ", " + std::to_string(h.size()) +
+                       " events)\n";
+    int file_exit = 0;
+    bool failed_input = false;
+    for (Model m : ModelsFor(fl, fmt, h)) {
+      LinearizabilityResult r;
+      s = CheckLinearizability(h, m, FormatOptions(fmt, fl.options), path, &r);
+      if (!s.ok()) {
+        std::cerr << "locklab check: " << s.message() << "\n";
+        failed_input = true;
+        break;
+      }
+      fj["linearizability"].push_back(r.ToJson());
+      text += "  " + r.ToText();
+      file_exit = Worse(file_exit, VerdictExit(r.verdict));
+    }
+    if (failed_input) {
+      bad_input = true;
+      continue;
+    }
+    if (fmt == HistoryFormat::kJsonl) {
+      // v0's counts: overlapping holds, lost updates, liveness (mutual_exclusion.h).
+      auto me = CheckLockHistory(h, LockCheckOptions());
+      if (me.contains("violated") && me["violated"].is_boolean() &&
+          me["violated"].get<bool>()) {
+        file_exit = Worse(file_exit, 1);
+      }
+      text += "  mutual exclusion: ";
+      if (me.contains("mutual_exclusion")) text += me["mutual_exclusion"].dump();
+      if (me.contains("resource")) text += ", resource: " + me["resource"].dump();
+      text += "\n";
+      fj["lock_checks"] = std::move(me);
+    }
+    fj["exit"] = file_exit;
+    worst = Worse(worst, file_exit);
+    if (fl.json) all.push_back(std::move(fj));
+    else std::cout << text;
+  }
+  if (fl.json) {
+    if (all.size() == 1) std::cout << all[0].dump(2) << "\n";
+    else if (!all.empty()) std::cout << all.dump(2) << "\n";
+  }
+  return bad_input ? 65 : worst;
 }
 
 }  // namespace locklab::checker

@@ -1,0 +1,79 @@
+// The checker against other people's histories (../shared/data, see its README): Porcupine's
+// 102 etcd logs with the verdicts Porcupine's own tests assert, and Knossos' EDN samples.
+// A missing data folder is a failure, never a skip: these tests are the checker's ground truth.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "checker/history_formats.h"
+#include "checker/linearizability.h"
+
+#ifndef LOCKLAB_SHARED_DATA
+#error "LOCKLAB_SHARED_DATA must name the shared data folder"
+#endif
+
+namespace locklab::checker {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = LOCKLAB_SHARED_DATA;
+
+LinVerdict Check(const fs::path& p, HistoryFormat want_format, Model model) {
+  History h;
+  HistoryFormat fmt = want_format;
+  Status s = ReadHistoryFile(p.string(), &fmt, /*detect=*/true, &h);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(fmt, want_format) << p;
+  LinearizabilityResult r;
+  s = CheckLinearizability(h, model, FormatOptions(fmt), p.string(), &r);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (r.verdict == LinVerdict::kInvalid) {
+    EXPECT_TRUE(r.counterexample.has_value()) << p;
+  }
+  return r.verdict;
+}
+
+TEST(PorcupineEtcd, AllFilesMatchExpected) {
+  fs::path dir = kData / "porcupine-etcd";
+  ASSERT_TRUE(fs::is_directory(dir)) << "missing test data folder " << dir;
+  std::ifstream tsv(dir / "EXPECTED.tsv");
+  ASSERT_TRUE(tsv) << "missing " << dir / "EXPECTED.tsv";
+  std::string file, expected;
+  std::map<std::string, std::string> want;
+  std::getline(tsv, file);  // header
+  while (tsv >> file >> expected) want[file] = expected;
+  ASSERT_EQ(want.size(), 102u);
+  int linearizable = 0;
+  for (const auto& [f, exp] : want) {
+    ASSERT_TRUE(exp == "linearizable" || exp == "not-linearizable") << f << " " << exp;
+    LinVerdict v = Check(dir / f, HistoryFormat::kPorcupineEtcd, Model::kCasRegister);
+    EXPECT_EQ(LinVerdictName(v),
+              std::string(exp == "linearizable" ? "valid" : "invalid")) << f;
+    linearizable += exp == "linearizable";
+  }
+  EXPECT_EQ(linearizable, 23);
+}
+
+TEST(Knossos, GoodAndBadFoldersMatch) {
+  fs::path dir = kData / "knossos" / "cas-register";
+  ASSERT_TRUE(fs::is_directory(dir / "good")) << "missing test data folder " << dir;
+  ASSERT_TRUE(fs::is_directory(dir / "bad")) << "missing test data folder " << dir;
+  int n = 0;
+  for (const char* sub : {"good", "bad"}) {
+    for (const auto& entry : fs::directory_iterator(dir / sub)) {
+      if (entry.path().extension() != ".edn") continue;
+      LinVerdict v = Check(entry.path(), HistoryFormat::kEdn, Model::kCasRegister);
+      EXPECT_EQ(LinVerdictName(v), std::string(sub == std::string("good") ? "valid" : "invalid"))
+          << entry.path();
+      ++n;
+    }
+  }
+  EXPECT_GE(n, 8);
+}
+
+}  // namespace
+}  // namespace locklab::checker
