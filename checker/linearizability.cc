@@ -339,33 +339,37 @@ inline uint64_t StateHash(const State& s) {
              Mix(static_cast<uint64_t>(s.b)));
 }
 
-// Lowe's cache: the set of (linearized-set, state) configurations already explored. Entries
-// live in one arena ([hash, a, b, bitset words...]); an open-addressing table indexes them.
+// Lowe's cache: the (linearized-set bitset, model state) configurations already explored.
+// Entries live in one arena ([hash, a, b, bitset words...]); an open-addressing table indexes
+// them. The bitset has the required ops' words first, then the unknown ops' words.
 class ConfigCache {
  public:
   ConfigCache(size_t words, size_t budget) : words_(words), stride_(3 + words), budget_(budget) {
     slots_.assign(1024, 0);
   }
+  bool Contains(uint64_t h, const State& s, const uint64_t* bits) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      uint32_t slot = slots_[i];
+      if (slot == 0) return false;
+      if (Same(slot, h, s, bits)) return true;
+    }
+  }
   // 1 inserted, 0 already present, -1 over the memory budget.
   int Insert(uint64_t h, const State& s, const uint64_t* bits) {
     size_t mask = slots_.size() - 1;
     size_t i = h & mask;
-    while (true) {
+    for (;; i = (i + 1) & mask) {
       uint32_t slot = slots_[i];
       if (slot == 0) break;
-      const uint64_t* e = &arena_[(slot - 1) * stride_];
-      if (e[0] == h && static_cast<int64_t>(e[1]) == s.a && static_cast<int64_t>(e[2]) == s.b &&
-          std::memcmp(e + 3, bits, words_ * 8) == 0) {
-        return 0;
-      }
-      i = (i + 1) & mask;
+      if (Same(slot, h, s, bits)) return 0;
     }
     if (arena_.size() + stride_ > arena_.capacity()) {
       size_t want = std::max<size_t>(arena_.capacity() * 2, 1024 * stride_);
       if (Bytes(want, slots_.size()) > budget_) return -1;
       arena_.reserve(want);
     }
-    if (count_ + 1 > UINT32_MAX - 1) return -1;
+    if (count_ + 2 >= UINT32_MAX) return -1;
     size_t idx = count_++;
     arena_.push_back(h);
     arena_.push_back(static_cast<uint64_t>(s.a));
@@ -383,6 +387,11 @@ class ConfigCache {
   size_t peak_bytes() const { return peak_; }
 
  private:
+  bool Same(uint32_t slot, uint64_t h, const State& s, const uint64_t* bits) const {
+    const uint64_t* e = &arena_[(slot - 1) * stride_];
+    return e[0] == h && static_cast<int64_t>(e[1]) == s.a && static_cast<int64_t>(e[2]) == s.b &&
+           std::memcmp(e + 3, bits, words_ * 8) == 0;
+  }
   static size_t Bytes(size_t arena_words, size_t slots) { return arena_words * 8 + slots * 4; }
   void Grow() {
     std::vector<uint32_t> n(slots_.size() * 2, 0);
@@ -476,11 +485,37 @@ SearchOutcome Search(Model model, const Partition& part, Clock::time_point deadl
     prev[next[e]] = e;
   };
 
-  const size_t words = (static_cast<size_t>(n) + 63) / 64;
-  std::vector<uint64_t> bits(std::max<size_t>(words, 1), 0);
+  // Required ops take the first bit words, unknown ops the following ones.
+  std::vector<int32_t> bit(n);
+  int32_t nreq = 0, nunk = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!ops[i].unknown) bit[i] = nreq++;
+  }
+  const size_t rwords = (static_cast<size_t>(nreq) + 63) / 64;
+  for (int32_t i = 0; i < n; ++i) {
+    if (ops[i].unknown) bit[i] = static_cast<int32_t>(rwords * 64) + nunk++;
+  }
+  const size_t words = std::max<size_t>(rwords + (static_cast<size_t>(nunk) + 63) / 64, 1);
+  std::vector<uint64_t> bits(words, 0);
   std::vector<uint64_t> zob(n);
   for (int32_t i = 0; i < n; ++i) zob[i] = Mix(0x5bd1e995ULL + static_cast<uint64_t>(i) * 7919);
+  std::vector<int32_t> unknown_on_stack;  // unknown ops applied on the current path
   ConfigCache cache(words, memory_budget);
+  auto flip = [&](int32_t o) { bits[bit[o] >> 6] ^= uint64_t(1) << (bit[o] & 63); };
+  // Dominance: every continuation of (R, U, s) is one of (R, U - {u}, s) as well (skip u:
+  // an unknown op has no return entry, so nothing forces it). If that smaller configuration
+  // was seen, this one adds nothing. Probes the immediate subsets only (cheap, and sound).
+  auto dominated = [&](uint64_t nh, const State& ns) {
+    size_t k = unknown_on_stack.size();
+    for (size_t j = 0; j < k && j < 24; ++j) {
+      int32_t u = unknown_on_stack[k - 1 - j];
+      flip(u);
+      bool seen = cache.Contains(Mix(nh ^ zob[u] ^ StateHash(ns)), ns, bits.data());
+      flip(u);
+      if (seen) return true;
+    }
+    return false;
+  };
 
   struct Frame { int32_t entry; State state; uint64_t h; };
   std::vector<Frame> stack;
@@ -501,9 +536,12 @@ SearchOutcome Search(Model model, const Partition& part, Clock::time_point deadl
       int32_t o = ent[e].op;
       State ns;
       if (Step(model, s, ops[o], &ns)) {
-        bits[o >> 6] |= uint64_t(1) << (o & 63);
+        flip(o);
         uint64_t nh = h ^ zob[o];
-        int r = cache.Insert(Mix(nh ^ StateHash(ns)), ns, bits.data());
+        int r = 0;
+        if (ops[o].unknown) unknown_on_stack.push_back(o);
+        if (!dominated(nh, ns)) r = cache.Insert(Mix(nh ^ StateHash(ns)), ns, bits.data());
+        if (r != 1 && ops[o].unknown) unknown_on_stack.pop_back();
         if (r == 1) {
           stack.push_back({e, s, h});
           s = ns;
@@ -513,7 +551,7 @@ SearchOutcome Search(Model model, const Partition& part, Clock::time_point deadl
           e = next[0];
           continue;
         }
-        bits[o >> 6] &= ~(uint64_t(1) << (o & 63));
+        flip(o);
         if (r < 0) {
           res.verdict = LinVerdict::kUnknown;
           res.reason = "memory budget exhausted";
@@ -543,7 +581,8 @@ SearchOutcome Search(Model model, const Partition& part, Clock::time_point deadl
     Frame f = stack.back();
     stack.pop_back();
     int32_t o = ent[f.entry].op;
-    bits[o >> 6] &= ~(uint64_t(1) << (o & 63));
+    flip(o);
+    if (ops[o].unknown) unknown_on_stack.pop_back();
     s = f.state;
     h = f.h;
     if (!ops[o].unknown) ++left;
