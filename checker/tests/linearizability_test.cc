@@ -1,0 +1,260 @@
+// Hand-written histories whose verdict is known by construction: the mutex models on native
+// lock histories (the TTL-expiry violation the lab hunts for), registers, budgets, the
+// counterexample, and the EDN / Porcupine-etcd readers' error messages.
+#include <cctype>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "checker/check_command.h"
+#include "checker/history_formats.h"
+#include "checker/linearizability.h"
+#include "checker/mutual_exclusion.h"
+
+namespace locklab::checker {
+namespace {
+
+History Jsonl(const std::string& text) {
+  std::istringstream in(text);
+  History h;
+  Status s = ParseJsonlHistory(in, "t.jsonl", &h);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return h;
+}
+
+std::string Ev(int t, const std::string& proc, const std::string& type, const std::string& f,
+               const std::string& key, const std::string& value = "null") {
+  std::string p = std::isdigit(static_cast<unsigned char>(proc[0])) ? proc : "\"" + proc + "\"";
+  return R"({"time_ns":)" + std::to_string(t) + R"(,"process":)" + p + R"(,"type":")" +
+         type + R"(","f":")" + f + R"(","key":")" + key + R"(","value":)" + value + "}\n";
+}
+
+LinVerdict V(const History& h, Model m) { return CheckLinearizability(h, m).verdict; }
+
+TEST(Linearizability, ModelNamesRoundTrip) {
+  for (Model m : kAllModels) {
+    Model back;
+    ASSERT_TRUE(ParseModel(ModelName(m), &back));
+    EXPECT_EQ(back, m);
+  }
+  Model m;
+  EXPECT_FALSE(ParseModel("mutexx", &m));
+}
+
+TEST(Linearizability, CleanLockHandoverIsValid) {
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a","fence":1})") +
+                    Ev(3, "2", "invoke", "acquire", "lock:0") +
+                    Ev(4, "1", "invoke", "release", "lock:0", R"({"token":"a"})") +
+                    Ev(5, "1", "ok", "release", "lock:0") +
+                    Ev(6, "2", "ok", "acquire", "lock:0", R"({"token":"b","fence":2})") +
+                    Ev(7, "nemesis", "info", "start", "client-pause") +
+                    Ev(8, "2", "invoke", "renew", "lock:0", R"({"token":"b"})") +
+                    Ev(9, "2", "ok", "renew", "lock:0"));
+  for (Model m : {Model::kMutex, Model::kOwnerMutex, Model::kFencedMutex}) {
+    EXPECT_EQ(V(h, m), LinVerdict::kValid) << ModelName(m);
+  }
+}
+
+TEST(Linearizability, ExpiredLeaseReacquiredIsInvalidWithCounterexample) {
+  // Client 1 never releases (its lease expired while paused); client 2 acquires anyway.
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a","fence":1})") +
+                    Ev(10, "2", "invoke", "acquire", "lock:0") +
+                    Ev(11, "2", "ok", "acquire", "lock:0", R"({"token":"b","fence":2})") +
+                    Ev(12, "1", "invoke", "release", "lock:0", R"({"token":"a"})") +
+                    Ev(13, "1", "fail", "release", "lock:0"));
+  LinearizabilityResult r = CheckLinearizability(h, Model::kOwnerMutex);
+  ASSERT_EQ(r.verdict, LinVerdict::kInvalid);
+  ASSERT_TRUE(r.counterexample);
+  EXPECT_EQ(r.counterexample->key, "lock:0");
+  EXPECT_EQ(r.counterexample->failed.process, 2);
+  EXPECT_EQ(r.counterexample->failed.f, "acquire");
+  EXPECT_EQ(r.counterexample->prefix_events, 4);
+  ASSERT_EQ(r.counterexample->states_tried.size(), 1u);
+  EXPECT_EQ(r.counterexample->states_tried[0], "held by a");
+  auto j = r.ToJson();
+  EXPECT_EQ(j["linearizable"], false);
+  EXPECT_EQ(j["counterexample"]["failed"]["complete_line"], 4);
+  EXPECT_NE(r.ToText().find("held by a"), std::string::npos) << r.ToText();
+  EXPECT_EQ(V(h, Model::kMutex), LinVerdict::kInvalid);
+}
+
+TEST(Linearizability, ReleaseByNonHolderOnlyBreaksOwnerModels) {
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a"})") +
+                    Ev(3, "2", "invoke", "release", "lock:0", R"({"token":"zzz"})") +
+                    Ev(4, "2", "ok", "release", "lock:0"));
+  EXPECT_EQ(V(h, Model::kMutex), LinVerdict::kValid);
+  EXPECT_EQ(V(h, Model::kOwnerMutex), LinVerdict::kInvalid);
+}
+
+TEST(Linearizability, FencesMustGrowOnlyForFencedMutex) {
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a","fence":7})") +
+                    Ev(3, "1", "invoke", "release", "lock:0", R"({"token":"a"})") +
+                    Ev(4, "1", "ok", "release", "lock:0") +
+                    Ev(5, "2", "invoke", "acquire", "lock:0") +
+                    Ev(6, "2", "ok", "acquire", "lock:0", R"({"token":"b","fence":7})"));
+  EXPECT_EQ(V(h, Model::kOwnerMutex), LinVerdict::kValid);
+  EXPECT_EQ(V(h, Model::kFencedMutex), LinVerdict::kInvalid);
+}
+
+TEST(Linearizability, UnknownAcquireMayHaveTakenEffectOrNot) {
+  // p1's acquire timed out (info); p2 then acquires: valid (p1's never happened).
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "info", "acquire", "lock:0") +
+                    Ev(3, "2", "invoke", "acquire", "lock:0") +
+                    Ev(4, "2", "ok", "acquire", "lock:0", R"({"token":"b"})"));
+  EXPECT_EQ(V(h, Model::kOwnerMutex), LinVerdict::kValid);
+}
+
+TEST(Linearizability, RegisterResourceHistoryWithHarnessReadAndStaleFence) {
+  std::string base = Ev(1, "1", "invoke", "write", "counter:0", R"({"value":1,"fence":3})") +
+                     Ev(2, "1", "ok", "write", "counter:0", R"({"value":1,"fence":3})") +
+                     Ev(3, "2", "invoke", "write", "counter:0", R"({"value":5,"fence":2})") +
+                     Ev(4, "2", "fail", "write", "counter:0", R"({"error":"stale-fence"})") +
+                     Ev(5, "1", "invoke", "read", "counter:1") +
+                     Ev(6, "1", "ok", "read", "counter:1", "null") +
+                     Ev(7, "harness", "invoke", "read", "counter:0");
+  EXPECT_EQ(V(Jsonl(base + Ev(8, "harness", "ok", "read", "counter:0", "1")), Model::kRegister),
+            LinVerdict::kValid);
+  EXPECT_EQ(V(Jsonl(base + Ev(8, "harness", "ok", "read", "counter:0", "5")), Model::kRegister),
+            LinVerdict::kInvalid);
+  // The rejected write and the still-pending read drop out; lock ops would be ignored too.
+  EXPECT_EQ(CheckLinearizability(Jsonl(base), Model::kRegister).operations, 2u);
+}
+
+TEST(Linearizability, InfoWriteMayTakeEffectMuchLater) {
+  History h = Jsonl(Ev(1, "1", "invoke", "write", "r", "1") + Ev(2, "1", "ok", "write", "r", "1") +
+                    Ev(3, "2", "invoke", "write", "r", "2") + Ev(4, "2", "info", "write", "r") +
+                    Ev(5, "3", "invoke", "read", "r") + Ev(6, "3", "ok", "read", "r", "1") +
+                    Ev(7, "3", "invoke", "read", "r") + Ev(8, "3", "ok", "read", "r", "2") +
+                    Ev(9, "3", "invoke", "read", "r") + Ev(10, "3", "ok", "read", "r", "1"));
+  EXPECT_EQ(V(h, Model::kRegister), LinVerdict::kInvalid);  // 1, 2, then 1 again: impossible
+  h.resize(8);
+  EXPECT_EQ(V(h, Model::kRegister), LinVerdict::kValid);
+}
+
+TEST(Linearizability, PartitionsPerKey) {
+  // Each key alone is valid; merged onto one key it would not be.
+  History h = Jsonl(Ev(1, "1", "invoke", "write", "a", "1") + Ev(2, "1", "ok", "write", "a", "1") +
+                    Ev(3, "2", "invoke", "write", "b", "2") + Ev(4, "2", "ok", "write", "b", "2") +
+                    Ev(5, "1", "invoke", "read", "a") + Ev(6, "1", "ok", "read", "a", "1"));
+  LinearizabilityResult r = CheckLinearizability(h, Model::kRegister);
+  EXPECT_EQ(r.verdict, LinVerdict::kValid);
+  EXPECT_EQ(r.keys, 2u);
+}
+
+TEST(Linearizability, BudgetsGiveUnknownNeverAGuess) {
+  // Many concurrent unknown writes and an unsatisfiable read: exhaustive search is huge.
+  std::string text;
+  for (int p = 0; p < 40; ++p) {
+    text += Ev(1 + p, std::to_string(p), "invoke", "write", "r", std::to_string(p));
+  }
+  for (int p = 0; p < 40; ++p) text += Ev(100 + p, std::to_string(p), "info", "write", "r");
+  text += Ev(200, "99", "invoke", "read", "r") + Ev(201, "99", "ok", "read", "r", "1000");
+  History h = Jsonl(text);
+  LinearizabilityOptions o;
+  o.time_budget = std::chrono::milliseconds(50);
+  LinearizabilityResult r = CheckLinearizability(h, Model::kRegister, o);
+  EXPECT_EQ(r.verdict, LinVerdict::kUnknown);
+  EXPECT_NE(r.reason.find("time budget"), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.ToJson()["linearizable"].is_null());
+  o.time_budget = std::chrono::milliseconds(10000);
+  o.memory_budget_bytes = 64 << 10;
+  r = CheckLinearizability(h, Model::kRegister, o);
+  EXPECT_EQ(r.verdict, LinVerdict::kUnknown);
+  EXPECT_NE(r.reason.find("memory budget"), std::string::npos) << r.reason;
+}
+
+TEST(Linearizability, MalformedOperationsNameTheLine) {
+  History h = Jsonl(Ev(1, "1", "invoke", "cas", "r", "[1]") + Ev(2, "1", "ok", "cas", "r"));
+  LinearizabilityResult r;
+  Status s = CheckLinearizability(h, Model::kCasRegister, {}, "x.jsonl", &r);
+  EXPECT_EQ(s.message(), "x.jsonl:1: field 'value': a cas needs [expected new]");
+  h = Jsonl(Ev(1, "1", "ok", "read", "r", "1"));
+  s = CheckLinearizability(h, Model::kRegister, {}, "x.jsonl", &r);
+  EXPECT_EQ(s.message(),
+            "x.jsonl:1: field 'type': 'ok' completion without a pending invocation by process 1");
+  EXPECT_EQ(CheckLinearizability(h, Model::kRegister).verdict, LinVerdict::kUnknown);
+}
+
+TEST(Formats, EdnWithCommentsTagsAndExtraKeys) {
+  std::string text =
+      "; a comment\n"
+      "[{:process 0, :type :invoke, :f :write, :value 1, :time 5}\n"
+      " #jepsen.history.Op{:process 0 :type :ok :f :write :value 1 :error [:x nil]}\n"
+      " #_ {:ignored true}\n"
+      " {:process :nemesis :type :info :f :start :value \"part\"}\n"
+      " {:process 1 :type :invoke :f :cas :value [1 2]} ; trailing\n"
+      " {:process 1 :type :fail :f :cas :value [1 2]}]\n";
+  History h;
+  Status s = ParseEdnHistory(text, "h.edn", &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(h.size(), 5u);
+  EXPECT_EQ(h[1].line, 3);
+  EXPECT_EQ(h[2].process, kNemesisProcess);
+  EXPECT_EQ(h[3].value, nlohmann::json::array({1, 2}));
+  // Knossos: :fail did not happen -> valid; Porcupine's reading (observed != 1) -> invalid.
+  EXPECT_EQ(V(h, Model::kCasRegister), LinVerdict::kValid);
+  LinearizabilityOptions o;
+  o.cas_fail_is_observation = true;
+  EXPECT_EQ(CheckLinearizability(h, Model::kCasRegister, o).verdict, LinVerdict::kInvalid);
+}
+
+TEST(Formats, EdnErrorsAreOneLineWithTheLine) {
+  History h;
+  EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :invoke :f :read}\n {:process x}]", "h.edn", &h)
+                .message(),
+            "h.edn:2: field 'process': expected an integer or :nemesis");
+  EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :bogus :f :read}]", "h.edn", &h).message(),
+            "h.edn:1: field 'type': expected :invoke, :ok, :fail or :info");
+  EXPECT_EQ(ParseEdnHistory("[{:process 0\n :type :invoke", "h.edn", &h).message(),
+            "h.edn:2: missing '}'");
+  EXPECT_EQ(ParseEdnHistory(std::string(100, '['), "h.edn", &h).message(),
+            "h.edn:1: nesting deeper than 64");
+  EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :invoke :f :read} 3]", "h.edn", &h).message(),
+            "h.edn:1: expected a map {:process .. :type ..}");
+}
+
+TEST(Formats, PorcupineEtcdLinesAndErrors) {
+  History h;
+  Status s = ParsePorcupineEtcdHistory(
+      "INFO  jepsen.util - 3\t:invoke\t:cas\t[4 0]\n"
+      "INFO  jepsen.util - 3   :fail   :cas    [4 0]\n\n"
+      "INFO  jepsen.util - 1\t:invoke\t:read\tnil\n"
+      "INFO  jepsen.util - 1\t:fail\t:read\t:timed-out\n",
+      "e.log", &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_EQ(h[2].line, 4);
+  EXPECT_EQ(h[3].value, "timed-out");
+  EXPECT_EQ(ParsePorcupineEtcdHistory("INFO  jepsen.util - 1\t:ok\t:read\tabc\n", "e.log", &h)
+                .message(),
+            "e.log:1: field 'value': expected nil, an integer, [a b] or a keyword");
+  EXPECT_EQ(ParsePorcupineEtcdHistory("\nhello\n", "e.log", &h).message(),
+            "e.log:2: expected 'INFO  jepsen.util - PROCESS :TYPE :F VALUE'");
+  EXPECT_EQ(ParsePorcupineEtcdHistory("INFO  jepsen.util - 99999999999999999999999 :ok :read 1",
+                                      "e.log", &h)
+                .message(),
+            "e.log:1: field 'process': expected a non-negative integer");
+}
+
+TEST(Formats, Detection) {
+  EXPECT_EQ(DetectHistoryFormat("a.edn", ""), HistoryFormat::kEdn);
+  EXPECT_EQ(DetectHistoryFormat("a", "INFO  jepsen"), HistoryFormat::kPorcupineEtcd);
+  EXPECT_EQ(DetectHistoryFormat("a", " {\"time_ns\":1}"), HistoryFormat::kJsonl);
+  EXPECT_EQ(DetectHistoryFormat("a", "{:process 1}"), HistoryFormat::kEdn);
+  EXPECT_EQ(DetectHistoryFormat("history.jsonl", "[{:process 1}]"), HistoryFormat::kJsonl);
+}
+
+TEST(CheckCommand, UsageErrors) {
+  EXPECT_EQ(RunCheckCommand({}), 64);
+  EXPECT_EQ(RunCheckCommand({"--model", "nope", "x"}), 64);
+  EXPECT_EQ(RunCheckCommand({"--frobnicate", "x"}), 64);
+  EXPECT_EQ(RunCheckCommand({"/nonexistent/file.edn"}), 65);
+}
+
+}  // namespace
+}  // namespace locklab::checker
