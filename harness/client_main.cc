@@ -1,0 +1,149 @@
+#include "harness/client_main.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "base/random.h"
+#include "locks/lock.h"
+#include "workloads/counter_workload.h"
+#include "workloads/event_sink.h"
+
+namespace locklab::harness {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnTerm(int) { g_stop.store(true); }
+
+// Control lines from the harness, read without blocking at pause points.
+class ControlChannel {
+ public:
+  ControlChannel() { fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK); }
+  void Poll() {
+    char buf[512];
+    for (;;) {
+      ssize_t n = read(0, buf, sizeof(buf));
+      if (n > 0) {
+        pending_.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0) g_stop.store(true);  // the harness closed our stdin: finish up
+      break;
+    }
+    size_t nl;
+    while ((nl = pending_.find('\n')) != std::string::npos) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      std::istringstream ls(line);
+      std::string cmd, arg;
+      ls >> cmd >> arg;
+      if (cmd == "arm") armed_.insert(arg);
+      else if (cmd == "disarm") armed_.clear();
+      else if (cmd == "stop") g_stop.store(true);
+    }
+  }
+  bool TakeArmed(const std::string& point) { return armed_.erase(point) > 0; }
+
+ private:
+  std::string pending_;
+  std::set<std::string> armed_;
+};
+
+Status ParseInt(const std::string& flag, const std::string& v, int64_t* out) {
+  try {
+    size_t used = 0;
+    *out = std::stoll(v, &used);
+    if (used == v.size()) return Status::Ok();
+  } catch (...) {
+  }
+  return Status::Usage("client: flag " + flag + ": '" + v + "' is not a number");
+}
+
+}  // namespace
+
+int RunClientCommand(const std::vector<std::string>& args) {
+  int64_t process = 0, ttl = 1000, retry = 20, timeout = 200, keys = 1, hold = 50, think = 20,
+          acquire_timeout = 2000, seed = 1;
+  locks::LockConfig config;
+  locks::Endpoint resource;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    const std::string& f = args[i];
+    const std::string& v = args[i + 1];
+    Status s;
+    if (f == "--process") s = ParseInt(f, v, &process);
+    else if (f == "--lock") config.algorithm = v;
+    else if (f == "--ttl") s = ParseInt(f, v, &ttl);
+    else if (f == "--retry-delay") s = ParseInt(f, v, &retry);
+    else if (f == "--timeout") s = ParseInt(f, v, &timeout);
+    else if (f == "--keys") s = ParseInt(f, v, &keys);
+    else if (f == "--hold") s = ParseInt(f, v, &hold);
+    else if (f == "--think") s = ParseInt(f, v, &think);
+    else if (f == "--acquire-timeout") s = ParseInt(f, v, &acquire_timeout);
+    else if (f == "--seed") {
+      try {
+        seed = static_cast<int64_t>(std::stoull(v));
+      } catch (...) {
+        s = Status::Usage("client: flag --seed: '" + v + "' is not a number");
+      }
+    }
+    else if (f == "--resource") s = locks::ParseEndpoint(v, &resource);
+    else if (f == "--node") {
+      locks::Endpoint e;
+      s = locks::ParseEndpoint(v, &e);
+      config.nodes.push_back(e);
+    } else if (f == "--knob") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos) s = Status::Usage("client: --knob " + v + ": not NAME=VALUE");
+      else config.knobs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else {
+      s = Status::Usage("client: unknown flag " + f);
+    }
+    if (!s.ok()) {
+      std::cerr << "locklab " << s.message() << "\n";
+      return 64;
+    }
+  }
+  if (args.size() % 2 != 0) {
+    std::cerr << "locklab client: flag " << args.back() << " needs a value\n";
+    return 64;
+  }
+  signal(SIGTERM, OnTerm);
+  signal(SIGPIPE, SIG_IGN);
+
+  workloads::FdEventSink sink(1, process);
+  ControlChannel control;
+  config.ttl = Millis(ttl);
+  config.retry_delay = Millis(retry);
+  config.command_timeout = Millis(timeout);
+  config.connect_timeout = Millis(timeout);
+  config.pause_point = [&](const char* point) {
+    control.Poll();
+    if (!control.TakeArmed(point)) return;
+    sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
+    raise(SIGSTOP);  // the harness sends SIGCONT when the pause is over
+  };
+  std::unique_ptr<locks::Lock> lock;
+  Status s = locks::MakeLock(config, &lock);
+  if (!s.ok()) {
+    std::cerr << "locklab client: " << s.message() << "\n";
+    return 64;
+  }
+  locks::RedisConnection resource_conn(resource, Millis(timeout), Millis(timeout));
+  Rng rng(static_cast<uint64_t>(seed));
+  workloads::CounterWorkloadOptions wo;
+  wo.keys = static_cast<int>(keys);
+  wo.hold = Millis(hold);
+  wo.think = Millis(think);
+  wo.acquire_timeout = Millis(acquire_timeout);
+  workloads::RunCounterWorkload(*lock, resource_conn, sink, config.pause_point, rng, wo, g_stop);
+  return 0;
+}
+
+}  // namespace locklab::harness

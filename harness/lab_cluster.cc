@@ -1,0 +1,189 @@
+#include "harness/lab_cluster.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "harness/process.h"
+#include "harness/run_store.h"
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
+
+namespace locklab::harness {
+namespace {
+
+bool Executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+bool Readable(const std::string& p) { return !p.empty() && access(p.c_str(), R_OK) == 0; }
+
+std::string Tail(const std::string& path, size_t bytes) {
+  std::ifstream in(path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (all.size() > bytes) all = all.substr(all.size() - bytes);
+  for (char& c : all) {
+    if (c == '\n') c = ' ';
+  }
+  return all;
+}
+
+}  // namespace
+
+Status LabPaths::Discover(LabPaths* out) {
+  LabPaths p;
+  const char* env = getenv("LOCKLAB_REDIS_SERVER");
+  p.redis_server = env ? env : std::string(LOCKLAB_SOURCE_DIR) + "/.lab/redis/bin/redis-server";
+  if (!Executable(p.redis_server)) {
+    return Status::Infrastructure("lab Redis not found at " + p.redis_server +
+                                  " (run ./locklab setup, or set LOCKLAB_REDIS_SERVER)");
+  }
+  env = getenv("LOCKLAB_LIBFAKETIME");
+  if (env) {
+    p.libfaketime = env;
+  } else {
+    for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                          "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+                          "/usr/lib/faketime/libfaketime.so.1"}) {
+      if (Readable(c)) {
+        p.libfaketime = c;
+        break;
+      }
+    }
+  }
+  if (!Readable(p.libfaketime)) {
+    return Status::Infrastructure("libfaketime not found (apt-get install libfaketime, or set "
+                                  "LOCKLAB_LIBFAKETIME)");
+  }
+  *out = p;
+  return Status::Ok();
+}
+
+Status ClockControlFile::Set(const std::string& spec) const {
+  std::string tmp = path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status::Infrastructure("write " + tmp + ": " + strerror(errno));
+    out << spec << "\n";
+  }
+  if (rename(tmp.c_str(), path_.c_str()) != 0) {
+    return Status::Infrastructure("rename " + tmp + ": " + strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status WaitForPing(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
+  Nanos end = MonotonicNow() + timeout;
+  locks::RedisConnection conn(endpoint, Millis(100), Millis(200));
+  for (;;) {
+    locks::Reply r = conn.Command({"PING"});
+    if (r.outcome == locks::Outcome::kOk && r.str == "PONG") return Status::Ok();
+    if (pid > 0 && !ProcessAlive(pid)) {
+      return Status::Infrastructure("server on " + endpoint.ToString() + " exited during start");
+    }
+    if (MonotonicNow() >= end) {
+      return Status::Infrastructure("server on " + endpoint.ToString() + " did not answer PING");
+    }
+    SleepFor(Millis(10));
+  }
+}
+
+LabNode::LabNode(NodeOptions options, std::string dir, const LabPaths& paths)
+    : options_(std::move(options)),
+      dir_(std::move(dir)),
+      paths_(paths),
+      clock_(dir_ + "/clock") {}
+
+LabNode::~LabNode() {
+  if (!options_.detached) Kill();
+}
+
+std::string LabNode::log_path() const { return dir_ + ".log"; }
+
+bool LabNode::Running() const { return ProcessAlive(pid_); }
+
+Status LabNode::Start() {
+  Status s = MakeDirs(dir_);
+  if (!s.ok()) return s;
+  s = clock_.Set("+0");
+  if (!s.ok()) return s;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    int port = 0;
+    s = FreeLoopbackPort(&port);
+    if (!s.ok()) return s;
+    s = StartOnPort(port);
+    if (s.ok()) return s;
+  }
+  return Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
+                                Tail(log_path(), 300));
+}
+
+Status LabNode::Restart() {
+  Kill();
+  return StartOnPort(port_);
+}
+
+Status LabNode::StartOnPort(int port) {
+  SpawnOptions o;
+  o.argv = {paths_.redis_server, "--port", std::to_string(port), "--bind", "127.0.0.1",
+            "--dir", dir_, "--save", "", "--appendonly", "no", "--daemonize", "no",
+            "--logfile", "", "--dbfilename", "dump.rdb"};
+  o.argv.insert(o.argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  if (options_.faketime) {
+    o.env["LD_PRELOAD"] = paths_.libfaketime;
+    o.env["FAKETIME_TIMESTAMP_FILE"] = clock_.path();
+    o.env["FAKETIME_NO_CACHE"] = "1";
+    o.env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1";
+  } else {
+    o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
+  }
+  o.cwd = dir_;
+  o.log_path = log_path();
+  o.detached = options_.detached;
+  pid_t pid;
+  Status s = Spawn(o, &pid);
+  if (!s.ok()) return s;
+  pid_ = pid;
+  port_ = port;
+  s = WaitForPing(endpoint(), Millis(5000), pid_);
+  if (!s.ok()) Kill();
+  return s;
+}
+
+void LabNode::Kill() {
+  if (pid_ > 0) KillAndReap(pid_);
+  pid_ = -1;
+}
+
+Status LabCluster::Start(int lock_nodes, bool detached) {
+  for (int i = 1; i <= lock_nodes; ++i) {
+    NodeOptions o;
+    o.name = "n" + std::to_string(i);
+    o.detached = detached;
+    auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
+    Status s = node->Start();
+    nodes_.push_back(std::move(node));
+    if (!s.ok()) return s;
+  }
+  NodeOptions r;
+  r.name = "resource";
+  r.detached = detached;
+  resource_ = std::make_unique<LabNode>(r, dir_ + "/resource", paths_);
+  return resource_->Start();
+}
+
+void LabCluster::Stop() {
+  for (auto& n : nodes_) n->Kill();
+  if (resource_) resource_->Kill();
+}
+
+std::vector<locks::Endpoint> LabCluster::lock_endpoints() const {
+  std::vector<locks::Endpoint> out;
+  for (const auto& n : nodes_) out.push_back(n->endpoint());
+  return out;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,107 @@
+// LabCluster: real redis-server processes on loopback, one directory each.
+//
+// Each node is the "lab Redis" (Debian's redis source built with MALLOC=libc, because the
+// jemalloc build hangs under libfaketime: DESIGN.md 2) started under libfaketime with its own
+// ClockControlFile holding the node's clock offset ("+0" at start; "+20s" steps it forward
+// while it serves). Each node has its own process group, log file and PR_SET_PDEATHSIG, and
+// is killed on every exit path (destructor, Stop, the harness's death). Nodes bind 127.0.0.1
+// only. The resource node holds what the lock protects and is never faulted.
+// Not thread-safe: owned by the harness's main thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "locks/redis_connection.h"
+
+namespace locklab::harness {
+
+// Where the lab's external programs are. Discover() reads LOCKLAB_REDIS_SERVER and
+// LOCKLAB_LIBFAKETIME, else the set-up's cache (.lab/redis/bin) and Debian's libfaketime.
+struct LabPaths {
+  std::string redis_server;
+  std::string libfaketime;
+  static Status Discover(LabPaths* out);
+};
+
+// The libfaketime control file of one process: its content is the clock offset
+// ("+0", "+20s", "-30s", "+0 x2.0" for a rate). Writes are atomic (write + rename).
+class ClockControlFile {
+ public:
+  explicit ClockControlFile(std::string path) : path_(std::move(path)) {}
+  Status Set(const std::string& spec) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct NodeOptions {
+  std::string name;                      // "n1", "resource"
+  bool faketime = true;                  // run under libfaketime with a control file
+  std::vector<std::string> extra_args;   // e.g. {"--appendonly","yes"}
+  bool detached = false;                 // outlive the harness (cluster up)
+};
+
+class LabNode {
+ public:
+  LabNode(NodeOptions options, std::string dir, const LabPaths& paths);
+  ~LabNode();
+  LabNode(const LabNode&) = delete;
+  LabNode& operator=(const LabNode&) = delete;
+
+  // Picks a free port, starts the server and waits for PING (up to 5 s). Retries a few
+  // ports when the chosen one was taken in between.
+  Status Start();
+  // Starts again on the same port and directory (after Kill()).
+  Status Restart();
+  void Kill();  // SIGKILL and reap; no-op when not running
+  bool Running() const;
+
+  const std::string& name() const { return options_.name; }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
+  std::string log_path() const;
+  locks::Endpoint endpoint() const { return {"127.0.0.1", port_}; }
+  const ClockControlFile& clock() const { return clock_; }
+
+ private:
+  Status StartOnPort(int port);
+  NodeOptions options_;
+  std::string dir_;
+  LabPaths paths_;
+  ClockControlFile clock_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+class LabCluster {
+ public:
+  // `dir` holds one sub-directory per node (created).
+  LabCluster(std::string dir, LabPaths paths) : dir_(std::move(dir)), paths_(std::move(paths)) {}
+  ~LabCluster() { Stop(); }
+
+  // Starts `lock_nodes` nodes n1..nN plus the resource node.
+  Status Start(int lock_nodes, bool detached = false);
+  void Stop();
+
+  std::vector<std::unique_ptr<LabNode>>& nodes() { return nodes_; }
+  LabNode& resource() { return *resource_; }
+  std::vector<locks::Endpoint> lock_endpoints() const;
+
+ private:
+  std::string dir_;
+  LabPaths paths_;
+  std::vector<std::unique_ptr<LabNode>> nodes_;
+  std::unique_ptr<LabNode> resource_;
+};
+
+// Waits until PING answers PONG on `endpoint` or the timeout passes.
+Status WaitForPing(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
+
+}  // namespace locklab::harness

@@ -1,0 +1,121 @@
+// locklab: the command line (DESIGN.md 3.5). Each sub-command lives in its own file.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/check_command.h"
+#include "faults/fault.h"
+#include "harness/client_main.h"
+#include "harness/cluster_command.h"
+#include "harness/matrix.h"
+#include "harness/runner.h"
+#include "locks/lock.h"
+
+namespace locklab::harness {
+namespace {
+
+const char kUsage[] =
+    "usage:\n"
+    "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
+    "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
+    "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
+    "  locklab check [--json] FILE...\n"
+    "  locklab list [--json]\n"
+    "  locklab cluster up|down|status\n"
+    "  locklab test            (entry script: set up, build, run every test)\n";
+
+int ListCommand(const std::vector<std::string>& args) {
+  bool json = args.size() == 1 && args[0] == "--json";
+  if (!args.empty() && !json) {
+    std::cerr << "locklab list: unknown flag " << args[0] << "\n";
+    return 64;
+  }
+  nlohmann::ordered_json j;
+  j["locks"] = nlohmann::ordered_json::array();
+  for (const auto& l : locks::ListLocks()) {
+    nlohmann::ordered_json knobs = nlohmann::ordered_json::array();
+    knobs.push_back({{"name", "ttl_ms"}, {"default", "1000"}, {"description", "key lifetime"}});
+    knobs.push_back({{"name", "retry_delay_ms"}, {"default", "20"}, {"description", "wait between acquire attempts"}});
+    knobs.push_back({{"name", "command_timeout_ms"}, {"default", "200"}, {"description", "per-command timeout (an expired one is an unknown outcome)"}});
+    for (const auto& k : l.knobs) {
+      knobs.push_back({{"name", k.name}, {"default", k.default_value}, {"description", k.description}});
+    }
+    j["locks"].push_back({{"id", l.id}, {"description", l.description},
+                          {"default_nodes", l.default_nodes}, {"knobs", knobs}});
+  }
+  j["faults"] = nlohmann::ordered_json::array();
+  for (const auto& f : faults::ListFaults()) {
+    j["faults"].push_back({{"id", f.id}, {"description", f.description}});
+  }
+  j["workloads"] = {{{"id", "counter"},
+                     {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};
+  if (json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const char* section : {"locks", "faults", "workloads"}) {
+    std::cout << section << ":\n";
+    for (const auto& e : j[section]) {
+      std::cout << "  " << e["id"].get<std::string>() << "\n      "
+                << e["description"].get<std::string>() << "\n";
+    }
+  }
+  return 0;
+}
+
+int RunCommand(const std::vector<std::string>& args) {
+  RunOptions o;
+  std::string scenario;
+  Status s = ParseRunFlags(args, &o, &scenario);
+  if (s.ok() && !scenario.empty()) {
+    RunOptions from_file;
+    from_file.out_dir = o.out_dir;
+    s = LoadScenarioFile(scenario, &from_file);
+    if (s.ok()) {
+      // Flags given with a scenario file override it (e.g. --out, --seed).
+      std::string ignored;
+      s = ParseRunFlags(args, &from_file, &ignored);
+      o = from_file;
+    }
+  }
+  if (!s.ok()) {
+    std::cerr << "locklab " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  TrialResult r = RunTrial(o);
+  if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
+  if (!r.results.is_null()) {
+    const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
+    const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
+    std::cout << "verdict: " << r.results["verdict"].get<std::string>()
+              << "  overlapping_pairs=" << me.value("overlapping_pairs", 0)
+              << " lost_updates=" << res.value("lost_updates", 0)
+              << " ops=" << r.results.value("ops", 0) << "\n";
+    std::cout << "run: " << r.run_dir << "\n";
+  }
+  return r.exit_code;
+}
+
+}  // namespace
+}  // namespace locklab::harness
+
+int main(int argc, char** argv) {
+  using namespace locklab;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << harness::kUsage;
+    return args.empty() ? 64 : 0;
+  }
+  std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "run") return harness::RunCommand(rest);
+  if (cmd == "client") return harness::RunClientCommand(rest);
+  if (cmd == "check") return checker::RunCheckCommand(rest);
+  if (cmd == "list") return harness::ListCommand(rest);
+  if (cmd == "matrix") return harness::RunMatrixCommand(rest);
+  if (cmd == "cluster") return harness::RunClusterCommand(rest);
+  std::cerr << "locklab: unknown command '" << cmd << "'\n" << harness::kUsage;
+  return 64;
+}

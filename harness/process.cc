@@ -1,0 +1,163 @@
+#include "harness/process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+extern char** environ;
+
+namespace locklab::harness {
+
+Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
+  if (o.argv.empty()) return Status::Infrastructure("spawn: empty argv");
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    std::string k = kv.substr(0, kv.find('='));
+    if (o.env.count(k)) continue;
+    bool drop = false;
+    for (const auto& u : o.unset_env) drop = drop || u == k;
+    if (!drop) env_strings.push_back(kv);
+  }
+  for (const auto& [k, v] : o.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = o.argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int log_fd = -1;
+  if (!o.log_path.empty()) {
+    log_fd = open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) return Status::Infrastructure("open " + o.log_path + ": " + strerror(errno));
+  }
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  pid_t parent = getpid();
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    if (log_fd >= 0) close(log_fd);
+    close(null_fd);
+    return Status::Infrastructure(std::string("pipe: ") + strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    if (log_fd >= 0) close(log_fd);
+    close(null_fd);
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    return Status::Infrastructure(std::string("fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (!o.detached) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the harness died before prctl took effect
+    }
+    // Children start with default signal handling and an empty mask.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    int in = o.stdin_fd >= 0 ? o.stdin_fd : null_fd;
+    int out = o.stdout_fd >= 0 ? o.stdout_fd : (log_fd >= 0 ? log_fd : null_fd);
+    int err = log_fd >= 0 ? log_fd : null_fd;
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
+      int e = errno;
+      (void)!write(err_pipe[1], &e, sizeof(e));
+      _exit(127);
+    }
+    execve(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!write(err_pipe[1], &e, sizeof(e));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent, so the group exists before we signal it
+  close(err_pipe[1]);
+  int child_errno = 0;
+  ssize_t n = read(err_pipe[0], &child_errno, sizeof(child_errno));
+  close(err_pipe[0]);
+  if (log_fd >= 0) close(log_fd);
+  close(null_fd);
+  if (n == sizeof(child_errno)) {
+    waitpid(pid, nullptr, 0);
+    return Status::Infrastructure("exec " + o.argv[0] + ": " + strerror(child_errno));
+  }
+  *pid_out = pid;
+  return Status::Ok();
+}
+
+void KillAndReap(pid_t pid) {
+  if (pid <= 0) return;
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+bool WaitExit(pid_t pid, Millis timeout, int* status) {
+  Nanos end = MonotonicNow() + timeout;
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+      if (status) *status = st;
+      return true;
+    }
+    if (r < 0 && errno == ECHILD) return true;
+    if (MonotonicNow() >= end) return false;
+    SleepFor(Millis(5));
+  }
+}
+
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0) return false;
+  int st;
+  pid_t r = waitpid(pid, &st, WNOHANG);
+  if (r == pid) return false;
+  if (r < 0 && errno != ECHILD) return false;
+  return kill(pid, 0) == 0;
+}
+
+Status FreeLoopbackPort(int* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Infrastructure(std::string("socket: ") + strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return Status::Infrastructure(std::string("bind: ") + strerror(errno));
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  close(fd);
+  return Status::Ok();
+}
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "locklab";
+  buf[n] = 0;
+  return buf;
+}
+
+}  // namespace locklab::harness

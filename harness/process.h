@@ -1,0 +1,48 @@
+// Child processes of the harness: spawned in their own process group, killed with it.
+//
+// Every child is started with PR_SET_PDEATHSIG(SIGKILL), so it dies when the harness dies
+// (even by SIGKILL), and in a process group of its own, so that a terminal's Ctrl-C reaches
+// only the harness, which then stops everything in order. `detached` children (the nodes of
+// `locklab cluster up`) skip the death signal and outlive the command.
+// Not thread-safe: spawn from the harness's main thread only (PDEATHSIG follows the thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace locklab::harness {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;            // argv[0] is the program path
+  std::map<std::string, std::string> env;   // added to (or replacing in) the harness's env
+  std::vector<std::string> unset_env;       // removed from the child's env
+  std::string cwd;                          // empty: inherit
+  int stdin_fd = -1;                        // -1: /dev/null
+  int stdout_fd = -1;                       // -1: the log file (or /dev/null)
+  std::string log_path;                     // stdout (when stdout_fd < 0) and stderr
+  bool detached = false;
+};
+
+// Returns the child's pid (also its process group id) or an error.
+Status Spawn(const SpawnOptions& options, pid_t* pid);
+
+// SIGKILL to the child's process group, then reaps it. Safe to call twice.
+void KillAndReap(pid_t pid);
+// Waits up to `timeout` for the child to exit; true when it exited (and was reaped).
+bool WaitExit(pid_t pid, Millis timeout, int* status = nullptr);
+// True while the process exists (and is not a zombie of ours).
+bool ProcessAlive(pid_t pid);
+
+// A loopback TCP port that was free a moment ago.
+Status FreeLoopbackPort(int* port);
+
+// The harness binary itself (for spawning `locklab client`).
+std::string SelfExe();
+
+}  // namespace locklab::harness

@@ -1,0 +1,308 @@
+#include "harness/run_options.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace locklab::harness {
+namespace {
+
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  try {
+    size_t used = 0;
+    long long v = std::stoll(s, &used);
+    if (used != s.size()) return false;
+    *out = v;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::vector<int> ParseIntList(const std::string& s, bool* ok) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  *ok = true;
+  while (std::getline(ss, item, ',')) {
+    int64_t v;
+    if (!ParseInt(item, &v)) *ok = false;
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
+                     std::string* scenario_path) {
+  scenario_path->clear();
+  bool name_given = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] != '-') {
+      if (!scenario_path->empty()) return Status::Usage("run: more than one scenario file: '" + a + "'");
+      *scenario_path = a;
+      continue;
+    }
+    if (i + 1 >= args.size()) return Status::Usage("run: flag " + a + " needs a value");
+    const std::string v = args[++i];
+    int64_t n = 0;
+    auto need_int = [&](int64_t lo, int64_t hi) -> Status {
+      if (!ParseInt(v, &n) || n < lo || n > hi) {
+        return Status::Usage("run: flag " + a + ": '" + v + "' is not a whole number in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      }
+      return Status::Ok();
+    };
+    Status s;
+    if (a == "--lock") o->lock = v;
+    else if (a == "--fault") o->fault.id = v;
+    else if (a == "--name") { o->name = v; name_given = true; }
+    else if (a == "--out") o->out_dir = v;
+    else if (a == "--duration") { if ((s = need_int(1, 86400)).ok()) o->duration = Millis(n * 1000); }
+    else if (a == "--duration-ms") { if ((s = need_int(100, 86400000)).ok()) o->duration = Millis(n); }
+    else if (a == "--clients") { if ((s = need_int(1, 64)).ok()) o->clients = static_cast<int>(n); }
+    else if (a == "--keys") { if ((s = need_int(1, 1000)).ok()) o->keys = static_cast<int>(n); }
+    else if (a == "--nodes") { if ((s = need_int(1, 15)).ok()) o->nodes = static_cast<int>(n); }
+    else if (a == "--ttl") { if ((s = need_int(1, 3600000)).ok()) o->ttl = Millis(n); }
+    else if (a == "--hold") { if ((s = need_int(0, 3600000)).ok()) o->hold = Millis(n); }
+    else if (a == "--think") { if ((s = need_int(0, 3600000)).ok()) o->think = Millis(n); }
+    else if (a == "--pause") { if ((s = need_int(1, 3600000)).ok()) o->fault.pause = Millis(n); }
+    else if (a == "--first-at") { if ((s = need_int(0, 3600000)).ok()) o->fault.first_at = Millis(n); }
+    else if (a == "--interval") { if ((s = need_int(0, 3600000)).ok()) o->fault.interval = Millis(n); }
+    else if (a == "--seed") { if ((s = need_int(1, INT64_MAX)).ok()) o->seed = static_cast<uint64_t>(n); }
+    else if (a == "--timeout") { if ((s = need_int(1, 60000)).ok()) o->command_timeout = Millis(n); }
+    else if (a == "--pause-mode") o->fault.mode = v;
+    else if (a == "--pause-point") o->fault.point = v;
+    else if (a == "--targets") {
+      bool ok;
+      o->fault.targets = ParseIntList(v, &ok);
+      if (!ok) return Status::Usage("run: flag --targets: '" + v + "' is not a list of client numbers");
+    } else if (a == "--knob") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return Status::Usage("run: flag --knob: '" + v + "' is not NAME=VALUE");
+      o->knobs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else {
+      return Status::Usage("run: unknown flag " + a);
+    }
+    if (!s.ok()) return s;
+  }
+  if (!name_given && o->name.empty()) o->name = o->lock + "--" + o->fault.id;
+  return Status::Ok();
+}
+
+std::string ScenarioToToml(const RunOptions& o) {
+  auto q = [](const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    return out + "\"";
+  };
+  std::ostringstream t;
+  t << "# locklab scenario. Replay this exact trial with: locklab run <this file>\n";
+  t << "name = " << q(o.name) << "\n";
+  t << "seed = " << o.seed << "\n";
+  t << "duration_ms = " << o.duration.count() << "\n";
+  t << "stuck_after_ms = " << o.stuck_after.count() << "\n\n";
+  t << "[lock]\n";
+  t << "id = " << q(o.lock) << "\n";
+  t << "ttl_ms = " << o.ttl.count() << "\n";
+  t << "retry_delay_ms = " << o.retry_delay.count() << "\n";
+  t << "command_timeout_ms = " << o.command_timeout.count() << "\n";
+  t << "nodes = " << o.nodes << "\n";
+  if (!o.knobs.empty()) {
+    t << "[lock.knobs]\n";
+    for (const auto& [k, v] : o.knobs) t << k << " = " << q(v) << "\n";
+  }
+  t << "\n[workload]\n";
+  t << "id = \"counter\"\n";
+  t << "clients = " << o.clients << "\n";
+  t << "keys = " << o.keys << "\n";
+  t << "hold_ms = " << o.hold.count() << "\n";
+  t << "think_ms = " << o.think.count() << "\n";
+  t << "acquire_timeout_ms = " << o.acquire_timeout.count() << "\n\n";
+  t << "[fault]\n";
+  t << "id = " << q(o.fault.id) << "\n";
+  t << "mode = " << q(o.fault.mode) << "\n";
+  t << "point = " << q(o.fault.point) << "\n";
+  t << "pause_ms = " << o.fault.pause.count() << "\n";
+  t << "first_at_ms = " << o.fault.first_at.count() << "\n";
+  t << "interval_ms = " << o.fault.interval.count() << "\n";
+  t << "targets = [";
+  for (size_t i = 0; i < o.fault.targets.size(); ++i) t << (i ? ", " : "") << o.fault.targets[i];
+  t << "]\n";
+  return t.str();
+}
+
+namespace {
+
+// Reads typed fields from one TOML table, rejecting unknown keys, with file:line messages.
+class TableReader {
+ public:
+  TableReader(const std::string& file, const toml::table& table, std::string prefix)
+      : file_(file), table_(table), prefix_(std::move(prefix)) {}
+
+  Status Int(const char* key, int64_t lo, int64_t hi, int64_t* out) {
+    seen_.push_back(key);
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return Status::Ok();
+    auto v = n->value<int64_t>();
+    if (!n->is_integer() || !v) return Error(*n, key, "expected an integer");
+    if (*v < lo || *v > hi) {
+      return Error(*n, key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    *out = *v;
+    return Status::Ok();
+  }
+  Status Ms(const char* key, int64_t lo, int64_t hi, Millis* out) {
+    int64_t v = out->count();
+    Status s = Int(key, lo, hi, &v);
+    *out = Millis(v);
+    return s;
+  }
+  Status Str(const char* key, std::string* out) {
+    seen_.push_back(key);
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_string()) return Error(*n, key, "expected a string");
+    *out = *n->value<std::string>();
+    return Status::Ok();
+  }
+  Status IntList(const char* key, std::vector<int>* out) {
+    seen_.push_back(key);
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_array()) return Error(*n, key, "expected an array of integers");
+    out->clear();
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_integer()) return Error(e, key, "expected an array of integers");
+      out->push_back(static_cast<int>(*e.value<int64_t>()));
+    }
+    return Status::Ok();
+  }
+  void Allow(const char* key) { seen_.push_back(key); }
+  Status RejectUnknown() {
+    for (const auto& [k, v] : table_) {
+      bool known = false;
+      for (const auto& s : seen_) known = known || s == k.str();
+      if (!known) return Error(v, std::string(k.str()), "unknown field");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Error(const toml::node& n, const std::string& key, const std::string& what) {
+    return Status::BadInput(file_ + ":" + std::to_string(n.source().begin.line) + ": field '" +
+                            prefix_ + key + "': " + what);
+  }
+  const std::string& file_;
+  const toml::table& table_;
+  std::string prefix_;
+  std::vector<std::string> seen_;
+};
+
+Status SubTable(const std::string& file, const toml::table& root, const char* key,
+                const toml::table** out) {
+  *out = nullptr;
+  const toml::node* n = root.get(key);
+  if (n == nullptr) return Status::Ok();
+  if (!n->is_table()) {
+    return Status::BadInput(file + ":" + std::to_string(n->source().begin.line) + ": field '" +
+                            key + "': expected a table");
+  }
+  *out = n->as_table();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadScenarioFile(const std::string& path, RunOptions* o) {
+  std::ifstream in(path);
+  if (!in) return Status::BadInput(path + ": cannot open");
+  toml::table root;
+  try {
+    root = toml::parse(in, path);
+  } catch (const toml::parse_error& e) {
+    std::string what(e.description());
+    return Status::BadInput(path + ":" + std::to_string(e.source().begin.line) + ": " + what);
+  }
+  Status s;
+  TableReader top(path, root, "");
+  int64_t seed = static_cast<int64_t>(o->seed);
+  if (!(s = top.Str("name", &o->name)).ok()) return s;
+  if (!(s = top.Int("seed", 0, INT64_MAX, &seed)).ok()) return s;
+  o->seed = static_cast<uint64_t>(seed);
+  if (!(s = top.Ms("duration_ms", 100, 86400000, &o->duration)).ok()) return s;
+  if (!(s = top.Ms("stuck_after_ms", 0, 86400000, &o->stuck_after)).ok()) return s;
+  top.Allow("lock");
+  top.Allow("workload");
+  top.Allow("fault");
+  if (!(s = top.RejectUnknown()).ok()) return s;
+
+  const toml::table* t = nullptr;
+  if (!(s = SubTable(path, root, "lock", &t)).ok()) return s;
+  if (t) {
+    TableReader r(path, *t, "lock.");
+    int64_t nodes = o->nodes;
+    if (!(s = r.Str("id", &o->lock)).ok()) return s;
+    if (!(s = r.Ms("ttl_ms", 1, 3600000, &o->ttl)).ok()) return s;
+    if (!(s = r.Ms("retry_delay_ms", 0, 60000, &o->retry_delay)).ok()) return s;
+    if (!(s = r.Ms("command_timeout_ms", 1, 60000, &o->command_timeout)).ok()) return s;
+    if (!(s = r.Int("nodes", 0, 15, &nodes)).ok()) return s;
+    o->nodes = static_cast<int>(nodes);
+    r.Allow("knobs");
+    if (!(s = r.RejectUnknown()).ok()) return s;
+    const toml::table* knobs = nullptr;
+    if (!(s = SubTable(path, *t, "knobs", &knobs)).ok()) return s;
+    if (knobs) {
+      for (const auto& [k, v] : *knobs) {
+        if (!v.is_string()) {
+          return Status::BadInput(path + ":" + std::to_string(v.source().begin.line) +
+                                  ": field 'lock.knobs." + std::string(k.str()) +
+                                  "': expected a string");
+        }
+        o->knobs[std::string(k.str())] = *v.value<std::string>();
+      }
+    }
+  }
+  if (!(s = SubTable(path, root, "workload", &t)).ok()) return s;
+  if (t) {
+    TableReader r(path, *t, "workload.");
+    std::string id = "counter";
+    int64_t clients = o->clients, keys = o->keys;
+    if (!(s = r.Str("id", &id)).ok()) return s;
+    if (id != "counter") {
+      return Status::BadInput(path + ":" + std::to_string(t->get("id")->source().begin.line) +
+                              ": field 'workload.id': unknown workload '" + id + "'");
+    }
+    if (!(s = r.Int("clients", 1, 64, &clients)).ok()) return s;
+    if (!(s = r.Int("keys", 1, 1000, &keys)).ok()) return s;
+    if (!(s = r.Ms("hold_ms", 0, 3600000, &o->hold)).ok()) return s;
+    if (!(s = r.Ms("think_ms", 0, 3600000, &o->think)).ok()) return s;
+    if (!(s = r.Ms("acquire_timeout_ms", 1, 3600000, &o->acquire_timeout)).ok()) return s;
+    if (!(s = r.RejectUnknown()).ok()) return s;
+    o->clients = static_cast<int>(clients);
+    o->keys = static_cast<int>(keys);
+  }
+  if (!(s = SubTable(path, root, "fault", &t)).ok()) return s;
+  if (t) {
+    TableReader r(path, *t, "fault.");
+    if (!(s = r.Str("id", &o->fault.id)).ok()) return s;
+    if (!(s = r.Str("mode", &o->fault.mode)).ok()) return s;
+    if (!(s = r.Str("point", &o->fault.point)).ok()) return s;
+    if (!(s = r.Ms("pause_ms", 1, 3600000, &o->fault.pause)).ok()) return s;
+    if (!(s = r.Ms("first_at_ms", 0, 3600000, &o->fault.first_at)).ok()) return s;
+    if (!(s = r.Ms("interval_ms", 0, 3600000, &o->fault.interval)).ok()) return s;
+    if (!(s = r.IntList("targets", &o->fault.targets)).ok()) return s;
+    if (!(s = r.RejectUnknown()).ok()) return s;
+  }
+  if (o->name.empty()) o->name = o->lock + "--" + o->fault.id;
+  return Status::Ok();
+}
+
+}  // namespace locklab::harness

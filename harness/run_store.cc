@@ -1,0 +1,107 @@
+#include "harness/run_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace locklab::harness {
+
+Status MakeDirs(const std::string& path) {
+  std::string cur;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!cur.empty() && mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Status::Infrastructure("mkdir " + cur + ": " + strerror(errno));
+      }
+    }
+    if (i < path.size()) cur.push_back(path[i]);
+  }
+  return Status::Ok();
+}
+
+Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uint64_t seed,
+                    std::string* run_dir) {
+  for (char c : scenario) {
+    if (c == '/' || c == '\0' || (scenario == "..") || (scenario == ".")) {
+      return Status::Usage("scenario name '" + scenario + "' cannot be a directory name");
+    }
+  }
+  time_t now = time(nullptr);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+  std::string rel = scenario + "/" + stamp + "-" + std::to_string(seed);
+  std::string base = out_dir + "/" + rel;
+  Status s = MakeDirs(out_dir + "/" + scenario);
+  if (!s.ok()) return s;
+  std::string dir = base;
+  for (int i = 2; mkdir(dir.c_str(), 0755) != 0; ++i) {
+    if (errno != EEXIST || i > 1000) return Status::Infrastructure("mkdir " + dir + ": " + strerror(errno));
+    dir = base + "-" + std::to_string(i);
+  }
+  rel = dir.substr(out_dir.size() + 1);
+  std::string latest = out_dir + "/latest";
+  std::string tmp = latest + ".tmp" + std::to_string(getpid());
+  unlink(tmp.c_str());
+  if (symlink(rel.c_str(), tmp.c_str()) == 0) rename(tmp.c_str(), latest.c_str());
+  *run_dir = dir;
+  return Status::Ok();
+}
+
+Status WriteFile(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status::Infrastructure("write " + tmp + ": " + strerror(errno));
+    out << content;
+    if (!out) return Status::Infrastructure("write " + tmp + ": " + strerror(errno));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::Infrastructure("rename " + tmp + ": " + strerror(errno));
+  }
+  return Status::Ok();
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,
+                     double seconds) {
+  int failures = 0;
+  for (const auto& c : checks) failures += c.value("ok", false) ? 0 : 1;
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x << "<testsuite name=\"" << XmlEscape(suite) << "\" tests=\"" << checks.size()
+    << "\" failures=\"" << failures << "\" time=\"" << seconds << "\">\n";
+  for (const auto& c : checks) {
+    x << "  <testcase classname=\"" << XmlEscape(suite) << "\" name=\""
+      << XmlEscape(c.value("name", std::string("?"))) << "\"";
+    if (c.value("ok", false)) {
+      x << "/>\n";
+    } else {
+      x << ">\n    <failure message=\"" << XmlEscape(c.value("message", std::string())) << "\"/>\n";
+      x << "  </testcase>\n";
+    }
+  }
+  x << "</testsuite>\n";
+  return x.str();
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,25 @@
+// The run store (DESIGN.md 3.4): runs/<scenario>/<YYYYmmddTHHMMSS>-<seed>/ with
+// scenario.toml, history.jsonl, results.json, junit.xml, lab.log, nodes/, clients/, and
+// runs/latest pointing at the newest run. A run directory is created before anything can
+// fail, and results.json is written on every exit path, so no run is ever lost.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace locklab::harness {
+
+Status MakeDirs(const std::string& path);
+// Creates a fresh run directory for `scenario` and seed, and points <out>/latest at it.
+Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uint64_t seed,
+                    std::string* run_dir);
+Status WriteFile(const std::string& path, const std::string& content);
+// junit.xml with one testcase per check in results["checks"] ({name, ok, message}).
+std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,
+                     double seconds);
+std::string XmlEscape(const std::string& s);
+
+}  // namespace locklab::harness

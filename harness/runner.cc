@@ -1,0 +1,542 @@
+#include "harness/runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "base/random.h"
+#include "checker/history.h"
+#include "checker/mutual_exclusion.h"
+#include "faults/fault.h"
+#include "harness/lab_cluster.h"
+#include "harness/process.h"
+#include "harness/run_store.h"
+#include "locks/lock.h"
+#include "workloads/counter_workload.h"
+
+namespace locklab::harness {
+namespace {
+
+std::atomic<int> g_signals{0};
+int g_signal_pipe[2] = {-1, -1};
+
+void OnInterrupt(int) {
+  int n = g_signals.fetch_add(1) + 1;
+  if (n >= 3) _exit(130);  // third Ctrl-C: give up at once; children die by PDEATHSIG
+  char c = 1;
+  (void)!write(g_signal_pipe[1], &c, 1);
+}
+
+// One client process as the harness sees it.
+struct ClientProc {
+  int process = 0;
+  pid_t pid = -1;
+  int to_child = -1;    // its stdin (control lines)
+  int from_child = -1;  // its stdout (events)
+  std::string buffer;
+  bool running = false;
+  bool paused = false;
+};
+
+class Trial : public faults::LabControl {
+ public:
+  Trial(RunOptions o, bool quiet) : o_(std::move(o)), quiet_(quiet) {}
+  ~Trial() override { Teardown(); }
+
+  TrialResult Run();
+
+  // faults::LabControl
+  int client_count() const override { return static_cast<int>(clients_.size()); }
+  bool ClientRunning(int p) const override { return Client(p) && Client(p)->running; }
+  bool PauseClient(int p) override;
+  bool ResumeClient(int p) override;
+  void ArmPausePoint(int p, const std::string& point) override;
+  void DisarmPausePoints(int p) override;
+  void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
+              Nanos time) override;
+  void Log(const std::string& line) override;
+
+ private:
+  ClientProc* Client(int p) const {
+    if (p < 1 || p > static_cast<int>(clients_.size())) return nullptr;
+    return const_cast<ClientProc*>(&clients_[p - 1]);
+  }
+  Status Setup();
+  Status StartClients();
+  void EventLoop(Nanos end, bool stopping);
+  void HandleLine(ClientProc& c, const std::string& line);
+  void StopClients();
+  void FinalReads();
+  void Teardown();
+  void WriteEvent(const std::string& body);  // body: a JSON object without "index"
+  void Progress(const std::string& line);
+  nlohmann::ordered_json Judge(const Status& infra, double seconds);
+
+  RunOptions o_;
+  bool quiet_;
+  std::string run_dir_;
+  FILE* history_ = nullptr;
+  FILE* log_ = nullptr;
+  int64_t next_index_ = 0;
+  Nanos start_{0};
+  Nanos created_ = MonotonicNow();
+  std::unique_ptr<LabCluster> cluster_;
+  std::vector<ClientProc> clients_;
+  std::unique_ptr<faults::Fault> fault_;
+  bool fault_started_ = false;
+  bool interrupted_ = false;
+  int unexpected_exits_ = 0;
+};
+
+void Trial::Log(const std::string& line) {
+  if (log_ == nullptr) return;
+  double t = ToMillis(MonotonicNow() - created_) / 1000.0;
+  fprintf(log_, "[%8.3f] %s\n", t, line.c_str());
+  fflush(log_);
+}
+
+void Trial::Progress(const std::string& line) {
+  Log(line);
+  if (!quiet_) std::cerr << "locklab: " << line << "\n";
+}
+
+void Trial::WriteEvent(const std::string& body) {
+  if (history_ == nullptr || body.size() < 2 || body[0] != '{') return;
+  std::string line = "{\"index\":" + std::to_string(next_index_++) + "," + body.substr(1) + "\n";
+  fwrite(line.data(), 1, line.size(), history_);
+  fflush(history_);
+}
+
+void Trial::Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
+                   Nanos time) {
+  nlohmann::ordered_json j;
+  j["time_ns"] = time.count();
+  j["process"] = "nemesis";
+  j["type"] = "info";
+  j["f"] = f;
+  j["key"] = fault;
+  j["value"] = value;
+  WriteEvent(j.dump());
+}
+
+bool Trial::PauseClient(int p) {
+  ClientProc* c = Client(p);
+  if (!c || !c->running) return false;
+  c->paused = kill(-c->pid, SIGSTOP) == 0;
+  return c->paused;
+}
+
+bool Trial::ResumeClient(int p) {
+  ClientProc* c = Client(p);
+  if (!c || c->pid <= 0) return false;
+  c->paused = false;
+  return kill(-c->pid, SIGCONT) == 0;
+}
+
+void Trial::ArmPausePoint(int p, const std::string& point) {
+  ClientProc* c = Client(p);
+  if (!c || c->to_child < 0) return;
+  std::string line = "arm " + point + "\n";
+  (void)!write(c->to_child, line.data(), line.size());
+}
+
+void Trial::DisarmPausePoints(int p) {
+  ClientProc* c = Client(p);
+  if (!c || c->to_child < 0) return;
+  (void)!write(c->to_child, "disarm\n", 7);
+}
+
+Status Trial::Setup() {
+  if (o_.seed == 0) {
+    o_.seed = std::stoull(RandomToken().substr(0, 12), nullptr, 16) + 1;
+  }
+  const locks::LockInfo* info = locks::FindLock(o_.lock);
+  if (info == nullptr) return Status::Usage("run: lock '" + o_.lock + "': unknown lock id (see `locklab list`)");
+  if (o_.nodes == 0) o_.nodes = info->default_nodes;
+  if (o_.stuck_after.count() == 0) o_.stuck_after = 2 * o_.ttl + Millis(1000);
+  Status s = CreateRunDir(o_.out_dir, o_.name, o_.seed, &run_dir_);
+  if (!s.ok()) return s;
+  s = WriteFile(run_dir_ + "/scenario.toml", ScenarioToToml(o_));
+  if (!s.ok()) return s;
+  log_ = fopen((run_dir_ + "/lab.log").c_str(), "a");
+  history_ = fopen((run_dir_ + "/history.jsonl").c_str(), "w");
+  if (!log_ || !history_) return Status::Infrastructure("cannot write in " + run_dir_);
+  MakeDirs(run_dir_ + "/nodes");
+  MakeDirs(run_dir_ + "/clients");
+  Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
+      " fault " + o_.fault.id);
+
+  // Validate the lock config before starting anything (unknown knobs, bad values).
+  locks::LockConfig probe;
+  probe.algorithm = o_.lock;
+  probe.nodes.assign(o_.nodes, locks::Endpoint{});
+  probe.ttl = o_.ttl;
+  probe.knobs = o_.knobs;
+  std::unique_ptr<locks::Lock> unused;
+  s = locks::MakeLock(probe, &unused);
+  if (!s.ok()) return s;
+  Rng rng(o_.seed);
+  s = faults::MakeFault(o_.fault, rng.Fork(), &fault_);
+  if (!s.ok()) return s;
+
+  LabPaths paths;
+  s = LabPaths::Discover(&paths);
+  if (!s.ok()) return s;
+  cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths);
+  s = cluster_->Start(o_.nodes);
+  if (!s.ok()) return s;
+  for (auto& n : cluster_->nodes()) {
+    Log("node " + n->name() + " on " + n->endpoint().ToString() + " pid " + std::to_string(n->pid()));
+  }
+  Log("node resource on " + cluster_->resource().endpoint().ToString() + " pid " +
+      std::to_string(cluster_->resource().pid()));
+  return Status::Ok();
+}
+
+Status Trial::StartClients() {
+  Rng rng(o_.seed ^ 0x5eedc11e);
+  std::string exe = SelfExe();
+  for (int p = 1; p <= o_.clients; ++p) {
+    int in_pipe[2], out_pipe[2];
+    if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+      return Status::Infrastructure(std::string("pipe: ") + strerror(errno));
+    }
+    SpawnOptions so;
+    so.argv = {exe, "client", "--process", std::to_string(p), "--lock", o_.lock,
+               "--ttl", std::to_string(o_.ttl.count()),
+               "--retry-delay", std::to_string(o_.retry_delay.count()),
+               "--timeout", std::to_string(o_.command_timeout.count()),
+               "--keys", std::to_string(o_.keys), "--hold", std::to_string(o_.hold.count()),
+               "--think", std::to_string(o_.think.count()),
+               "--acquire-timeout", std::to_string(o_.acquire_timeout.count()),
+               "--seed", std::to_string(rng.Fork() | 1),
+               "--resource", cluster_->resource().endpoint().ToString()};
+    for (const auto& e : cluster_->lock_endpoints()) {
+      so.argv.push_back("--node");
+      so.argv.push_back(e.ToString());
+    }
+    for (const auto& [k, v] : o_.knobs) {
+      so.argv.push_back("--knob");
+      so.argv.push_back(k + "=" + v);
+    }
+    so.stdin_fd = in_pipe[0];
+    so.stdout_fd = out_pipe[1];
+    so.log_path = run_dir_ + "/clients/" + std::to_string(p) + ".log";
+    so.unset_env = {"LD_PRELOAD"};
+    pid_t pid;
+    Status s = Spawn(so, &pid);
+    close(in_pipe[0]);
+    close(out_pipe[1]);
+    if (!s.ok()) {
+      close(in_pipe[1]);
+      close(out_pipe[0]);
+      return s;
+    }
+    ClientProc c;
+    c.process = p;
+    c.pid = pid;
+    c.to_child = in_pipe[1];
+    c.from_child = out_pipe[0];
+    c.running = true;
+    fcntl(c.from_child, F_SETFL, fcntl(c.from_child, F_GETFL) | O_NONBLOCK);
+    clients_.push_back(std::move(c));
+    Log("client " + std::to_string(p) + " pid " + std::to_string(pid));
+  }
+  return Status::Ok();
+}
+
+void Trial::HandleLine(ClientProc& c, const std::string& line) {
+  if (line.rfind("{\"ctl\"", 0) == 0) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) return;
+    if (j.value("ctl", "") == "paused") {
+      c.paused = true;
+      std::string point = j.value("point", "");
+      Nanos t(j.value("time_ns", MonotonicNow().count()));
+      if (fault_ && fault_started_) fault_->OnPausePoint(*this, c.process, point, t);
+      else ResumeClient(c.process);
+    }
+    return;
+  }
+  WriteEvent(line);
+}
+
+// Streams events until `end` (or until every client exited when `stopping`).
+void Trial::EventLoop(Nanos end, bool stopping) {
+  for (;;) {
+    Nanos now = MonotonicNow();
+    if (!stopping && g_signals.load() > 0) {
+      interrupted_ = true;
+      return;
+    }
+    if (now >= end) return;
+    if (!stopping && fault_ && now >= fault_->NextWakeup()) fault_->Tick(*this, now);
+    std::vector<pollfd> fds;
+    std::vector<ClientProc*> owners;
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    owners.push_back(nullptr);
+    for (auto& c : clients_) {
+      if (c.from_child >= 0) {
+        fds.push_back({c.from_child, POLLIN, 0});
+        owners.push_back(&c);
+      }
+    }
+    if (stopping && fds.size() == 1) return;  // every client is gone
+    Nanos wake = end;
+    if (!stopping && fault_) wake = std::min(wake, fault_->NextWakeup());
+    int timeout_ms = static_cast<int>(std::max<int64_t>(
+        0, std::min<int64_t>(200, (wake - now).count() / 1000000 + 1)));
+    int n = poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) return;
+    if (n <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      char buf[16];
+      (void)!read(g_signal_pipe[0], buf, sizeof(buf));
+    }
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ClientProc& c = *owners[i];
+      char buf[65536];
+      ssize_t got;
+      while ((got = read(c.from_child, buf, sizeof(buf))) > 0) {
+        c.buffer.append(buf, static_cast<size_t>(got));
+        size_t nl;
+        while ((nl = c.buffer.find('\n')) != std::string::npos) {
+          std::string line = c.buffer.substr(0, nl);
+          c.buffer.erase(0, nl + 1);
+          HandleLine(c, line);
+        }
+      }
+      if (got == 0) {  // EOF: the client exited
+        close(c.from_child);
+        c.from_child = -1;
+        c.running = false;
+        if (!stopping) {
+          ++unexpected_exits_;
+          Progress("client " + std::to_string(c.process) + " exited during the run (see clients/" +
+                   std::to_string(c.process) + ".log)");
+        }
+      }
+    }
+  }
+}
+
+void Trial::StopClients() {
+  for (auto& c : clients_) {
+    if (c.pid <= 0) continue;
+    kill(-c.pid, SIGCONT);
+    kill(c.pid, SIGTERM);
+    if (c.to_child >= 0) {
+      close(c.to_child);
+      c.to_child = -1;
+    }
+  }
+  // A client finishes its cycle: at most an acquire deadline, a hold and a few commands.
+  Millis grace = o_.acquire_timeout + o_.hold + 4 * o_.command_timeout + Millis(1000);
+  if (interrupted_) grace = std::min(grace, Millis(1500));
+  EventLoop(MonotonicNow() + grace, /*stopping=*/true);
+  for (auto& c : clients_) {
+    if (c.pid <= 0) continue;
+    if (!WaitExit(c.pid, Millis(0))) {
+      Log("client " + std::to_string(c.process) + " did not stop in time: killed");
+      KillAndReap(c.pid);
+    }
+    c.pid = -1;
+    c.running = false;
+    if (c.from_child >= 0) {
+      close(c.from_child);
+      c.from_child = -1;
+    }
+  }
+}
+
+void Trial::FinalReads() {
+  if (!cluster_) return;
+  locks::RedisConnection conn(cluster_->resource().endpoint(), Millis(500), Millis(500));
+  for (int k = 0; k < o_.keys; ++k) {
+    std::string key = workloads::CounterKey(k);
+    auto event = [&](const char* type, const nlohmann::json& v) {
+      nlohmann::ordered_json j;
+      j["time_ns"] = MonotonicNow().count();
+      j["process"] = "harness";
+      j["type"] = type;
+      j["f"] = "read";
+      j["key"] = key;
+      j["value"] = v;
+      WriteEvent(j.dump());
+    };
+    event("invoke", nullptr);
+    locks::Reply r = conn.Command({"GET", key});
+    if (r.outcome != locks::Outcome::kOk || r.is_error) {
+      event("info", {{"error", r.is_error ? r.str : r.transport_error}});
+      continue;
+    }
+    if (r.is_nil) {
+      event("ok", 0);  // never written: the counter is 0
+    } else {
+      try {
+        event("ok", std::stoll(r.str));
+      } catch (...) {
+        event("info", {{"error", "not a number: " + r.str}});
+      }
+    }
+  }
+}
+
+void Trial::Teardown() {
+  if (fault_ && fault_started_) {
+    fault_->Teardown(*this, MonotonicNow());
+    fault_started_ = false;
+  }
+  for (auto& c : clients_) {
+    if (c.pid > 0) KillAndReap(c.pid);
+    c.pid = -1;
+    if (c.to_child >= 0) close(c.to_child);
+    if (c.from_child >= 0) close(c.from_child);
+    c.to_child = c.from_child = -1;
+  }
+  if (cluster_) cluster_->Stop();
+  if (history_) fclose(history_);
+  history_ = nullptr;
+}
+
+nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
+  nlohmann::ordered_json r;
+  r["scenario"] = o_.name;
+  r["algorithm"] = o_.lock;
+  r["faults"] = nlohmann::ordered_json::array();
+  if (o_.fault.id != "none") r["faults"].push_back(o_.fault.id);
+  r["seed"] = o_.seed;
+  r["verdict"] = "unknown";
+  checker::History h;
+  Status read = run_dir_.empty()
+                    ? Status::BadInput("no run directory")
+                    : checker::ReadJsonlHistory(run_dir_ + "/history.jsonl", &h, true);
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  if (read.ok()) {
+    checker::LockCheckOptions co;
+    co.liveness.stuck_after = o_.stuck_after;
+    auto c = checker::CheckLockHistory(h, co);
+    r["ops"] = c["ops"];
+    r["mutual_exclusion"] = c["mutual_exclusion"];
+    r["resource"] = c["resource"];
+    r["linearizable"] = nullptr;
+    r["liveness"] = c["liveness"];
+    bool violated = c["violated"].get<bool>();
+    bool complete = infra.ok() && !interrupted_ && unexpected_exits_ == 0;
+    r["verdict"] = violated ? "violated" : (complete ? "safe" : "unknown");
+    if (c.contains("first_violation")) r["first_violation"] = c["first_violation"];
+    auto me = c["mutual_exclusion"];
+    auto res = c["resource"];
+    checks.push_back({{"name", "mutual_exclusion"},
+                      {"ok", me["overlapping_pairs"].get<int64_t>() == 0},
+                      {"message", std::to_string(me["overlapping_pairs"].get<int64_t>()) +
+                                      " overlapping hold pairs in " +
+                                      std::to_string(me["episodes"].get<int64_t>()) + " episodes"}});
+    checks.push_back({{"name", "lost_updates"},
+                      {"ok", res["lost_updates"].get<int64_t>() == 0},
+                      {"message", std::to_string(res["lost_updates"].get<int64_t>()) +
+                                      " lost updates"}});
+    checks.push_back({{"name", "stale_writes"},
+                      {"ok", res["stale_writes_accepted"].get<int64_t>() == 0},
+                      {"message", std::to_string(res["stale_writes_accepted"].get<int64_t>()) +
+                                      " writes accepted with an older fencing token"}});
+    checks.push_back({{"name", "liveness"},
+                      {"ok", !c["liveness"]["stuck"].get<bool>()},
+                      {"message", "longest wait with no holder " +
+                                      std::to_string(c["liveness"]["longest_wait_ms"].get<double>()) +
+                                      " ms"}});
+  } else {
+    r["history_error"] = read.message();
+  }
+  r["interrupted"] = interrupted_;
+  if (interrupted_) r["verdict_reason"] = "interrupted by a signal; the history prefix was checked";
+  if (!infra.ok()) r["error"] = infra.message();
+  if (unexpected_exits_ > 0) r["client_exits"] = unexpected_exits_;
+  r["duration_ms"] = static_cast<int64_t>(seconds * 1000);
+  r["config"] = {{"clients", o_.clients}, {"keys", o_.keys}, {"ttl_ms", o_.ttl.count()},
+                 {"hold_ms", o_.hold.count()}, {"nodes", o_.nodes},
+                 {"pause_ms", o_.fault.pause.count()}};
+  r["checks"] = checks;
+  return r;
+}
+
+TrialResult Trial::Run() {
+  InstallInterruptHandlers();
+  TrialResult result;
+  Nanos t0 = MonotonicNow();
+  Status s = Setup();
+  result.run_dir = run_dir_;
+  if (s.ok()) s = StartClients();
+  if (s.ok()) {
+    start_ = MonotonicNow();
+    s = fault_->Setup(*this, start_);
+    fault_started_ = s.ok();
+  }
+  if (s.ok()) {
+    Progress("running " + o_.name + " for " + std::to_string(o_.duration.count() / 1000.0).substr(0, 5) +
+             " s with " + std::to_string(o_.clients) + " clients (seed " + std::to_string(o_.seed) + ")");
+    EventLoop(start_ + o_.duration, false);
+    if (interrupted_) Progress("interrupted: healing faults and stopping clients");
+    fault_->Teardown(*this, MonotonicNow());
+    fault_started_ = false;
+    StopClients();
+    FinalReads();
+  }
+  Teardown();
+  double seconds = ToMillis(MonotonicNow() - t0) / 1000.0;
+  if (run_dir_.empty()) {
+    result.status = s;
+    result.exit_code = s.ExitCode();
+    return result;
+  }
+  result.results = Judge(s, seconds);
+  result.results["run_dir"] = run_dir_;
+  WriteFile(run_dir_ + "/results.json", result.results.dump(2) + "\n");
+  WriteFile(run_dir_ + "/junit.xml", JunitXml(o_.name, result.results["checks"], seconds));
+  result.status = s;
+  std::string verdict = result.results["verdict"];
+  Log("verdict " + verdict);
+  if (log_) fclose(log_);
+  log_ = nullptr;
+  if (!s.ok()) result.exit_code = s.ExitCode();
+  else if (verdict == "violated") result.exit_code = 1;
+  else if (verdict == "unknown") result.exit_code = 2;
+  else result.exit_code = 0;
+  return result;
+}
+
+}  // namespace
+
+void InstallInterruptHandlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+bool Interrupted() { return g_signals.load() > 0; }
+
+TrialResult RunTrial(RunOptions options, bool quiet) {
+  Trial t(std::move(options), quiet);
+  return t.Run();
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,86 @@
+// Lock: the one interface every lock algorithm implements (DESIGN.md 3.1).
+//
+// A lock is built from a LockConfig (endpoints, TTL, retry policy, algorithm knobs) by
+// MakeLock(). Acquire() retries until the deadline; every call returns ok, fail (certainly
+// did not take effect) or unknown (a timeout or dropped connection: it may have). A Lease
+// carries the owner token, the validity the algorithm believes in and, where the algorithm
+// issues one, a fencing token. Knobs that decide safety are explicit config with documented
+// defaults (LockInfo lists them), never hidden constants.
+//
+// A Lock is used by one thread at a time, except that an algorithm may run its own renewal
+// thread internally (watchdog). Locks never know about faults: faults act from outside, the
+// way production does; the only hook is PausePoint, through which the client process can
+// stop itself at a named point when the harness armed it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "locks/redis_connection.h"
+
+namespace locklab::locks {
+
+struct Lease {
+  std::string key;
+  std::string token;      // the owner token written to the server(s)
+  Millis validity{0};     // how long the algorithm believes the lock is valid from acquired_at
+  Nanos acquired_at{0};   // MonotonicNow() when Acquire returned
+  int64_t fence = -1;     // fencing token, -1 when the algorithm issues none
+};
+
+struct LockResult {
+  Outcome outcome = Outcome::kFail;
+  Lease lease;            // meaningful when outcome is kOk
+  std::string detail;     // why, for logs and history values ("key held", "timeout on ...")
+};
+
+// Called by algorithms at named points ("redlock-replies-in-flight"). May stop the process.
+using PausePoint = std::function<void(const char* point)>;
+
+struct LockConfig {
+  std::string algorithm;
+  std::vector<Endpoint> nodes;     // lock servers; most algorithms use nodes[0]
+  Millis ttl{1000};                // key lifetime (PX / EXPIRE)
+  Millis retry_delay{20};          // wait between acquire attempts
+  Millis connect_timeout{200};
+  Millis command_timeout{200};     // per-command (per-node for redlock) timeout
+  std::map<std::string, std::string> knobs;  // algorithm-specific, validated by MakeLock
+  PausePoint pause_point;          // may be empty
+};
+
+class Lock {
+ public:
+  virtual ~Lock() = default;
+  // Tries until `deadline` (MonotonicNow time). kFail when the deadline passed with every
+  // attempt certainly refused; kUnknown when some attempt's outcome is unknown.
+  virtual LockResult Acquire(const std::string& key, Nanos deadline) = 0;
+  virtual LockResult Release(const Lease& lease) = 0;
+  virtual bool SupportsRenew() const { return false; }
+  virtual LockResult Renew(const Lease& lease);
+};
+
+struct KnobInfo {
+  std::string name;
+  std::string default_value;
+  std::string description;
+};
+
+struct LockInfo {
+  std::string id;
+  std::string description;
+  std::vector<KnobInfo> knobs;  // beyond the common ttl / retry_delay / timeouts
+  int default_nodes = 1;
+};
+
+const std::vector<LockInfo>& ListLocks();
+const LockInfo* FindLock(const std::string& id);
+
+// Builds the algorithm named by config.algorithm. Errors name the unknown id or knob.
+Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out);
+
+}  // namespace locklab::locks

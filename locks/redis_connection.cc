@@ -1,0 +1,152 @@
+#include "locks/redis_connection.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace locklab::locks {
+namespace {
+
+struct timeval ToTimeval(Millis ms) {
+  struct timeval tv;
+  tv.tv_sec = ms.count() / 1000;
+  tv.tv_usec = (ms.count() % 1000) * 1000;
+  return tv;
+}
+
+Reply Convert(const redisReply* r) {
+  Reply out;
+  out.outcome = Outcome::kOk;
+  switch (r->type) {
+    case REDIS_REPLY_NIL: out.is_nil = true; break;
+    case REDIS_REPLY_ERROR:
+      out.is_error = true;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.is_integer = true;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS: out.str.assign(r->str, r->len); break;
+    case REDIS_REPLY_ARRAY:
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(Convert(r->element[i]));
+      break;
+    default: break;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kFail: return "fail";
+    case Outcome::kUnknown: return "info";
+  }
+  return "?";
+}
+
+Status ParseEndpoint(const std::string& text, Endpoint* out) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return Status::Usage("endpoint '" + text + "': expected host:port");
+  }
+  Endpoint e;
+  e.host = text.substr(0, colon);
+  try {
+    size_t used = 0;
+    e.port = std::stoi(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1 || e.port <= 0 || e.port > 65535) throw 1;
+  } catch (...) {
+    return Status::Usage("endpoint '" + text + "': bad port");
+  }
+  *out = e;
+  return Status::Ok();
+}
+
+RedisConnection::RedisConnection(Endpoint endpoint, Millis connect_timeout, Millis command_timeout)
+    : endpoint_(std::move(endpoint)),
+      connect_timeout_(connect_timeout),
+      command_timeout_(command_timeout) {}
+
+RedisConnection::~RedisConnection() { Drop(); }
+
+void RedisConnection::Drop() {
+  if (ctx_ != nullptr) redisFree(ctx_);
+  ctx_ = nullptr;
+}
+
+bool RedisConnection::EnsureConnected(std::string* error) {
+  if (ctx_ != nullptr) return true;
+  ctx_ = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, ToTimeval(connect_timeout_));
+  if (ctx_ == nullptr || ctx_->err) {
+    *error = "connect " + endpoint_.ToString() + ": " + (ctx_ ? ctx_->errstr : "out of memory");
+    Drop();
+    return false;
+  }
+  if (redisSetTimeout(ctx_, ToTimeval(command_timeout_)) != REDIS_OK) {
+    *error = "set timeout on " + endpoint_.ToString();
+    Drop();
+    return false;
+  }
+  return true;
+}
+
+Outcome RedisConnection::Send(const std::vector<std::string>& argv, std::string* error) {
+  if (!EnsureConnected(error)) return Outcome::kFail;
+  std::vector<const char*> args;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    args.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data());
+  int done = 0;
+  while (!done) {
+    if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
+      *error = std::string("write to ") + endpoint_.ToString() + ": " + ctx_->errstr;
+      Drop();
+      return Outcome::kUnknown;
+    }
+  }
+  return Outcome::kOk;
+}
+
+Reply RedisConnection::Read() {
+  Reply out;
+  if (ctx_ == nullptr) {
+    out.outcome = Outcome::kUnknown;
+    out.transport_error = "not connected";
+    return out;
+  }
+  void* raw = nullptr;
+  if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+    bool timeout = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    out.outcome = Outcome::kUnknown;
+    out.transport_error = std::string(timeout ? "timeout" : "io error") + " on " +
+                          endpoint_.ToString() + ": " + ctx_->errstr;
+    Drop();
+    return out;
+  }
+  out = Convert(static_cast<redisReply*>(raw));
+  freeReplyObject(raw);
+  return out;
+}
+
+Reply RedisConnection::Command(const std::vector<std::string>& argv) {
+  Reply out;
+  std::string error;
+  Outcome sent = Send(argv, &error);
+  if (sent != Outcome::kOk) {
+    out.outcome = sent;
+    out.transport_error = error;
+    return out;
+  }
+  return Read();
+}
+
+}  // namespace locklab::locks

@@ -1,0 +1,71 @@
+// RedisConnection: one hiredis context with timeouts and reconnect-after-any-error.
+//
+// hiredis 0.14 (Debian 12) has no redisOptions: connect with redisConnectWithTimeout, then
+// redisSetTimeout for commands. A timeout surfaces as REDIS_ERR_IO with EAGAIN. After any
+// error a context is unusable, so it is dropped and the next command reconnects.
+//
+// Every command ends in one of three outcomes (DESIGN.md 3.1):
+//   kOk      a reply arrived (it may be a Redis error reply: see Reply::is_error)
+//   kFail    the command certainly did not reach the server (connect refused / timed out)
+//   kUnknown the command may have run: timeout or connection lost after sending
+// Not thread-safe: one connection per thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+struct redisContext;
+
+namespace locklab::locks {
+
+enum class Outcome { kOk, kFail, kUnknown };
+const char* OutcomeName(Outcome o);
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string ToString() const { return host + ":" + std::to_string(port); }
+};
+// "host:port" -> Endpoint. Error names the text.
+Status ParseEndpoint(const std::string& text, Endpoint* out);
+
+struct Reply {
+  Outcome outcome = Outcome::kFail;
+  bool is_nil = false;
+  bool is_error = false;  // a Redis error reply ("-ERR ..."), outcome kOk
+  bool is_integer = false;
+  long long integer = 0;
+  std::string str;          // bulk/status string, or the error text
+  std::vector<Reply> elements;
+  std::string transport_error;  // why outcome is not kOk
+};
+
+class RedisConnection {
+ public:
+  RedisConnection(Endpoint endpoint, Millis connect_timeout, Millis command_timeout);
+  ~RedisConnection();
+  RedisConnection(const RedisConnection&) = delete;
+  RedisConnection& operator=(const RedisConnection&) = delete;
+
+  Reply Command(const std::vector<std::string>& argv);
+  // Sends without reading the reply (for pipelined / parallel use); Read() collects it.
+  // Send returns kFail when it could not connect, kUnknown on a write error, kOk when sent.
+  Outcome Send(const std::vector<std::string>& argv, std::string* error);
+  Reply Read();
+
+  const Endpoint& endpoint() const { return endpoint_; }
+  void Drop();  // close now; the next command reconnects
+
+ private:
+  bool EnsureConnected(std::string* error);
+  Endpoint endpoint_;
+  Millis connect_timeout_;
+  Millis command_timeout_;
+  redisContext* ctx_ = nullptr;
+};
+
+}  // namespace locklab::locks

@@ -1,0 +1,111 @@
+#include "locks/single_node_locks.h"
+
+#include "base/random.h"
+
+namespace locklab::locks {
+
+const char kCompareAndDeleteScript[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+    "else return 0 end";
+
+LockResult Lock::Renew(const Lease&) {
+  LockResult r;
+  r.outcome = Outcome::kFail;
+  r.detail = "this algorithm does not renew";
+  return r;
+}
+
+SingleNodeLock::SingleNodeLock(const LockConfig& config, AcquireStyle acquire,
+                               ReleaseStyle release)
+    : config_(config),
+      acquire_(acquire),
+      release_(release),
+      conn_(config.nodes.at(0), config.connect_timeout, config.command_timeout) {}
+
+Outcome SingleNodeLock::TryOnce(const std::string& key, const std::string& token,
+                                std::string* detail) {
+  const std::string ttl = std::to_string(config_.ttl.count());
+  Reply r;
+  switch (acquire_) {
+    case AcquireStyle::kSetnx:
+    case AcquireStyle::kSetnxThenExpire:
+      r = conn_.Command({"SETNX", key, token});
+      break;
+    case AcquireStyle::kSetNxPx:
+      r = conn_.Command({"SET", key, token, "NX", "PX", ttl});
+      break;
+  }
+  if (r.outcome != Outcome::kOk) {
+    *detail = r.transport_error;
+    return r.outcome;
+  }
+  if (r.is_error) {
+    *detail = r.str;
+    return Outcome::kFail;
+  }
+  bool taken = acquire_ == AcquireStyle::kSetNxPx ? (!r.is_nil && r.str == "OK")
+                                                   : (r.is_integer && r.integer == 1);
+  if (!taken) {
+    *detail = "key held";
+    return Outcome::kFail;
+  }
+  if (acquire_ == AcquireStyle::kSetnxThenExpire) {
+    // The second command is where the classic bug lives: a crash (or an error) here leaves
+    // a key that never expires. We report the lock as taken whatever EXPIRE says, as the
+    // naive code does.
+    Reply e = conn_.Command({"PEXPIRE", key, ttl});
+    if (e.outcome != Outcome::kOk) *detail = "PEXPIRE: " + e.transport_error;
+  }
+  return Outcome::kOk;
+}
+
+LockResult SingleNodeLock::Acquire(const std::string& key, Nanos deadline) {
+  LockResult result;
+  const std::string token = RandomToken();
+  bool any_unknown = false;
+  for (;;) {
+    std::string detail;
+    Outcome o = TryOnce(key, token, &detail);
+    if (o == Outcome::kOk) {
+      result.outcome = Outcome::kOk;
+      result.lease.key = key;
+      result.lease.token = token;
+      result.lease.validity = acquire_ == AcquireStyle::kSetnx ? Millis::max() : config_.ttl;
+      result.lease.acquired_at = MonotonicNow();
+      result.detail = detail;
+      return result;
+    }
+    if (o == Outcome::kUnknown) any_unknown = true;
+    result.detail = detail;
+    if (MonotonicNow() + config_.retry_delay >= deadline) break;
+    SleepFor(config_.retry_delay);
+  }
+  // An earlier attempt may have set our token (its reply was lost); a careful caller would
+  // check, but the outcome is honestly unknown.
+  result.outcome = any_unknown ? Outcome::kUnknown : Outcome::kFail;
+  return result;
+}
+
+LockResult SingleNodeLock::Release(const Lease& lease) {
+  LockResult result;
+  result.lease = lease;
+  Reply r = release_ == ReleaseStyle::kDel
+                ? conn_.Command({"DEL", lease.key})
+                : conn_.Command({"EVAL", kCompareAndDeleteScript, "1", lease.key, lease.token});
+  if (r.outcome != Outcome::kOk) {
+    result.outcome = r.outcome;
+    result.detail = r.transport_error;
+    return result;
+  }
+  if (r.is_error) {
+    result.outcome = Outcome::kFail;
+    result.detail = r.str;
+    return result;
+  }
+  // DEL: 1 = a key was deleted (whoever owned it); Lua: 1 = it was ours and is gone.
+  result.outcome = (r.is_integer && r.integer == 1) ? Outcome::kOk : Outcome::kFail;
+  result.detail = result.outcome == Outcome::kOk ? "" : "key was not ours or already gone";
+  return result;
+}
+
+}  // namespace locklab::locks

@@ -1,0 +1,142 @@
+// Whole-stack chaos tests: real redis-server nodes, real client processes, real SIGSTOP /
+// SIGCONT, verdicts read from results.json, which the checker derived from the recorded
+// history only. Each runs the `locklab` binary as a user would.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+class RunTrialTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("locklab-chaos");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
+  }
+  // A short trial: TTL 500 ms, pauses of 1200 ms (> TTL), 3 clients, 6 s.
+  nlohmann::json Trial(const std::string& lock, const std::string& fault,
+                       std::vector<std::string> extra = {}, int* exit_code = nullptr) {
+    std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
+                                     "--duration", "5", "--ttl", "500", "--pause", "1200",
+                                     "--first-at", "500", "--interval", "800",
+                                     "--hold", "100", "--clients", "3", "--seed", "11",
+                                     "--out", dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Invocation inv = RunLocklab(args, dir_);
+    if (exit_code) *exit_code = inv.exit_code;
+    std::string run_dir = RunDirOf(inv);
+    EXPECT_FALSE(run_dir.empty()) << inv.output;
+    for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+    return Results(run_dir);
+  }
+  std::string dir_;
+};
+
+TEST_F(RunTrialTest, SetNxPxLuaUnderPauseLongerThanTtlIsViolated) {
+  int code = 0;
+  auto r = Trial("set-nx-px-lua", "client-pause", {}, &code);
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1);
+  EXPECT_TRUE(r.contains("first_violation"));
+  EXPECT_EQ(r["first_violation"]["faults_active"][0]["fault"], "client-pause");
+  EXPECT_EQ(code, 1);
+}
+
+TEST_F(RunTrialTest, PauseBeforeTheWriteLosesUpdates) {
+  // The paused client read the counter, others incremented it meanwhile, then it wrote its
+  // stale value + 1: lost updates, found by comparing acknowledged writes to the final value.
+  auto r = Trial("set-nx-px-lua", "client-pause", {"--pause-point", "before-write"});
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1);
+  EXPECT_GE(r["resource"]["lost_updates"].get<int>(), 1);
+}
+
+TEST_F(RunTrialTest, SetNxPxLuaWithoutFaultsIsSafe) {
+  int code = -1;
+  auto r = Trial("set-nx-px-lua", "none", {}, &code);
+  EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
+  EXPECT_EQ(r["mutual_exclusion"]["overlapping_pairs"], 0);
+  EXPECT_EQ(r["resource"]["lost_updates"], 0);
+  EXPECT_GT(r["resource"]["acknowledged_writes"].get<int>(), 10) << "the workload made progress";
+  EXPECT_EQ(code, 0);
+}
+
+TEST_F(RunTrialTest, SetnxUnderTheSamePauseIsSafe) {
+  // No expiry: the others wait out the pause.
+  auto r = Trial("setnx", "client-pause", {"--pause-point", "before-write"});
+  EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
+  EXPECT_EQ(r["mutual_exclusion"]["overlapping_pairs"], 0);
+  EXPECT_EQ(r["resource"]["lost_updates"], 0);
+}
+
+TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
+  std::string log = dir_ + "/sigint.out";
+  pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none",
+                            "--duration", "60", "--ttl", "500", "--out", dir_},
+                           log);
+  ASSERT_GT(pid, 0);
+  // Wait until events flow, then interrupt like a terminal's Ctrl-C.
+  std::string run_dir;
+  for (int i = 0; i < 100 && run_dir.empty(); ++i) {
+    SleepFor(Millis(100));
+    std::string latest = dir_ + "/latest";
+    char buf[4096];
+    ssize_t n = readlink(latest.c_str(), buf, sizeof(buf) - 1);
+    if (n > 0 && ReadAll(dir_ + "/" + std::string(buf, n) + "/history.jsonl").size() > 1000) {
+      run_dir = dir_ + "/" + std::string(buf, n);
+    }
+  }
+  ASSERT_FALSE(run_dir.empty()) << ReadAll(log);
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  Invocation inv = FinishLocklab(pid, log, Millis(15000));
+  EXPECT_EQ(inv.exit_code, 2) << inv.output;
+  auto r = Results(run_dir);
+  ASSERT_FALSE(r.is_discarded()) << "results.json missing or broken";
+  EXPECT_EQ(r["interrupted"], true);
+  EXPECT_NE(r["verdict"], "safe") << "an interrupted run is never called safe";
+  EXPECT_GT(r["ops"].get<int>(), 0);
+  EXPECT_GT(ReadAll(run_dir + "/history.jsonl").size(), 1000u);
+  auto pids = LoggedPids(run_dir);
+  EXPECT_GE(pids.size(), 5u) << "2 nodes + 3 clients were logged";
+  for (pid_t p : pids) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+}
+
+TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
+  Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--out", dir_}, dir_);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output, "locklab run: flag --ttl: 'soon' is not a whole number in [1, 3600000]\n");
+  inv = RunLocklab({"run", "--bogus", "1"}, dir_);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output, "locklab run: unknown flag --bogus\n");
+  inv = RunLocklab({"run", "--lock", "nope", "--out", dir_}, dir_);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_NE(inv.output.find("lock 'nope': unknown lock id"), std::string::npos) << inv.output;
+}
+
+TEST_F(RunTrialTest, ScenarioFileReplaysTheRun) {
+  auto first = Trial("set-nx-px-lua", "none");
+  std::string run_dir = first["run_dir"];
+  Invocation inv = RunLocklab({"run", run_dir + "/scenario.toml", "--out", dir_ + "/replay"}, dir_);
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  auto second = Results(RunDirOf(inv));
+  EXPECT_EQ(second["seed"], first["seed"]);
+  EXPECT_EQ(second["scenario"], first["scenario"]);
+  EXPECT_EQ(second["config"], first["config"]);
+}
+
+TEST_F(RunTrialTest, BadScenarioFieldNamesFileLineAndField) {
+  std::string path = dir_ + "/bad.toml";
+  std::ofstream(path) << "name = \"x\"\n[lock]\nid = \"setnx\"\nttl_ms = \"long\"\n";
+  Invocation inv = RunLocklab({"run", path, "--out", dir_}, dir_);
+  EXPECT_EQ(inv.exit_code, 65);
+  EXPECT_EQ(inv.output, "locklab " + path + ":4: field 'lock.ttl_ms': expected an integer\n");
+}
+
+}  // namespace
+}  // namespace locklab::testing

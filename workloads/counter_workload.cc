@@ -1,0 +1,88 @@
+#include "workloads/counter_workload.h"
+
+#include <string>
+
+namespace locklab::workloads {
+
+std::string LockKey(int i) { return "lock:" + std::to_string(i); }
+std::string CounterKey(int i) { return "counter:" + std::to_string(i); }
+
+nlohmann::json LeaseValue(const locks::Lease& lease) {
+  nlohmann::json v = {{"token", lease.token}};
+  if (lease.validity != Millis::max()) v["validity_ms"] = lease.validity.count();
+  if (lease.fence >= 0) v["fence"] = lease.fence;
+  return v;
+}
+
+namespace {
+
+const char* TypeOf(locks::Outcome o) { return locks::OutcomeName(o); }
+
+nlohmann::json ErrorValue(const std::string& detail) {
+  if (detail.empty()) return nullptr;
+  return {{"error", detail}};
+}
+
+}  // namespace
+
+void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
+                        const locks::PausePoint& pause_point, Rng& rng,
+                        const CounterWorkloadOptions& o, const std::atomic<bool>& stop) {
+  auto pause = [&](const char* point) {
+    if (pause_point) pause_point(point);
+  };
+  while (!stop.load()) {
+    int k = static_cast<int>(rng.Uniform(0, o.keys - 1));
+    const std::string key = LockKey(k);
+    const std::string counter = CounterKey(k);
+
+    sink.Emit("invoke", "acquire", key, nullptr);
+    locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
+    if (acq.outcome != locks::Outcome::kOk) {
+      sink.Emit(TypeOf(acq.outcome), "acquire", key, ErrorValue(acq.detail));
+      SleepFor(Millis(rng.Uniform(0, o.think.count())));
+      continue;
+    }
+    sink.Emit("ok", "acquire", key, LeaseValue(acq.lease));
+    pause("after-acquire");
+
+    // Critical section: read, hold, write value+1.
+    sink.Emit("invoke", "read", counter, nullptr);
+    locks::Reply r = resource.Command({"GET", counter});
+    bool read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
+    long long value = 0;
+    if (read_ok && !r.is_nil) {
+      try {
+        value = std::stoll(r.str);
+      } catch (...) {
+        read_ok = false;
+      }
+    }
+    if (read_ok) {
+      sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));
+    } else {
+      sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
+                ErrorValue(r.is_error ? r.str : r.transport_error));
+    }
+    SleepFor(o.hold);
+    pause("before-write");
+    if (read_ok) {
+      long long next = value + 1;
+      sink.Emit("invoke", "write", counter, next);
+      locks::Reply w = resource.Command({"SET", counter, std::to_string(next)});
+      if (w.outcome == locks::Outcome::kOk && !w.is_error) {
+        sink.Emit("ok", "write", counter, next);
+      } else {
+        sink.Emit(w.outcome == locks::Outcome::kOk ? "fail" : TypeOf(w.outcome), "write",
+                  counter, ErrorValue(w.is_error ? w.str : w.transport_error));
+      }
+    }
+
+    sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
+    locks::LockResult rel = lock.Release(acq.lease);
+    sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+    SleepFor(Millis(rng.Uniform(0, o.think.count())));
+  }
+}
+
+}  // namespace locklab::workloads

@@ -1,0 +1,40 @@
+// The `counter` workload: the articles' "stock decrement", as an increment.
+//
+// Loop: acquire a random lock key; at the pause point "after-acquire" the process may stop
+// itself (when armed); read the guarded counter from the resource node; hold for `hold`
+// (the critical section; the pause point "before-write" sits at its end); write counter+1;
+// release; think for a random time in [0, think]. Every lock and resource operation is an
+// invoke/complete pair of history events. A read that fails or times out skips the write.
+// Lost updates show as acknowledged writes > the final counter value.
+// Not thread-safe: one workload per client process.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "locks/lock.h"
+#include "workloads/event_sink.h"
+
+namespace locklab::workloads {
+
+struct CounterWorkloadOptions {
+  int keys = 1;                      // lock:0..keys-1, counter:0..keys-1
+  Millis hold{50};                   // time inside the critical section
+  Millis think{20};                  // max think time between cycles
+  Millis acquire_timeout{2000};      // deadline handed to Lock::Acquire
+};
+
+std::string LockKey(int i);
+std::string CounterKey(int i);
+
+// Runs cycles until *stop becomes true, then releases anything held and returns.
+void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
+                        const locks::PausePoint& pause_point, Rng& rng,
+                        const CounterWorkloadOptions& options, const std::atomic<bool>& stop);
+
+// The history value of a lease ({"token":..,"validity_ms":..,"fence":..}).
+nlohmann::json LeaseValue(const locks::Lease& lease);
+
+}  // namespace locklab::workloads

@@ -1,0 +1,39 @@
+#include "workloads/event_sink.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+
+namespace locklab::workloads {
+namespace {
+std::mutex g_write_mu;
+}
+
+void FdEventSink::Emit(const char* type, const char* f, const std::string& key,
+                       const nlohmann::json& value) {
+  nlohmann::ordered_json j;
+  j["time_ns"] = MonotonicNow().count();
+  j["process"] = process_;
+  j["type"] = type;
+  j["f"] = f;
+  j["key"] = key;
+  j["value"] = value;
+  WriteLine(j.dump());
+}
+
+void FdEventSink::Control(const nlohmann::json& message) { WriteLine(message.dump()); }
+
+void FdEventSink::WriteLine(const std::string& line) {
+  std::string buf = line + "\n";
+  std::lock_guard<std::mutex> lock(g_write_mu);
+  size_t off = 0;
+  while (off < buf.size()) {
+    ssize_t n = write(fd_, buf.data() + off, buf.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the harness is gone; nothing left to tell
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace locklab::workloads
