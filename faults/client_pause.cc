@@ -2,13 +2,18 @@
 
 namespace locklab::faults {
 
+bool IsPausePoint(const std::string& point) {
+  return point == "after-acquire" || point == "before-write" ||
+         point == "redlock-replies-in-flight";
+}
+
 Status ClientPauseFault::Setup(LabControl& lab, Nanos start) {
   if (o_.mode != "targeted" && o_.mode != "random") {
     return Status::Usage("fault client-pause: mode '" + o_.mode + "': expected targeted or random");
   }
-  if (o_.mode == "targeted" && o_.point != "after-acquire" && o_.point != "before-write") {
+  if (o_.mode == "targeted" && !IsPausePoint(o_.point)) {
     return Status::Usage("fault client-pause: point '" + o_.point +
-                         "': expected after-acquire or before-write");
+                         "': expected after-acquire, before-write or redlock-replies-in-flight");
   }
   if (o_.pause.count() <= 0) return Status::Usage("fault client-pause: pause must be > 0 ms");
   for (int t : o_.targets) {

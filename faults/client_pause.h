@@ -11,6 +11,11 @@
 
 namespace locklab::faults {
 
+// The named points where a client can stop itself: after-acquire (acquire returned ok),
+// before-write (inside the critical section, the counter read, the write not yet sent),
+// redlock-replies-in-flight (Redlock's SETs sent, replies not yet read).
+bool IsPausePoint(const std::string& point);
+
 class ClientPauseFault : public Fault {
  public:
   ClientPauseFault(FaultOptions options, uint64_t seed) : o_(std::move(options)), rng_(seed) {}
