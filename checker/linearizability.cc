@@ -281,17 +281,25 @@ struct Builder {
   }
 
   Status Build(const History& h) {
-    History sorted = SortedByTime(h);
+    // Time order (ties by index), as SortedByTime, but without copying the events.
+    std::vector<const Event*> sorted;
+    sorted.reserve(h.size());
+    for (const Event& e : h) {
+      if (e.process == kNemesisProcess || !ModelHasFunction(model, e.f)) continue;
+      sorted.push_back(&e);
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Event* a, const Event* b) {
+      if (a->time != b->time) return a->time < b->time;
+      return a->index < b->index;
+    });
     struct Pending { size_t at; };
     std::unordered_map<int64_t, Pending> pending;
     for (size_t i = 0; i < sorted.size(); ++i) {
-      const Event& e = sorted[i];
-      if (e.process == kNemesisProcess) continue;
-      if (!ModelHasFunction(model, e.f)) continue;
+      const Event& e = *sorted[i];
       if (e.type == EventType::kInvoke) {
         auto it = pending.find(e.process);
         if (it != pending.end()) {  // the earlier one never completed: unknown outcome
-          Status s = Add(sorted[it->second.at], it->second.at, nullptr, 0);
+          Status s = Add(*sorted[it->second.at], it->second.at, nullptr, 0);
           if (!s.ok()) return s;
           it->second.at = i;
         } else {
@@ -305,7 +313,7 @@ struct Builder {
                                         "' completion without a pending invocation by process " +
                                         ProcessName(e.process));
       }
-      const Event& inv = sorted[it->second.at];
+      const Event& inv = *sorted[it->second.at];
       if (inv.f != e.f) {
         return Bad(name, e, "f", "completion '" + e.f + "' does not match invocation '" + inv.f +
                                      "' at line " + std::to_string(inv.line));
@@ -318,7 +326,7 @@ struct Builder {
     for (auto& [proc, p] : pending) rest.push_back(p.at);
     std::sort(rest.begin(), rest.end());
     for (size_t at : rest) {
-      Status s = Add(sorted[at], at, nullptr, 0);
+      Status s = Add(*sorted[at], at, nullptr, 0);
       if (!s.ok()) return s;
     }
     return Status::Ok();

@@ -1,0 +1,287 @@
+// Checker benchmarks (issue 5):
+// * EtcdAll: the 102 Porcupine etcd logs (cas-register, Porcupine's reading), the whole set
+//   per iteration; EtcdFile/<name>: each file alone. Parsing is outside the timing. Run with
+//   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true to get the min
+//   ("_min" rows). Counters: peak search cache bytes, and the process's peak RSS.
+// * Overlap1M: ComputeHoldIntervals + CheckMutualExclusion on a generated 1,000,000-event
+//   lock history (8 clients, leases that sometimes expire so overlaps exist).
+// * KeyScaling/<keys>: linearizability of `keys` independent registers, each with the same
+//   200-op, 5-client history shape; the fitted complexity should be O(N).
+// * TypicalRun: ~5,000 events, 8 clients, one lock and one counter: owner-mutex + register,
+//   what `locklab run` does for results.json.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "checker/history_formats.h"
+#include "checker/linearizability.h"
+#include "checker/mutual_exclusion.h"
+
+namespace locklab::checker {
+namespace {
+
+namespace fs = std::filesystem;
+
+double PeakRssMiB() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+struct EtcdFile {
+  std::string name;
+  History h;
+};
+
+const std::vector<EtcdFile>& EtcdFiles() {
+  static std::vector<EtcdFile>* files = [] {
+    auto* v = new std::vector<EtcdFile>;
+    fs::path dir = fs::path(LOCKLAB_SHARED_DATA) / "porcupine-etcd";
+    if (!fs::is_directory(dir)) return v;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".log") continue;
+      EtcdFile f;
+      f.name = e.path().filename().string();
+      HistoryFormat fmt = HistoryFormat::kPorcupineEtcd;
+      if (!ReadHistoryFile(e.path().string(), &fmt, false, &f.h).ok()) continue;
+      v->push_back(std::move(f));
+    }
+    std::sort(v->begin(), v->end(),
+              [](const EtcdFile& a, const EtcdFile& b) { return a.name < b.name; });
+    return v;
+  }();
+  return *files;
+}
+
+double Min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+const LinearizabilityOptions kEtcdOptions = FormatOptions(HistoryFormat::kPorcupineEtcd);
+
+void BM_EtcdAll(benchmark::State& state) {
+  const auto& files = EtcdFiles();
+  if (files.size() != 102) state.SkipWithError("porcupine-etcd data set missing or incomplete");
+  size_t peak = 0;
+  int valid = 0;
+  for (auto _ : state) {
+    valid = 0;
+    for (const auto& f : files) {
+      LinearizabilityResult r = CheckLinearizability(f.h, Model::kCasRegister, kEtcdOptions);
+      peak = std::max(peak, r.peak_memory_bytes);
+      valid += r.verdict == LinVerdict::kValid;
+    }
+  }
+  state.counters["files"] = static_cast<double>(files.size());
+  state.counters["valid"] = valid;
+  state.counters["peak_search_KiB"] = static_cast<double>(peak) / 1024;
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+BENCHMARK(BM_EtcdAll)->Unit(benchmark::kMillisecond)->MinTime(0.5)->ComputeStatistics("min", Min);
+
+void BM_EtcdFile(benchmark::State& state, const EtcdFile* f) {
+  size_t peak = 0;
+  for (auto _ : state) {
+    LinearizabilityResult r = CheckLinearizability(f->h, Model::kCasRegister, kEtcdOptions);
+    peak = std::max(peak, r.peak_memory_bytes);
+    benchmark::DoNotOptimize(r.verdict);
+  }
+  state.counters["peak_search_KiB"] = static_cast<double>(peak) / 1024;
+}
+
+// A lock history: 8 clients acquire with leases; some hold past their lease (overlaps).
+History LockHistory(size_t events, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  History h;
+  h.reserve(events + 8);
+  int64_t t = 0;
+  int64_t index = 0;
+  int64_t holder_until = 0;  // lease end of the current holder
+  auto push = [&](int64_t p, EventType type, const char* f, nlohmann::json v) {
+    Event e;
+    e.index = index++;
+    e.time = Nanos(t);
+    e.process = p;
+    e.type = type;
+    e.f = f;
+    e.key = "lock:0";
+    e.value = std::move(v);
+    h.push_back(std::move(e));
+  };
+  int64_t fence = 0;
+  while (h.size() < events) {
+    int64_t p = static_cast<int64_t>(rng() % 8);
+    t += 1000 + static_cast<int64_t>(rng() % 5000);
+    push(p, EventType::kInvoke, "acquire", nullptr);
+    t += 500;
+    if (t < holder_until) {
+      push(p, EventType::kFail, "acquire", nullptr);
+      continue;
+    }
+    std::string tok = std::to_string(++fence);
+    push(p, EventType::kOk, "acquire", {{"token", tok}, {"fence", fence}});
+    holder_until = t + 10000;
+    if (rng() % 50 == 0) {
+      // The holder pauses past its lease; another client acquires, then both release.
+      int64_t q = (p + 1) % 8;
+      t = holder_until + 1000;
+      push(q, EventType::kInvoke, "acquire", nullptr);
+      t += 500;
+      std::string tok2 = std::to_string(++fence);
+      push(q, EventType::kOk, "acquire", {{"token", tok2}, {"fence", fence}});
+      t += 1000;
+      push(p, EventType::kInvoke, "release", {{"token", tok}});
+      t += 500;
+      push(p, EventType::kFail, "release", nullptr);
+      t += 1000;
+      push(q, EventType::kInvoke, "release", {{"token", tok2}});
+      t += 500;
+      push(q, EventType::kOk, "release", nullptr);
+      holder_until = 0;
+      continue;
+    }
+    t += 2000 + static_cast<int64_t>(rng() % 6000);
+    push(p, EventType::kInvoke, "release", {{"token", tok}});
+    t += 500;
+    push(p, EventType::kOk, "release", nullptr);
+  }
+  return h;
+}
+
+void BM_Overlap1M(benchmark::State& state) {
+  History h = LockHistory(1000000, 1);
+  int64_t pairs = 0;
+  for (auto _ : state) {
+    auto holds = ComputeHoldIntervals(h);
+    MutualExclusionReport r = CheckMutualExclusion(holds);
+    pairs = r.overlapping_pairs;
+  }
+  state.counters["events"] = static_cast<double>(h.size());
+  state.counters["overlapping_pairs"] = static_cast<double>(pairs);
+}
+BENCHMARK(BM_Overlap1M)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", Min);
+
+// One register per key; per key the same shape: 5 clients, 200 ops, some unknown writes.
+History RegisterHistory(int keys, uint64_t seed) {
+  History h;
+  int64_t index = 0;
+  for (int k = 0; k < keys; ++k) {
+    std::mt19937_64 rng(seed);  // same shape on every key
+    std::string key = "counter:" + std::to_string(k);
+    int64_t value = -1;  // -1: nil
+    int64_t t = 0;
+    for (int op = 0; op < 200; ++op) {
+      int64_t p = k * 5 + op % 5;  // each key has its own 5 clients
+      bool write = rng() % 2;
+      int64_t v = static_cast<int64_t>(rng() % 5);
+      bool info = write && rng() % 25 == 0;
+      Event e;
+      e.time = Nanos(t);
+      e.process = p;
+      e.key = key;
+      e.f = write ? "write" : "read";
+      e.index = index++;
+      e.type = EventType::kInvoke;
+      e.value = write ? nlohmann::json(v) : nlohmann::json();
+      h.push_back(e);
+      if (write && !info) value = v;
+      e.time = Nanos(t + 300 + static_cast<int64_t>(rng() % 200));  // overlaps the next ops
+      e.index = index++;
+      e.type = info ? EventType::kInfo : EventType::kOk;
+      if (!write) e.value = value < 0 ? nlohmann::json() : nlohmann::json(value);
+      h.push_back(e);
+      t += 100;
+      (void)p;
+    }
+  }
+  return SortedByTime(std::move(h));
+}
+
+void BM_KeyScaling(benchmark::State& state) {
+  int keys = static_cast<int>(state.range(0));
+  History h = RegisterHistory(keys, 3);
+  LinVerdict v = LinVerdict::kValid;
+  for (auto _ : state) v = CheckLinearizability(h, Model::kRegister).verdict;
+  if (v != LinVerdict::kValid) state.SkipWithError("generated history should be valid");
+  state.SetComplexityN(keys);
+  state.counters["events"] = static_cast<double>(h.size());
+}
+BENCHMARK(BM_KeyScaling)
+    ->RangeMultiplier(4)
+    ->Range(1, 256)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN)
+    ->ComputeStatistics("min", Min);
+
+// A typical `locklab run`: ~5,000 events, 8 clients, lock:0 and counter:0 under it.
+History TypicalRun() {
+  History h = LockHistory(3400, 9);
+  std::mt19937_64 rng(5);
+  History out;
+  int64_t value = -1;
+  for (const Event& e : h) {
+    out.push_back(e);
+    if (e.f == "acquire" && e.type == EventType::kOk) {  // read + write the counter
+      Event r = e;
+      r.key = "counter:0";
+      r.f = "read";
+      r.type = EventType::kInvoke;
+      r.value = nullptr;
+      r.time += Nanos(100);
+      out.push_back(r);
+      r.type = EventType::kOk;
+      r.time += Nanos(100);
+      r.value = value < 0 ? nlohmann::json() : nlohmann::json(value);
+      out.push_back(r);
+      Event w = r;
+      w.f = "write";
+      w.type = EventType::kInvoke;
+      w.time += Nanos(100);
+      w.value = value + 1;
+      out.push_back(w);
+      w.type = EventType::kOk;
+      w.time += Nanos(100);
+      out.push_back(w);
+      value = value + 1;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int64_t>(i);
+  return SortedByTime(std::move(out));
+}
+
+void BM_TypicalRun(benchmark::State& state) {
+  History h = TypicalRun();
+  LinVerdict lock = LinVerdict::kValid, reg = LinVerdict::kValid;
+  for (auto _ : state) {
+    lock = CheckLinearizability(h, Model::kOwnerMutex).verdict;
+    reg = CheckLinearizability(h, Model::kRegister).verdict;
+  }
+  state.counters["events"] = static_cast<double>(h.size());
+  state.counters["lock_valid"] = lock == LinVerdict::kValid;
+  state.counters["lock_invalid"] = lock == LinVerdict::kInvalid;
+  state.counters["register_valid"] = reg == LinVerdict::kValid;
+}
+BENCHMARK(BM_TypicalRun)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", Min);
+
+void RegisterPerFile() {
+  for (const auto& f : EtcdFiles()) {
+    benchmark::RegisterBenchmark(("BM_EtcdFile/" + f.name).c_str(), BM_EtcdFile, &f)
+        ->Unit(benchmark::kMillisecond)
+        ->ComputeStatistics("min", Min);
+  }
+}
+
+}  // namespace
+}  // namespace locklab::checker
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  locklab::checker::RegisterPerFile();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
