@@ -145,7 +145,7 @@ int RunBench(const Flags& fl) {
                                {"verdict", LinVerdictName(it->verdict)},
                                {"peak_search_bytes", it->peak}});
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << std::fixed << std::setprecision(3);
     std::cout << items.size() << " files, min of " << fl.repeat << " runs: total "
@@ -249,8 +249,8 @@ int RunCheckCommand(const std::vector<std::string>& args) {
         file_exit = Worse(file_exit, 1);
       }
       text += "  mutual exclusion: ";
-      if (me.contains("mutual_exclusion")) text += me["mutual_exclusion"].dump();
-      if (me.contains("resource")) text += ", resource: " + me["resource"].dump();
+      if (me.contains("mutual_exclusion")) text += me["mutual_exclusion"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (me.contains("resource")) text += ", resource: " + me["resource"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       text += "\n";
       fj["lock_checks"] = std::move(me);
     }
@@ -260,8 +260,8 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     else std::cout << text;
   }
   if (fl.json) {
-    if (all.size() == 1) std::cout << all[0].dump(2) << "\n";
-    else if (!all.empty()) std::cout << all.dump(2) << "\n";
+    if (all.size() == 1) std::cout << all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    else if (!all.empty()) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return bad_input ? 65 : worst;
 }

@@ -95,7 +95,11 @@ class EdnReader {
         size_t b = p_;
         while (p_ < t_.size() && !Delim(t_[p_])) ++p_;
         if (p_ == b && p_ < t_.size()) ++p_;
-        *out = std::string(t_.substr(b, p_ - b));
+        std::string ch(t_.substr(b, p_ - b));
+        for (char& c2 : ch) {
+          if (static_cast<unsigned char>(c2) >= 0x80) c2 = '?';
+        }
+        *out = std::move(ch);
         return Status::Ok();
       }
       case '#': {
@@ -158,7 +162,9 @@ class EdnReader {
       if (AtEnd() || t_[p_] == '}') return Err("map with an odd number of forms");
       s = Value(&v, depth + 1);
       if (!s.ok()) return s;
-      std::string key = k.is_string() ? k.get<std::string>() : k.dump();
+      std::string key = k.is_string()
+                            ? k.get<std::string>()
+                            : k.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       (*out)[key] = std::move(v);
     }
   }
@@ -308,8 +314,15 @@ bool EtcdScalar(std::string_view v, nlohmann::json* out) {
   int64_t n;
   if (v == "nil") *out = nullptr;
   else if (ParseInt(v, &n)) *out = n;
-  else if (v.size() > 1 && v[0] == ':') *out = std::string(v.substr(1));
-  else return false;
+  else if (v.size() > 1 && v[0] == ':') {
+    std::string k(v.substr(1));
+    for (char& ch : k) {
+      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';  // keep JSON dumps valid UTF-8
+    }
+    *out = std::move(k);
+  } else {
+    return false;
+  }
   return true;
 }
 

@@ -68,9 +68,14 @@ bool IsMutexModel(Model m) {
   return m == Model::kMutex || m == Model::kOwnerMutex || m == Model::kFencedMutex;
 }
 
+// dump() that never throws on strings that are not UTF-8 (other tools' histories).
+std::string Dump(const nlohmann::json& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string JsonText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  return Dump(v);
 }
 
 // ---- Sequential models ---------------------------------------------------------------------
@@ -161,14 +166,14 @@ int64_t RegisterValue(Interner* in, const nlohmann::json& v) {
     auto it = v.find("value");
     if (it != v.end()) return RegisterValue(in, *it);
   }
-  return in->Id(v.dump());
+  return in->Id(Dump(v));
 }
 
 std::string TokenOf(const nlohmann::json& v) {
   if (!v.is_object()) return "";
   auto it = v.find("token");
   if (it == v.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : Dump(*it);
 }
 
 struct Builder {

@@ -241,6 +241,22 @@ TEST(Formats, PorcupineEtcdLinesAndErrors) {
             "e.log:1: field 'process': expected a non-negative integer");
 }
 
+TEST(Formats, NonUtf8BytesNeverThrow) {  // fuzzer findings
+  History h;
+  std::string etcd = "INFO  jepsen.util - 2\t:invoke\t:write\t:\xff\xfeinfo\n"
+                     "INFO  jepsen.util - 2\t:ok\t:write\t:\xff\xfeinfo\n"
+                     "INFO  jepsen.util - 1\t:invoke\t:read\tnil\n"
+                     "INFO  jepsen.util - 1\t:ok\t:read\t:\xfe\xffinfo\n";
+  ASSERT_TRUE(ParsePorcupineEtcdHistory(etcd, "e.log", &h).ok());
+  LinearizabilityResult r = CheckLinearizability(h, Model::kCasRegister);
+  EXPECT_EQ(r.verdict, LinVerdict::kValid);  // both bytes become '?': the same keyword
+  EXPECT_NO_THROW(r.ToJson().dump());
+  std::string edn = "[{:process 0 :type :invoke :f :write :value {[\"\xff\"] \\\xc3}}\n"
+                    " {:process 0 :type :info :f :write :value nil}]";
+  ASSERT_TRUE(ParseEdnHistory(edn, "h.edn", &h).ok());
+  EXPECT_NO_THROW(CheckLinearizability(h, Model::kRegister).ToJson().dump());
+}
+
 TEST(Formats, Detection) {
   EXPECT_EQ(DetectHistoryFormat("a.edn", ""), HistoryFormat::kEdn);
   EXPECT_EQ(DetectHistoryFormat("a", "INFO  jepsen"), HistoryFormat::kPorcupineEtcd);
