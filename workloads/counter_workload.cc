@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "workloads/fenced_resource.h"
+
 namespace locklab::workloads {
 
 std::string LockKey(int i) { return "lock:" + std::to_string(i); }
@@ -66,7 +68,25 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     }
     SleepFor(o.hold);
     pause("before-write");
-    if (read_ok) {
+    if (read_ok && acq.lease.fence >= 0) {
+      // The lock issued a fencing token: write through the resource's atomic token check,
+      // whatever the algorithm (the workload does not need to know it).
+      long long next = value + 1;
+      const long long fence = acq.lease.fence;
+      nlohmann::json v = {{"value", next}, {"fence", fence}};
+      sink.Emit("invoke", "write", counter, v);
+      FencedWriteResult w = FencedWrite(resource, counter, next, fence);
+      if (w.outcome != locks::Outcome::kOk) {
+        sink.Emit(TypeOf(w.outcome), "write", counter, ErrorValue(w.error));
+      } else if (!w.error.empty()) {
+        sink.Emit("fail", "write", counter, ErrorValue(w.error));
+      } else if (w.accepted) {
+        sink.Emit("ok", "write", counter, v);
+      } else {
+        sink.Emit("fail", "write", counter,
+                  {{"error", "stale-fence"}, {"fence", fence}, {"newest", w.newest}});
+      }
+    } else if (read_ok) {
       long long next = value + 1;
       sink.Emit("invoke", "write", counter, next);
       locks::Reply w = resource.Command({"SET", counter, std::to_string(next)});
