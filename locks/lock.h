@@ -8,7 +8,9 @@
 // defaults (LockInfo lists them), never hidden constants.
 //
 // A Lock is used by one thread at a time, except that an algorithm may run its own renewal
-// thread internally (watchdog). Locks never know about faults: faults act from outside, the
+// thread internally (watchdog). Such a thread reports what it does through
+// LockConfig::on_event, so the callback must be thread-safe; it is never called after the
+// Lock's destructor returned (the destructor joins the thread). Locks never know about faults: faults act from outside, the
 // way production does; the only hook is PausePoint, through which the client process can
 // stop itself at a named point when the harness armed it.
 #pragma once
@@ -18,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -42,6 +46,12 @@ struct LockResult {
 // Called by algorithms at named points ("redlock-replies-in-flight"). May stop the process.
 using PausePoint = std::function<void(const char* point)>;
 
+// History events a lock emits on its own, outside Acquire/Release: a renewal thread's
+// `renew` invoke / ok / fail / info (DESIGN.md 3.2). type: invoke | ok | fail | info.
+// Must be thread-safe: it is called from the lock's renewal thread.
+using LockEventFn = std::function<void(const char* type, const char* f, const std::string& key,
+                                       const nlohmann::json& value)>;
+
 struct LockConfig {
   std::string algorithm;
   std::vector<Endpoint> nodes;     // lock servers; most algorithms use nodes[0]
@@ -51,6 +61,7 @@ struct LockConfig {
   Millis command_timeout{200};     // per-command (per-node for redlock) timeout
   std::map<std::string, std::string> knobs;  // algorithm-specific, validated by MakeLock
   PausePoint pause_point;          // may be empty
+  LockEventFn on_event;            // may be empty: renewals then go unrecorded
 };
 
 class Lock {

@@ -1,8 +1,12 @@
 // The lock registry: ids, descriptions and knobs (locklab list), and MakeLock.
 #include <algorithm>
 
+#include "locks/article_locks.h"
+#include "locks/fenced_lock.h"
 #include "locks/lock.h"
+#include "locks/redlock.h"
 #include "locks/single_node_locks.h"
+#include "locks/watchdog_lock.h"
 
 namespace locklab::locks {
 
@@ -20,6 +24,72 @@ const std::vector<LockInfo>& ListLocks() {
       {"set-nx-px-lua",
        "SET NX PX, Lua compare-and-delete release: the canonical single-instance lock",
        {}, 1},
+      {"watchdog",
+       "set-nx-px-lua plus a renewal thread in the client process (Redisson style): every "
+       "renew_period an owner-checked PEXPIRE; a renewal that fails or finds the key gone is a "
+       "`renew` fail/info event and stops renewing. Survives a long critical section, not a "
+       "process pause > TTL (the thread is frozen too)",
+       {{"renew_period_ms", "0", "time between renewals; 0 = TTL/3"},
+        {"renew_ttl_ms", "0", "the TTL each renewal sets (PEXPIRE); 0 = the lock TTL"}},
+       1},
+      {"redlock",
+       "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
+       "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "
+       "release is compare-and-delete on all nodes. Pause point redlock-replies-in-flight sits "
+       "between sending the SETs and reading the replies",
+       {{"node_timeout_ms", "0", "per-node command timeout; 0 = the common command timeout"},
+        {"drift_factor", "0.01", "clock drift allowance as a fraction of the TTL"},
+        {"drift_constant_ms", "2", "constant added to the drift allowance (the +2 ms term)"},
+        {"retry_count", "0", "attempts per acquire; 0 = keep trying until the acquire deadline"},
+        {"retry_jitter_ms", "20",
+         "random extra wait in [0, jitter] after retry_delay between attempts"},
+        {"mode", "parallel",
+         "parallel (send every SET, then read the replies) or sequential (one node at a time)"},
+        {"recheck_validity", "true",
+         "read the clock after the replies (true) or right after sending (false: a pause while "
+         "the replies are in flight is not counted and an expired lock is returned)"},
+        {"clock", "monotonic",
+         "clock for elapsed time: monotonic or wall (a stepped wall clock changes validity)"},
+        {"max_extensions", "0", "how many times Renew may extend a lease; 0 = no extension"}},
+       5},
+      {"fenced",
+       "set-nx-px-lua plus a fencing token from INCR fence:<key> on the lock node (one Lua "
+       "script with the SET); the workload's write becomes a Lua check-and-write on the resource "
+       "that rejects a token older than the newest accepted (fail stale-fence)",
+       {{"atomic_fence", "true",
+         "SET and INCR in one script (true) or as two commands (false: a client paused between "
+         "them can draw a newer token than the next holder)"}},
+       1},
+      {"article-redislockutil",
+       "as published in articles/004 (RedisLockUtil, listing lines 1-71): SET NX PX with a 5 ms "
+       "key lifetime (line 6), 100 ms polling (line 41), 1 s wait on the wall clock (lines 9, "
+       "25, 35-36), Lua compare-and-delete. Wrong: the key expires 5 ms after it is set, so "
+       "almost any critical section overlaps the next holder's; the lab --ttl is not used",
+       {{"expire_ms", "5", "EXPIRE_TIME, the key lifetime (PX)"},
+        {"poll_ms", "100", "Thread.sleep between attempts"},
+        {"timeout_ms", "1000", "TIME_OUT, how long lock() tries (the acquire deadline is ignored)"}},
+       1},
+      {"article-blocking",
+       "as published in articles/003 (blocking lock(), listing lines 69-81; unlock() 95-103): "
+       "SET NX PX in a loop that counts its timeout down by the sleep time only, then returns "
+       "normally: lock() is void, so after a timeout its caller runs the critical section "
+       "without the lock. Key lifetime = the lab --ttl (DEFAULT_EXPIRE_TIME is not shown)",
+       {{"sleep_ms", "100", "DEFAULT_SLEEP_TIME between attempts (value not shown in the article)"},
+        {"timeout_ms", "0", "lock()'s timeout argument; 0 = the time left to the acquire deadline"}},
+       1},
+      {"article-watchdog",
+       "as published in articles/001 (normalRedisLock lines 29-85, WatchDogThread 90-143): SET NX "
+       "EX 10 in a busy loop; a fixed-rate renewal (first after 1 s, then every 5 s) whose script "
+       "sets TTL to remaining TTL + 10 s (lines 102-104, so the TTL grows); on a renewal error "
+       "an unconditional EXPIRE 30 s of whoever holds the key (line 138); release is a DEL "
+       "without an owner check (line 80) and does not cancel the renewal. The lab --ttl is not used",
+       {{"lock_s", "10", "the acquire's EX seconds (line 43)"},
+        {"renew_add_s", "10", "seconds the renewal script adds to the remaining TTL (line 130)"},
+        {"initial_delay_ms", "1000", "first renewal after (line 53)"},
+        {"period_ms", "5000", "renewal period, fixed rate (line 53)"},
+        {"fallback_expire_s", "30", "the catch block's blind EXPIRE (line 138)"},
+        {"spin_ms", "0", "sleep between acquire attempts (the article's loop has none)"}},
+       1},
   };
   return kLocks;
 }
@@ -54,6 +124,36 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
   } else if (id == "set-nx-px-lua") {
     *out = std::make_unique<SingleNodeLock>(config, AcquireStyle::kSetNxPx,
                                             ReleaseStyle::kCompareAndDelete);
+  } else if (id == "watchdog") {
+    WatchdogOptions o;
+    Status s = ParseWatchdogOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<WatchdogLock>(config, o);
+  } else if (id == "redlock") {
+    RedlockOptions o;
+    Status s = ParseRedlockOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<RedlockLock>(config, o);
+  } else if (id == "fenced") {
+    FencedOptions o;
+    Status s = ParseFencedOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<FencedLock>(config, o);
+  } else if (id == "article-redislockutil") {
+    RedisLockUtilOptions o;
+    Status s = ParseRedisLockUtilOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<ArticleRedisLockUtilLock>(config, o);
+  } else if (id == "article-blocking") {
+    BlockingOptions o;
+    Status s = ParseBlockingOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<ArticleBlockingLock>(config, o);
+  } else if (id == "article-watchdog") {
+    ArticleWatchdogOptions o;
+    Status s = ParseArticleWatchdogOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<ArticleWatchdogLock>(config, o);
   } else {
     return Status::Usage("lock '" + id + "': listed but not built");
   }

@@ -1,0 +1,100 @@
+#include "locks/watchdog_lock.h"
+
+#include "locks/knobs.h"
+
+namespace locklab::locks {
+
+const char kOwnerCheckedPexpireScript[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "
+    "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+Status ParseWatchdogOptions(const LockConfig& config, WatchdogOptions* out) {
+  WatchdogOptions o;
+  KnobReader k(config.algorithm, config.knobs);
+  k.Duration("renew_period_ms", Millis(0), Millis(3600000), &o.renew_period);
+  k.Duration("renew_ttl_ms", Millis(0), Millis(3600000), &o.renew_ttl);
+  if (!k.status().ok()) return k.status();
+  if (o.renew_period.count() == 0) o.renew_period = std::max(Millis(1), config.ttl / 3);
+  if (o.renew_ttl.count() == 0) o.renew_ttl = config.ttl;
+  *out = o;
+  return Status::Ok();
+}
+
+namespace {
+
+// Interprets the owner-checked PEXPIRE reply.
+LockResult RenewResult(const Reply& r) {
+  LockResult out;
+  if (r.outcome != Outcome::kOk) {
+    out.outcome = r.outcome;
+    out.detail = r.transport_error;
+  } else if (r.is_error) {
+    out.outcome = Outcome::kFail;
+    out.detail = r.str;
+  } else if (r.is_integer && r.integer == 1) {
+    out.outcome = Outcome::kOk;
+  } else {
+    out.outcome = Outcome::kFail;
+    out.detail = "not-owner";  // the key expired or another client holds it now
+  }
+  return out;
+}
+
+}  // namespace
+
+WatchdogLock::WatchdogLock(const LockConfig& config, const WatchdogOptions& options)
+    : SingleNodeLock(config, AcquireStyle::kSetNxPx, ReleaseStyle::kCompareAndDelete),
+      options_(options),
+      renew_conn_(config.nodes.at(0), config.connect_timeout, config.command_timeout) {}
+
+WatchdogLock::~WatchdogLock() {
+  if (renewer_) renewer_->Stop();
+}
+
+LockResult WatchdogLock::Acquire(const std::string& key, Nanos deadline) {
+  if (renewer_) {
+    renewer_->Stop();
+    renewer_.reset();
+  }
+  LockResult r = SingleNodeLock::Acquire(key, deadline);
+  if (r.outcome != Outcome::kOk) return r;
+  Lease lease = r.lease;
+  renewer_ = std::make_unique<Renewer>(options_.renew_period, options_.renew_period,
+                                       RenewSchedule::kFixedDelay,
+                                       [this, lease] { return RenewAndRecord(renew_conn_, lease); });
+  return r;
+}
+
+LockResult WatchdogLock::Release(const Lease& lease) {
+  // Stop renewing before deleting: a renewal racing the delete could otherwise run after it
+  // (harmless here, since it is owner-checked, but it would be a confusing history event).
+  if (renewer_) {
+    renewer_->Stop();
+    renewer_.reset();
+  }
+  return SingleNodeLock::Release(lease);
+}
+
+LockResult WatchdogLock::Renew(const Lease& lease) {
+  LockResult r = RenewResult(conn_.Command({"EVAL", kOwnerCheckedPexpireScript, "1", lease.key,
+                                            lease.token,
+                                            std::to_string(options_.renew_ttl.count())}));
+  r.lease = lease;
+  return r;
+}
+
+bool WatchdogLock::RenewAndRecord(RedisConnection& conn, const Lease& lease) {
+  const auto& emit = config_.on_event;
+  nlohmann::json value = {{"token", lease.token}, {"ttl_ms", options_.renew_ttl.count()}};
+  if (emit) emit("invoke", "renew", lease.key, value);
+  LockResult r = RenewResult(conn.Command({"EVAL", kOwnerCheckedPexpireScript, "1", lease.key,
+                                           lease.token,
+                                           std::to_string(options_.renew_ttl.count())}));
+  if (emit) {
+    emit(OutcomeName(r.outcome), "renew", lease.key,
+         r.outcome == Outcome::kOk ? value : nlohmann::json{{"error", r.detail}});
+  }
+  return r.outcome == Outcome::kOk;
+}
+
+}  // namespace locklab::locks
