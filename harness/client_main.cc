@@ -129,6 +129,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
     raise(SIGSTOP);  // the harness sends SIGCONT when the pause is over
   };
+  // Renewal threads (watchdog) record their `renew` events here; FdEventSink is thread-safe
+  // and outlives the lock (declared before it).
+  config.on_event = [&sink](const char* type, const char* f, const std::string& key,
+                            const nlohmann::json& value) { sink.Emit(type, f, key, value); };
   std::unique_ptr<locks::Lock> lock;
   Status s = locks::MakeLock(config, &lock);
   if (!s.ok()) {
