@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
-#include <set>
+#include <map>
 #include <sstream>
 
 #include "base/random.h"
@@ -42,18 +43,25 @@ class ControlChannel {
       std::string line = pending_.substr(0, nl);
       pending_.erase(0, nl + 1);
       std::istringstream ls(line);
-      std::string cmd, arg;
-      ls >> cmd >> arg;
-      if (cmd == "arm") armed_.insert(arg);
+      std::string cmd, arg, action;
+      ls >> cmd >> arg >> action;
+      if (cmd == "arm") armed_[arg] = action.empty() ? "pause" : action;
       else if (cmd == "disarm") armed_.clear();
       else if (cmd == "stop") g_stop.store(true);
     }
   }
-  bool TakeArmed(const std::string& point) { return armed_.erase(point) > 0; }
+  // The action armed at `point` ("pause", "slow:MS"), consumed; empty when none.
+  std::string TakeArmed(const std::string& point) {
+    auto it = armed_.find(point);
+    if (it == armed_.end()) return "";
+    std::string action = it->second;
+    armed_.erase(it);
+    return action;
+  }
 
  private:
   std::string pending_;
-  std::set<std::string> armed_;
+  std::map<std::string, std::string> armed_;
 };
 
 Status ParseInt(const std::string& flag, const std::string& v, int64_t* out) {
@@ -125,7 +133,14 @@ int RunClientCommand(const std::vector<std::string>& args) {
   config.connect_timeout = Millis(timeout);
   config.pause_point = [&](const char* point) {
     control.Poll();
-    if (!control.TakeArmed(point)) return;
+    std::string action = control.TakeArmed(point);
+    if (action.empty()) return;
+    if (action.rfind("slow:", 0) == 0) {
+      // A slow critical section: the process keeps running (its threads too), just late.
+      sink.Control({{"ctl", "slowed"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
+      SleepFor(Millis(std::atoll(action.c_str() + 5)));
+      return;
+    }
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
     raise(SIGSTOP);  // the harness sends SIGCONT when the pause is over
   };

@@ -158,11 +158,12 @@ void LabNode::Kill() {
   pid_ = -1;
 }
 
-Status LabCluster::Start(int lock_nodes, bool detached) {
+Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args) {
   for (int i = 1; i <= lock_nodes; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
     o.detached = detached;
+    o.extra_args = node_args;
     auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
     Status s = node->Start();
     nodes_.push_back(std::move(node));

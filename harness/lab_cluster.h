@@ -86,8 +86,9 @@ class LabCluster {
   LabCluster(std::string dir, LabPaths paths) : dir_(std::move(dir)), paths_(std::move(paths)) {}
   ~LabCluster() { Stop(); }
 
-  // Starts `lock_nodes` nodes n1..nN plus the resource node.
-  Status Start(int lock_nodes, bool detached = false);
+  // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node.
+  Status Start(int lock_nodes, bool detached = false,
+               const std::vector<std::string>& node_args = {});
   void Stop();
 
   std::vector<std::unique_ptr<LabNode>>& nodes() { return nodes_; }

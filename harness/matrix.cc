@@ -91,14 +91,18 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
         if (Interrupted()) break;
         RunOptions o;
         o.lock = lock;
-        o.fault.id = fault;
+        if (fault != "none") {
+          faults::FaultOptions f;
+          f.id = fault;
+          f.duration = Millis(1200);
+          f.first_at = Millis(500);
+          f.interval = Millis(1000);
+          o.faults.push_back(f);
+        }
         o.name = lock + "--" + fault;
         o.out_dir = matrix_dir;
         o.duration = Millis(quick ? 5000 : 10000);
         o.ttl = Millis(500);
-        o.fault.pause = Millis(1200);
-        o.fault.first_at = Millis(500);
-        o.fault.interval = Millis(1000);
         o.hold = Millis(100);
         std::cerr << "locklab matrix: cell " << cell << "/" << cells << " " << o.name
                   << " trial " << (t + 1) << "/" << trials << "\n";

@@ -5,6 +5,8 @@
 
 #include <toml++/toml.h>
 
+#include "locks/lock.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -36,10 +38,40 @@ std::vector<int> ParseIntList(const std::string& s, bool* ok) {
 
 }  // namespace
 
+std::string FaultIds(const RunOptions& o) {
+  if (o.faults.empty()) return "none";
+  std::string out;
+  for (const auto& f : o.faults) out += (out.empty() ? "" : "+") + f.id;
+  return out;
+}
+
+namespace {
+
+// "1,3" or "n1,n3" -> {1,3}.
+bool ParseNodeList(const std::string& s, std::vector<int>* out) {
+  out->clear();
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty() && item[0] == 'n') item = item.substr(1);
+    int64_t v;
+    if (!ParseInt(item, &v) || v < 1 || v > 64) return false;
+    out->push_back(static_cast<int>(v));
+  }
+  return !out->empty();
+}
+
+}  // namespace
+
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
                      std::string* scenario_path) {
   scenario_path->clear();
   bool name_given = false;
+  bool fault_named = false;  // whether the last fault entry got its id from --fault
+  auto fault = [&]() -> faults::FaultOptions& {
+    if (o->faults.empty()) o->faults.emplace_back();
+    return o->faults.back();
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.empty() || a[0] != '-') {
@@ -57,9 +89,19 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
       }
       return Status::Ok();
     };
+    auto param = [&](const std::string& kv) -> Status {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return Status::Usage("run: flag " + a + ": '" + kv + "' is not NAME=VALUE");
+      fault().params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      return Status::Ok();
+    };
     Status s;
     if (a == "--lock") o->lock = v;
-    else if (a == "--fault") o->fault.id = v;
+    else if (a == "--fault") {
+      if (fault_named || o->faults.empty()) o->faults.emplace_back();
+      o->faults.back().id = v;
+      fault_named = true;
+    }
     else if (a == "--name") { o->name = v; name_given = true; }
     else if (a == "--out") o->out_dir = v;
     else if (a == "--duration") { if ((s = need_int(1, 86400)).ok()) o->duration = Millis(n * 1000); }
@@ -70,17 +112,25 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
     else if (a == "--ttl") { if ((s = need_int(1, 3600000)).ok()) o->ttl = Millis(n); }
     else if (a == "--hold") { if ((s = need_int(0, 3600000)).ok()) o->hold = Millis(n); }
     else if (a == "--think") { if ((s = need_int(0, 3600000)).ok()) o->think = Millis(n); }
-    else if (a == "--pause") { if ((s = need_int(1, 3600000)).ok()) o->fault.pause = Millis(n); }
-    else if (a == "--first-at") { if ((s = need_int(0, 3600000)).ok()) o->fault.first_at = Millis(n); }
-    else if (a == "--interval") { if ((s = need_int(0, 3600000)).ok()) o->fault.interval = Millis(n); }
     else if (a == "--seed") { if ((s = need_int(1, INT64_MAX)).ok()) o->seed = static_cast<uint64_t>(n); }
     else if (a == "--timeout") { if ((s = need_int(1, 60000)).ok()) o->command_timeout = Millis(n); }
-    else if (a == "--pause-mode") o->fault.mode = v;
-    else if (a == "--pause-point") o->fault.point = v;
+    else if (a == "--acquire-timeout") { if ((s = need_int(1, 3600000)).ok()) o->acquire_timeout = Millis(n); }
+    // Fault schedule flags apply to the most recent --fault.
+    else if (a == "--pause" || a == "--fault-duration") { if ((s = need_int(1, 3600000)).ok()) fault().duration = Millis(n); }
+    else if (a == "--first-at") { if ((s = need_int(0, 3600000)).ok()) fault().first_at = Millis(n); }
+    else if (a == "--interval") { if ((s = need_int(0, 3600000)).ok()) fault().interval = Millis(n); }
+    else if (a == "--windows") { if ((s = need_int(0, 100000)).ok()) fault().windows = static_cast<int>(n); }
+    else if (a == "--pause-mode") s = param("mode=" + v);
+    else if (a == "--pause-point") s = param("point=" + v);
+    else if (a == "--param") s = param(v);
     else if (a == "--targets") {
       bool ok;
-      o->fault.targets = ParseIntList(v, &ok);
+      fault().targets = ParseIntList(v, &ok);
       if (!ok) return Status::Usage("run: flag --targets: '" + v + "' is not a list of client numbers");
+    } else if (a == "--fault-nodes") {
+      if (!ParseNodeList(v, &fault().nodes)) {
+        return Status::Usage("run: flag --fault-nodes: '" + v + "' is not a list of nodes like n1,n3");
+      }
     } else if (a == "--knob") {
       auto eq = v.find('=');
       if (eq == std::string::npos || eq == 0) return Status::Usage("run: flag --knob: '" + v + "' is not NAME=VALUE");
@@ -90,7 +140,10 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
     }
     if (!s.ok()) return s;
   }
-  if (!name_given && o->name.empty()) o->name = o->lock + "--" + o->fault.id;
+  for (auto it = o->faults.begin(); it != o->faults.end();) {
+    it = it->id == "none" ? o->faults.erase(it) : it + 1;
+  }
+  if (!name_given && o->name.empty()) o->name = o->lock + "--" + FaultIds(*o);
   return Status::Ok();
 }
 
@@ -126,16 +179,22 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "hold_ms = " << o.hold.count() << "\n";
   t << "think_ms = " << o.think.count() << "\n";
   t << "acquire_timeout_ms = " << o.acquire_timeout.count() << "\n\n";
-  t << "[fault]\n";
-  t << "id = " << q(o.fault.id) << "\n";
-  t << "mode = " << q(o.fault.mode) << "\n";
-  t << "point = " << q(o.fault.point) << "\n";
-  t << "pause_ms = " << o.fault.pause.count() << "\n";
-  t << "first_at_ms = " << o.fault.first_at.count() << "\n";
-  t << "interval_ms = " << o.fault.interval.count() << "\n";
-  t << "targets = [";
-  for (size_t i = 0; i < o.fault.targets.size(); ++i) t << (i ? ", " : "") << o.fault.targets[i];
-  t << "]\n";
+  for (const auto& f : o.faults) {
+    t << "[[faults]]\n";
+    t << "id = " << q(f.id) << "\n";
+    t << "first_at_ms = " << f.first_at.count() << "\n";
+    t << "duration_ms = " << f.duration.count() << "\n";
+    t << "interval_ms = " << f.interval.count() << "\n";
+    t << "windows = " << f.windows << "\n";
+    t << "targets = [";
+    for (size_t i = 0; i < f.targets.size(); ++i) t << (i ? ", " : "") << f.targets[i];
+    t << "]\n";
+    t << "nodes = [";
+    for (size_t i = 0; i < f.nodes.size(); ++i) t << (i ? ", " : "") << f.nodes[i];
+    t << "]\n";
+    for (const auto& [k, v] : f.params) t << k << " = " << q(v) << "\n";
+    t << "\n";
+  }
   return t.str();
 }
 
@@ -242,6 +301,7 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
   top.Allow("lock");
   top.Allow("workload");
   top.Allow("fault");
+  top.Allow("faults");
   if (!(s = top.RejectUnknown()).ok()) return s;
 
   const toml::table* t = nullptr;
@@ -250,6 +310,10 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     TableReader r(path, *t, "lock.");
     int64_t nodes = o->nodes;
     if (!(s = r.Str("id", &o->lock)).ok()) return s;
+    if (t->get("id") && locks::FindLock(o->lock) == nullptr) {
+      return Status::BadInput(path + ":" + std::to_string(t->get("id")->source().begin.line) +
+                              ": field 'lock.id': unknown lock '" + o->lock + "'");
+    }
     if (!(s = r.Ms("ttl_ms", 1, 3600000, &o->ttl)).ok()) return s;
     if (!(s = r.Ms("retry_delay_ms", 0, 60000, &o->retry_delay)).ok()) return s;
     if (!(s = r.Ms("command_timeout_ms", 1, 60000, &o->command_timeout)).ok()) return s;
@@ -289,19 +353,49 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     o->clients = static_cast<int>(clients);
     o->keys = static_cast<int>(keys);
   }
-  if (!(s = SubTable(path, root, "fault", &t)).ok()) return s;
-  if (t) {
-    TableReader r(path, *t, "fault.");
-    if (!(s = r.Str("id", &o->fault.id)).ok()) return s;
-    if (!(s = r.Str("mode", &o->fault.mode)).ok()) return s;
-    if (!(s = r.Str("point", &o->fault.point)).ok()) return s;
-    if (!(s = r.Ms("pause_ms", 1, 3600000, &o->fault.pause)).ok()) return s;
-    if (!(s = r.Ms("first_at_ms", 0, 3600000, &o->fault.first_at)).ok()) return s;
-    if (!(s = r.Ms("interval_ms", 0, 3600000, &o->fault.interval)).ok()) return s;
-    if (!(s = r.IntList("targets", &o->fault.targets)).ok()) return s;
-    if (!(s = r.RejectUnknown()).ok()) return s;
+  // Faults: [[faults]] (any number) or a single [fault] table.
+  std::vector<const toml::table*> fault_tables;
+  if (const toml::node* n = root.get("faults")) {
+    if (!n->is_array_of_tables()) {
+      return Status::BadInput(path + ":" + std::to_string(n->source().begin.line) +
+                              ": field 'faults': expected [[faults]] tables");
+    }
+    for (const auto& e : *n->as_array()) fault_tables.push_back(e.as_table());
   }
-  if (o->name.empty()) o->name = o->lock + "--" + o->fault.id;
+  if (!(s = SubTable(path, root, "fault", &t)).ok()) return s;
+  if (t) fault_tables.push_back(t);
+  o->faults.clear();
+  for (size_t i = 0; i < fault_tables.size(); ++i) {
+    const toml::table& ft = *fault_tables[i];
+    std::string prefix = root.get("faults") && i < root.get("faults")->as_array()->size()
+                             ? "faults[" + std::to_string(i) + "]." : "fault.";
+    TableReader r(path, ft, prefix);
+    faults::FaultOptions f;
+    int64_t windows = 0;
+    if (!(s = r.Str("id", &f.id)).ok()) return s;
+    const faults::FaultInfo* info = faults::FindFault(f.id);
+    if (info == nullptr) {
+      const toml::node* idn = ft.get("id");
+      return Status::BadInput(path + ":" + std::to_string(idn ? idn->source().begin.line : ft.source().begin.line) +
+                              ": field '" + prefix + "id': unknown fault '" + f.id + "'");
+    }
+    if (!(s = r.Ms("first_at_ms", 0, 86400000, &f.first_at)).ok()) return s;
+    if (!(s = r.Ms("duration_ms", 1, 86400000, &f.duration)).ok()) return s;
+    if (!(s = r.Ms("pause_ms", 1, 86400000, &f.duration)).ok()) return s;  // alias
+    if (!(s = r.Ms("interval_ms", 0, 86400000, &f.interval)).ok()) return s;
+    if (!(s = r.Int("windows", 0, 100000, &windows)).ok()) return s;
+    if (!(s = r.IntList("targets", &f.targets)).ok()) return s;
+    if (!(s = r.IntList("nodes", &f.nodes)).ok()) return s;
+    f.windows = static_cast<int>(windows);
+    for (const auto& p : info->params) {
+      std::string v;
+      if (!(s = r.Str(p.name.c_str(), &v)).ok()) return s;
+      if (ft.get(p.name)) f.params[p.name] = v;
+    }
+    if (!(s = r.RejectUnknown()).ok()) return s;
+    if (f.id != "none") o->faults.push_back(f);
+  }
+  if (o->name.empty()) o->name = o->lock + "--" + FaultIds(*o);
   return Status::Ok();
 }
 

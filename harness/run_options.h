@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -30,8 +31,9 @@ struct RunOptions {
   Millis hold{50};
   Millis think{20};
   Millis acquire_timeout{2000};
-  // Fault.
-  faults::FaultOptions fault;
+  // Faults: each with its own schedule; several compose one trial (Kleppmann's Redlock
+  // schedule is a partition plus a clock jump). Empty means none.
+  std::vector<faults::FaultOptions> faults;
   // Liveness: a wait with nobody holding longer than this is "stuck"; 0: 2 x TTL + 1 s.
   Millis stuck_after{0};
   // Where runs go.
@@ -41,6 +43,9 @@ struct RunOptions {
 // Parses `locklab run` flags (the words after "run"). Errors name the flag.
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,
                      std::string* scenario_path);
+
+// "none", or the fault ids joined by "+".
+std::string FaultIds(const RunOptions& o);
 
 // TOML round trip. Errors name the file, line and field.
 std::string ScenarioToToml(const RunOptions& o);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "base/random.h"
 #include "checker/history.h"
@@ -42,6 +43,8 @@ void OnInterrupt(int) {
 struct ClientProc {
   int process = 0;
   pid_t pid = -1;
+  std::unique_ptr<ClockControlFile> clock;  // when clients run under libfaketime
+  std::set<std::string> holding;            // lock keys it holds, from its own events
   int to_child = -1;    // its stdin (control lines)
   int from_child = -1;  // its stdout (events)
   std::string buffer;
@@ -58,11 +61,21 @@ class Trial : public faults::LabControl {
 
   // faults::LabControl
   int client_count() const override { return static_cast<int>(clients_.size()); }
+  int node_count() const override { return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0; }
   bool ClientRunning(int p) const override { return Client(p) && Client(p)->running; }
   bool PauseClient(int p) override;
   bool ResumeClient(int p) override;
-  void ArmPausePoint(int p, const std::string& point) override;
-  void DisarmPausePoints(int p) override;
+  bool CrashClient(int p) override;
+  void ArmPoint(int p, const std::string& point, const std::string& action) override;
+  void DisarmPoints(int p) override;
+  std::vector<int> Holders() const override;
+  bool PauseNode(int n) override;
+  bool ResumeNode(int n) override;
+  void KillNode(int n) override;
+  Status RestartNode(int n) override;
+  Status SetNodeClock(int n, const std::string& offset) override;
+  Status SetClientClock(int p, const std::string& offset) override;
+  Status SetLink(int p, int node, const faults::LinkState& state) override;
   void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
               Nanos time) override;
   void Log(const std::string& line) override;
@@ -93,7 +106,18 @@ class Trial : public faults::LabControl {
   Nanos created_ = MonotonicNow();
   std::unique_ptr<LabCluster> cluster_;
   std::vector<ClientProc> clients_;
-  std::unique_ptr<faults::Fault> fault_;
+  LabNode* Node(int n) const {
+    if (!cluster_ || n < 1 || n > node_count()) return nullptr;
+    return cluster_->nodes()[n - 1].get();
+  }
+  static std::string LinkName(int p, int node) {
+    return "c" + std::to_string(p) + (node == 0 ? "-resource" : "-n" + std::to_string(node));
+  }
+  Nanos NextFaultWakeup() const;
+
+  LabPaths paths_;
+  faults::FaultProxy proxy_;
+  std::vector<std::unique_ptr<faults::Fault>> faults_;
   bool fault_started_ = false;
   bool interrupted_ = false;
   int unexpected_exits_ = 0;
@@ -144,17 +168,79 @@ bool Trial::ResumeClient(int p) {
   return kill(-c->pid, SIGCONT) == 0;
 }
 
-void Trial::ArmPausePoint(int p, const std::string& point) {
+bool Trial::CrashClient(int p) {
+  ClientProc* c = Client(p);
+  if (!c || c->pid <= 0) return false;
+  kill(-c->pid, SIGKILL);
+  c->running = false;
+  c->paused = false;
+  c->holding.clear();
+  return true;
+}
+
+void Trial::ArmPoint(int p, const std::string& point, const std::string& action) {
   ClientProc* c = Client(p);
   if (!c || c->to_child < 0) return;
-  std::string line = "arm " + point + "\n";
+  std::string line = "arm " + point + " " + action + "\n";
   (void)!write(c->to_child, line.data(), line.size());
 }
 
-void Trial::DisarmPausePoints(int p) {
+void Trial::DisarmPoints(int p) {
   ClientProc* c = Client(p);
   if (!c || c->to_child < 0) return;
   (void)!write(c->to_child, "disarm\n", 7);
+}
+
+std::vector<int> Trial::Holders() const {
+  std::vector<int> out;
+  for (const auto& c : clients_) {
+    if (c.running && !c.holding.empty()) out.push_back(c.process);
+  }
+  return out;
+}
+
+bool Trial::PauseNode(int n) {
+  LabNode* node = Node(n);
+  return node && node->pid() > 0 && kill(-node->pid(), SIGSTOP) == 0;
+}
+
+bool Trial::ResumeNode(int n) {
+  LabNode* node = Node(n);
+  return node && node->pid() > 0 && kill(-node->pid(), SIGCONT) == 0;
+}
+
+void Trial::KillNode(int n) {
+  if (LabNode* node = Node(n)) node->Kill();
+}
+
+Status Trial::RestartNode(int n) {
+  LabNode* node = Node(n);
+  if (!node) return Status::Usage("no node n" + std::to_string(n));
+  Status s = node->Restart();
+  if (s.ok()) Log("node " + node->name() + " restarted pid " + std::to_string(node->pid()));
+  return s;
+}
+
+Status Trial::SetNodeClock(int n, const std::string& offset) {
+  LabNode* node = Node(n);
+  if (!node) return Status::Usage("no node n" + std::to_string(n));
+  return node->clock().Set(offset);
+}
+
+Status Trial::SetClientClock(int p, const std::string& offset) {
+  ClientProc* c = Client(p);
+  if (!c || !c->clock) return Status::Usage("client " + std::to_string(p) + " has no clock control");
+  return c->clock->Set(offset);
+}
+
+Status Trial::SetLink(int p, int node, const faults::LinkState& state) {
+  return proxy_.SetLink(LinkName(p, node), state);
+}
+
+Nanos Trial::NextFaultWakeup() const {
+  Nanos next = Nanos::max();
+  for (const auto& f : faults_) next = std::min(next, f->NextWakeup());
+  return next;
 }
 
 Status Trial::Setup() {
@@ -175,7 +261,7 @@ Status Trial::Setup() {
   MakeDirs(run_dir_ + "/nodes");
   MakeDirs(run_dir_ + "/clients");
   Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
-      " fault " + o_.fault.id);
+      " faults " + FaultIds(o_));
 
   // Validate the lock config before starting anything (unknown knobs, bad values).
   locks::LockConfig probe;
@@ -187,14 +273,21 @@ Status Trial::Setup() {
   s = locks::MakeLock(probe, &unused);
   if (!s.ok()) return s;
   Rng rng(o_.seed);
-  s = faults::MakeFault(o_.fault, rng.Fork(), &fault_);
-  if (!s.ok()) return s;
+  std::vector<std::string> node_args;
+  for (const auto& fo : o_.faults) {
+    std::unique_ptr<faults::Fault> f;
+    s = faults::MakeFault(fo, rng.Fork(), &f);
+    if (!s.ok()) return s;
+    for (const auto& a : f->NodeArgs()) node_args.push_back(a);
+    faults_.push_back(std::move(f));
+  }
 
-  LabPaths paths;
-  s = LabPaths::Discover(&paths);
+  s = LabPaths::Discover(&paths_);
   if (!s.ok()) return s;
-  cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths);
-  s = cluster_->Start(o_.nodes);
+  cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
+  s = cluster_->Start(o_.nodes, false, node_args);
+  if (!s.ok()) return s;
+  s = proxy_.Start();
   if (!s.ok()) return s;
   for (auto& n : cluster_->nodes()) {
     Log("node " + n->name() + " on " + n->endpoint().ToString() + " pid " + std::to_string(n->pid()));
@@ -221,10 +314,20 @@ Status Trial::StartClients() {
                "--think", std::to_string(o_.think.count()),
                "--acquire-timeout", std::to_string(o_.acquire_timeout.count()),
                "--seed", std::to_string(rng.Fork() | 1),
-               "--resource", cluster_->resource().endpoint().ToString()};
-    for (const auto& e : cluster_->lock_endpoints()) {
-      so.argv.push_back("--node");
-      so.argv.push_back(e.ToString());
+               "--resource", ""};
+    // Every connection goes through its own fault proxy link (DESIGN.md 2).
+    for (int n = 0; n <= node_count(); ++n) {
+      locks::Endpoint e = n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
+      int port = 0;
+      Status ls = proxy_.AddLink(LinkName(p, n), {e.host, e.port}, &port);
+      if (!ls.ok()) return ls;
+      std::string via = "127.0.0.1:" + std::to_string(port);
+      if (n == 0) {
+        so.argv[so.argv.size() - 1] = via;
+      } else {
+        so.argv.push_back("--node");
+        so.argv.push_back(via);
+      }
     }
     for (const auto& [k, v] : o_.knobs) {
       so.argv.push_back("--knob");
@@ -234,6 +337,21 @@ Status Trial::StartClients() {
     so.stdout_fd = out_pipe[1];
     so.log_path = run_dir_ + "/clients/" + std::to_string(p) + ".log";
     so.unset_env = {"LD_PRELOAD"};
+    std::unique_ptr<ClockControlFile> clock;
+    bool needs_clock = false;
+    for (const auto& f : faults_) needs_clock = needs_clock || f->NeedsClientClock();
+    if (needs_clock) {
+      // The client's wall clock (what the lock measures) is faked; history timestamps use
+      // the raw monotonic syscall and stay true.
+      clock = std::make_unique<ClockControlFile>(run_dir_ + "/clients/" + std::to_string(p) + ".clock");
+      Status cs = clock->Set("+0");
+      if (!cs.ok()) return cs;
+      so.unset_env.clear();
+      so.env["LD_PRELOAD"] = paths_.libfaketime;
+      so.env["FAKETIME_TIMESTAMP_FILE"] = clock->path();
+      so.env["FAKETIME_NO_CACHE"] = "1";
+      so.env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1";
+    }
     pid_t pid;
     Status s = Spawn(so, &pid);
     close(in_pipe[0]);
@@ -246,6 +364,7 @@ Status Trial::StartClients() {
     ClientProc c;
     c.process = p;
     c.pid = pid;
+    c.clock = std::move(clock);
     c.to_child = in_pipe[1];
     c.from_child = out_pipe[0];
     c.running = true;
@@ -260,14 +379,32 @@ void Trial::HandleLine(ClientProc& c, const std::string& line) {
   if (line.rfind("{\"ctl\"", 0) == 0) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) return;
-    if (j.value("ctl", "") == "paused") {
-      c.paused = true;
+    std::string ctl = j.value("ctl", "");
+    if (ctl == "paused" || ctl == "slowed") {
+      c.paused = ctl == "paused";
       std::string point = j.value("point", "");
       Nanos t(j.value("time_ns", MonotonicNow().count()));
-      if (fault_ && fault_started_) fault_->OnPausePoint(*this, c.process, point, t);
-      else ResumeClient(c.process);
+      bool handled = false;
+      if (fault_started_) {
+        for (auto& f : faults_) {
+          if (f->OnPausePoint(*this, c.process, point, t)) {
+            handled = true;
+            break;
+          }
+        }
+      }
+      if (!handled && c.paused) ResumeClient(c.process);
     }
     return;
+  }
+  // Track what each client holds (for faults that target holders).
+  if (line.find("\"acquire\"") != std::string::npos || line.find("\"release\"") != std::string::npos) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) {
+      std::string type = j.value("type", ""), f = j.value("f", ""), key = j.value("key", "");
+      if (f == "acquire" && type == "ok") c.holding.insert(key);
+      else if ((f == "release" || f == "acquire") && type == "invoke") c.holding.erase(key);
+    }
   }
   WriteEvent(line);
 }
@@ -281,7 +418,11 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       return;
     }
     if (now >= end) return;
-    if (!stopping && fault_ && now >= fault_->NextWakeup()) fault_->Tick(*this, now);
+    if (!stopping && fault_started_) {
+      for (auto& f : faults_) {
+        if (now >= f->NextWakeup()) f->Tick(*this, now);
+      }
+    }
     std::vector<pollfd> fds;
     std::vector<ClientProc*> owners;
     fds.push_back({g_signal_pipe[0], POLLIN, 0});
@@ -294,7 +435,7 @@ void Trial::EventLoop(Nanos end, bool stopping) {
     }
     if (stopping && fds.size() == 1) return;  // every client is gone
     Nanos wake = end;
-    if (!stopping && fault_) wake = std::min(wake, fault_->NextWakeup());
+    if (!stopping && fault_started_) wake = std::min(wake, NextFaultWakeup());
     int timeout_ms = static_cast<int>(std::max<int64_t>(
         0, std::min<int64_t>(200, (wake - now).count() / 1000000 + 1)));
     int n = poll(fds.data(), fds.size(), timeout_ms);
@@ -321,8 +462,9 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       if (got == 0) {  // EOF: the client exited
         close(c.from_child);
         c.from_child = -1;
+        bool crashed_by_fault = !c.running;
         c.running = false;
-        if (!stopping) {
+        if (!stopping && !crashed_by_fault) {
           ++unexpected_exits_;
           Progress("client " + std::to_string(c.process) + " exited during the run (see clients/" +
                    std::to_string(c.process) + ".log)");
@@ -395,8 +537,8 @@ void Trial::FinalReads() {
 }
 
 void Trial::Teardown() {
-  if (fault_ && fault_started_) {
-    fault_->Teardown(*this, MonotonicNow());
+  if (fault_started_) {
+    for (auto& f : faults_) f->Teardown(*this, MonotonicNow());
     fault_started_ = false;
   }
   for (auto& c : clients_) {
@@ -406,6 +548,7 @@ void Trial::Teardown() {
     if (c.from_child >= 0) close(c.from_child);
     c.to_child = c.from_child = -1;
   }
+  proxy_.Stop();
   if (cluster_) cluster_->Stop();
   if (history_) fclose(history_);
   history_ = nullptr;
@@ -416,7 +559,7 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
   r["scenario"] = o_.name;
   r["algorithm"] = o_.lock;
   r["faults"] = nlohmann::ordered_json::array();
-  if (o_.fault.id != "none") r["faults"].push_back(o_.fault.id);
+  for (const auto& f : o_.faults) r["faults"].push_back(f.id);
   r["seed"] = o_.seed;
   r["verdict"] = "unknown";
   checker::History h;
@@ -467,7 +610,7 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
   r["duration_ms"] = static_cast<int64_t>(seconds * 1000);
   r["config"] = {{"clients", o_.clients}, {"keys", o_.keys}, {"ttl_ms", o_.ttl.count()},
                  {"hold_ms", o_.hold.count()}, {"nodes", o_.nodes},
-                 {"pause_ms", o_.fault.pause.count()}};
+                 {"command_timeout_ms", o_.command_timeout.count()}};
   r["checks"] = checks;
   return r;
 }
@@ -481,7 +624,9 @@ TrialResult Trial::Run() {
   if (s.ok()) s = StartClients();
   if (s.ok()) {
     start_ = MonotonicNow();
-    s = fault_->Setup(*this, start_);
+    for (auto& f : faults_) {
+      if (s.ok()) s = f->Setup(*this, start_);
+    }
     fault_started_ = s.ok();
   }
   if (s.ok()) {
@@ -489,7 +634,7 @@ TrialResult Trial::Run() {
              " s with " + std::to_string(o_.clients) + " clients (seed " + std::to_string(o_.seed) + ")");
     EventLoop(start_ + o_.duration, false);
     if (interrupted_) Progress("interrupted: healing faults and stopping clients");
-    fault_->Teardown(*this, MonotonicNow());
+    for (auto& f : faults_) f->Teardown(*this, MonotonicNow());
     fault_started_ = false;
     StopClients();
     FinalReads();

@@ -1,0 +1,106 @@
+#include "faults/clock_faults.h"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+namespace locklab::faults {
+
+bool IsClockOffset(const std::string& s) {
+  static const std::regex re("^[+-][0-9]+(\\.[0-9]+)?[smhd]?$");
+  return std::regex_match(s, re);
+}
+
+namespace {
+
+Status CheckOffset(const char* fault, const std::string& value) {
+  if (IsClockOffset(value)) return Status::Ok();
+  return Status::Usage(std::string("fault ") + fault + ": param 'offset': '" + value +
+                       "': expected a signed offset like +20s, -30s or +1.5");
+}
+
+std::string Seconds(double s) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%+.3f", s);
+  return buf;
+}
+
+}  // namespace
+
+Status ClockJumpFault::Validate(LabControl&) {
+  std::string revert = o_.Param("revert", "true");
+  if (revert != "true" && revert != "false") {
+    return Status::Usage("fault clock-jump: param 'revert': '" + revert + "': expected true or false");
+  }
+  return CheckOffset("clock-jump", o_.Param("offset", "+20s"));
+}
+
+nlohmann::json ClockJumpFault::Open(LabControl& lab, Nanos, int) {
+  std::string offset = o_.Param("offset", "+20s");
+  std::vector<int> nodes = NodesOr(1);
+  for (int n : nodes) {
+    Status s = lab.SetNodeClock(n, offset);
+    if (!s.ok()) lab.Log("clock-jump: " + s.message());
+  }
+  lab.Log("clock-jump: node clocks stepped " + offset);
+  return {{"nodes", nodes}, {"offset", offset}};
+}
+
+void ClockJumpFault::Close(LabControl& lab, Nanos) {
+  if (o_.Param("revert", "true") != "true") return;
+  for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
+}
+
+Status ClockDriftFault::Validate(LabControl&) {
+  std::string r = o_.Param("rate", "2.0");
+  char* end = nullptr;
+  rate_ = std::strtod(r.c_str(), &end);
+  if (end == r.c_str() || *end != '\0' || !(rate_ >= 0.0) || rate_ > 100.0) {
+    return Status::Usage("fault clock-drift: param 'rate': '" + r + "': expected a number in [0, 100]");
+  }
+  return Status::Ok();
+}
+
+nlohmann::json ClockDriftFault::Open(LabControl& lab, Nanos time, int) {
+  next_step_ = time + Millis(50);
+  lab.Log("clock-drift: node clocks run at " + o_.Param("rate", "2.0") + "x");
+  return {{"nodes", NodesOr(1)}, {"rate", rate_}};
+}
+
+void ClockDriftFault::WhileOpen(LabControl& lab, Nanos now) {
+  if (now < next_step_) return;
+  double elapsed = ToMillis(now - opened_at_) / 1000.0;
+  for (int n : NodesOr(1)) lab.SetNodeClock(n, Seconds((rate_ - 1.0) * elapsed));
+  next_step_ = now + Millis(50);
+}
+
+void ClockDriftFault::Close(LabControl& lab, Nanos) {
+  for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
+}
+
+Status ClientClockFault::Validate(LabControl&) {
+  return CheckOffset("client-clock", o_.Param("offset", "-30s"));
+}
+
+nlohmann::json ClientClockFault::Open(LabControl& lab, Nanos, int) {
+  std::string offset = o_.Param("offset", "-30s");
+  stepped_ = o_.targets;
+  if (stepped_.empty()) {
+    int p = PickClient(lab);
+    if (p == 0) return nullptr;
+    stepped_ = {p};
+  }
+  for (int p : stepped_) {
+    Status s = lab.SetClientClock(p, offset);
+    if (!s.ok()) lab.Log("client-clock: " + s.message());
+  }
+  lab.Log("client-clock: client clocks stepped " + offset);
+  return {{"targets", stepped_}, {"offset", offset}};
+}
+
+void ClientClockFault::Close(LabControl& lab, Nanos) {
+  for (int p : stepped_) lab.SetClientClock(p, "+0");
+  stepped_.clear();
+}
+
+}  // namespace locklab::faults

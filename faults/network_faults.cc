@@ -1,0 +1,158 @@
+#include "faults/network_faults.h"
+
+namespace locklab::faults {
+namespace {
+
+std::vector<int> AllNodes(LabControl& lab) {
+  std::vector<int> v;
+  for (int n = 1; n <= lab.node_count(); ++n) v.push_back(n);
+  return v;
+}
+
+nlohmann::json LinksJson(const std::vector<std::pair<int, int>>& links) {
+  nlohmann::json out = nlohmann::json::array();
+  for (auto [c, n] : links) out.push_back({c, n == 0 ? std::string("resource") : "n" + std::to_string(n)});
+  return out;
+}
+
+}  // namespace
+
+Status PartitionFault::Validate(LabControl&) {
+  std::string shape = o_.Param("shape", "isolate-clients");
+  if (shape != "isolate-clients" && shape != "isolate-node" && shape != "majorities-ring") {
+    return Status::Usage("fault partition: param 'shape': '" + shape +
+                         "': expected isolate-clients, isolate-node or majorities-ring");
+  }
+  std::string mode = o_.Param("mode", "hold");
+  if (mode != "hold" && mode != "reset") {
+    return Status::Usage("fault partition: param 'mode': '" + mode + "': expected hold or reset");
+  }
+  std::string dir = o_.Param("direction", "both");
+  if (dir != "both" && dir != "up" && dir != "down") {
+    return Status::Usage("fault partition: param 'direction': '" + dir + "': expected both, up or down");
+  }
+  std::string res = o_.Param("resource", "false");
+  if (res != "true" && res != "false") {
+    return Status::Usage("fault partition: param 'resource': '" + res + "': expected true or false");
+  }
+  return Status::Ok();
+}
+
+LinkState PartitionFault::CutState() const {
+  LinkState s;
+  if (o_.Param("mode", "hold") == "reset") {
+    s.reset = true;
+    return s;
+  }
+  std::string dir = o_.Param("direction", "both");
+  if (dir != "down") s.up = Direction::kHold;
+  if (dir != "up") s.down = Direction::kHold;
+  return s;
+}
+
+nlohmann::json PartitionFault::Open(LabControl& lab, Nanos, int) {
+  std::string shape = o_.Param("shape", "isolate-clients");
+  cut_.clear();
+  if (shape == "isolate-clients") {
+    std::vector<int> clients = o_.targets;
+    if (clients.empty()) {
+      int p = PickClient(lab);
+      if (p == 0) return nullptr;
+      clients = {p};
+    }
+    std::vector<int> nodes = o_.nodes.empty() ? AllNodes(lab) : o_.nodes;
+    if (o_.Param("resource", "false") == "true") nodes.push_back(0);
+    for (int c : clients) {
+      for (int n : nodes) cut_.push_back({c, n});
+    }
+  } else if (shape == "isolate-node") {
+    for (int n : NodesOr(1)) {
+      for (int c = 1; c <= lab.client_count(); ++c) cut_.push_back({c, n});
+    }
+  } else {
+    int nn = lab.node_count();
+    for (int c = 1; c <= lab.client_count(); ++c) {
+      for (int n = 1; n <= nn; ++n) {
+        int d = ((n - 1) - (c - 1) % nn + nn) % nn;  // distance from the client's first node
+        if (d > nn / 2) cut_.push_back({c, n});
+      }
+    }
+  }
+  LinkState st = CutState();
+  for (auto [c, n] : cut_) lab.SetLink(c, n, st);
+  lab.Log("partition (" + shape + "): " + std::to_string(cut_.size()) + " links " + st.ToString());
+  return {{"shape", shape}, {"links", LinksJson(cut_)}, {"state", st.ToString()}};
+}
+
+void PartitionFault::Close(LabControl& lab, Nanos) {
+  for (auto [c, n] : cut_) lab.SetLink(c, n, LinkState::Pass());
+  cut_.clear();
+}
+
+nlohmann::json ReplyLossFault::Open(LabControl& lab, Nanos, int) {
+  std::vector<int> clients = o_.targets;
+  if (clients.empty()) {
+    int p = PickClient(lab);
+    if (p == 0) return nullptr;
+    clients = {p};
+  }
+  std::vector<int> nodes = o_.nodes.empty() ? AllNodes(lab) : o_.nodes;
+  cut_.clear();
+  LinkState st;
+  st.down = Direction::kDiscard;
+  for (int c : clients) {
+    for (int n : nodes) {
+      cut_.push_back({c, n});
+      lab.SetLink(c, n, st);
+    }
+  }
+  lab.Log("reply-loss: replies dropped on " + std::to_string(cut_.size()) + " links");
+  return {{"links", LinksJson(cut_)}};
+}
+
+void ReplyLossFault::Close(LabControl& lab, Nanos) {
+  for (auto [c, n] : cut_) lab.SetLink(c, n, LinkState::Pass());
+  cut_.clear();
+}
+
+Status DelayFault::Validate(LabControl&) {
+  std::string d = o_.Param("delay_ms", std::to_string(o_.duration.count()));
+  try {
+    size_t used = 0;
+    long long v = std::stoll(d, &used);
+    if (used != d.size() || v < 1 || v > 3600000) throw 1;
+    delay_ = Millis(v);
+  } catch (...) {
+    return Status::Usage("fault delay: param 'delay_ms': '" + d + "': expected 1..3600000");
+  }
+  if (o_.duration < delay_) o_.duration = delay_;  // the window covers the delivery
+  return Status::Ok();
+}
+
+nlohmann::json DelayFault::Open(LabControl& lab, Nanos time, int process) {
+  LinkState st;
+  st.up = Direction::kDelay;
+  st.delay = delay_;
+  lab.SetLink(process, 0, st);
+  lab.ResumeClient(process);  // it stopped itself at before-write; now it sends the write
+  client_ = process;
+  restored_ = false;
+  restore_at_ = time + Millis(50);
+  lab.Log("delay: client " + std::to_string(process) + "'s write to the resource held " +
+          std::to_string(delay_.count()) + " ms");
+  return {{"targets", {process}}, {"delay_ms", delay_.count()}};
+}
+
+void DelayFault::WhileOpen(LabControl& lab, Nanos now) {
+  if (!restored_ && now >= restore_at_) {
+    lab.SetLink(client_, 0, LinkState::Pass());  // the write already queued keeps its time
+    restored_ = true;
+  }
+}
+
+void DelayFault::Close(LabControl& lab, Nanos) {
+  if (!restored_) lab.SetLink(client_, 0, LinkState::Pass());
+  restored_ = true;
+}
+
+}  // namespace locklab::faults

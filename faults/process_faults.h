@@ -1,0 +1,81 @@
+// Faults on processes: client-pause, slow-cs, client-crash (clients), server-pause and
+// restart (lock nodes). See ListFaults() for their parameters and defaults.
+#pragma once
+
+#include "faults/windowed_fault.h"
+
+namespace locklab::faults {
+
+// A stop-the-world pause (SIGSTOP/SIGCONT of the whole client process group): targeted at a
+// pause point (the client stops itself there) or at random times.
+class ClientPauseFault : public WindowedFault {
+ public:
+  using WindowedFault::WindowedFault;
+  const char* id() const override { return "client-pause"; }
+
+ protected:
+  Status Validate(LabControl& lab) override;
+  std::string ArmedPoint() const override;
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl& lab, Nanos time) override;
+
+ private:
+  int paused_ = 0;
+};
+
+// A slow critical section: the client stays in it `duration` longer, fully running (its
+// renewal thread too). Unlike a pause, the process is healthy: only slow.
+class SlowCsFault : public WindowedFault {
+ public:
+  using WindowedFault::WindowedFault;
+  const char* id() const override { return "slow-cs"; }
+
+ protected:
+  Status Validate(LabControl& lab) override;
+  std::string ArmedPoint() const override { return o_.Param("point", "after-acquire"); }
+  std::string ArmedAction() const override {
+    return "slow:" + std::to_string(o_.duration.count());
+  }
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl&, Nanos) override {}
+};
+
+// SIGKILL of a client that just acquired (armed at after-acquire): the liveness case.
+class ClientCrashFault : public WindowedFault {
+ public:
+  ClientCrashFault(FaultOptions o, uint64_t seed);
+  const char* id() const override { return "client-crash"; }
+
+ protected:
+  std::string ArmedPoint() const override { return o_.Param("point", "after-acquire"); }
+  Status Validate(LabControl& lab) override;
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl&, Nanos) override {}
+};
+
+// SIGSTOP/SIGCONT of lock nodes (default n1).
+class ServerPauseFault : public WindowedFault {
+ public:
+  using WindowedFault::WindowedFault;
+  const char* id() const override { return "server-pause"; }
+
+ protected:
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl& lab, Nanos time) override;
+};
+
+// kill -9 of lock nodes, restarted when the window closes (`duration` is the downtime).
+// restart = no-persistence (comes back empty) | aof-always (appendfsync always: keeps keys).
+class RestartFault : public WindowedFault {
+ public:
+  using WindowedFault::WindowedFault;
+  const char* id() const override { return "restart"; }
+  std::vector<std::string> NodeArgs() const override;
+
+ protected:
+  Status Validate(LabControl& lab) override;
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl& lab, Nanos time) override;
+};
+
+}  // namespace locklab::faults

@@ -1,0 +1,94 @@
+// The fault registry: ids, descriptions and parameters (locklab list), and MakeFault.
+#include "faults/clock_faults.h"
+#include "faults/network_faults.h"
+#include "faults/process_faults.h"
+
+namespace locklab::faults {
+namespace {
+
+class NoFault : public Fault {
+ public:
+  const char* id() const override { return "none"; }
+  Status Setup(LabControl&, Nanos) override { return Status::Ok(); }
+  void Tick(LabControl&, Nanos) override {}
+  bool OnPausePoint(LabControl&, int, const std::string&, Nanos) override { return false; }
+  void Teardown(LabControl&, Nanos) override {}
+  Nanos NextWakeup() const override { return Nanos::max(); }
+};
+
+}  // namespace
+
+bool IsPausePoint(const std::string& point) {
+  return point == "after-acquire" || point == "before-write" ||
+         point == "redlock-replies-in-flight";
+}
+
+const std::vector<FaultInfo>& ListFaults() {
+  static const std::vector<FaultInfo> kFaults = {
+      {"none", "no fault: the baseline every lock must pass", {}},
+      {"client-pause",
+       "stop-the-world pause (SIGSTOP/SIGCONT) of a whole client process, renewal thread "
+       "included; targeted at a pause point or at random times",
+       {{"mode", "targeted", "targeted (the client stops itself at `point`) or random"},
+        {"point", "after-acquire", "after-acquire, before-write or redlock-replies-in-flight"}}},
+      {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
+       {{"point", "after-acquire", "after-acquire or before-write"}}},
+      {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
+       {{"point", "after-acquire", "where the client is when it dies"}}},
+      {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}},
+      {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
+       {{"restart", "no-persistence", "no-persistence (comes back empty) or aof-always"}}},
+      {"clock-jump", "the wall clock of lock nodes stepped through libfaketime while serving",
+       {{"offset", "+20s", "signed offset: +20s, -30s, +1.5"},
+        {"revert", "true", "step back to +0 when the window closes"}}},
+      {"clock-drift", "the wall clock of lock nodes runs at another rate",
+       {{"rate", "2.0", "clock speed relative to real time"}}},
+      {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
+       {{"offset", "-30s", "signed offset"}}},
+      {"partition", "cuts (client, node) links in the fault proxy",
+       {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
+        {"mode", "hold", "hold (black hole) or reset (RST)"},
+        {"direction", "both", "both, up (requests) or down (replies)"},
+        {"resource", "false", "cut the target clients from the resource node too"}}},
+      {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown", {}},
+      {"delay", "a client's write to the resource is held and delivered late",
+       {{"delay_ms", "(duration)", "how long the write is held"}}},
+  };
+  return kFaults;
+}
+
+const FaultInfo* FindFault(const std::string& id) {
+  for (const auto& f : ListFaults()) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* out) {
+  const FaultInfo* info = FindFault(o.id);
+  if (info == nullptr) {
+    return Status::Usage("fault '" + o.id + "': unknown fault id (see `locklab list`)");
+  }
+  for (const auto& [k, v] : o.params) {
+    bool known = false;
+    for (const auto& p : info->params) known = known || p.name == k;
+    if (!known) return Status::Usage("fault " + o.id + ": unknown param '" + k + "'");
+  }
+  const std::string& id = o.id;
+  if (id == "none") *out = std::make_unique<NoFault>();
+  else if (id == "client-pause") *out = std::make_unique<ClientPauseFault>(o, seed);
+  else if (id == "slow-cs") *out = std::make_unique<SlowCsFault>(o, seed);
+  else if (id == "client-crash") *out = std::make_unique<ClientCrashFault>(o, seed);
+  else if (id == "server-pause") *out = std::make_unique<ServerPauseFault>(o, seed);
+  else if (id == "restart") *out = std::make_unique<RestartFault>(o, seed);
+  else if (id == "clock-jump") *out = std::make_unique<ClockJumpFault>(o, seed);
+  else if (id == "clock-drift") *out = std::make_unique<ClockDriftFault>(o, seed);
+  else if (id == "client-clock") *out = std::make_unique<ClientClockFault>(o, seed);
+  else if (id == "partition") *out = std::make_unique<PartitionFault>(o, seed);
+  else if (id == "reply-loss") *out = std::make_unique<ReplyLossFault>(o, seed);
+  else if (id == "delay") *out = std::make_unique<DelayFault>(o, seed);
+  else return Status::Usage("fault '" + id + "': listed but not built");
+  return Status::Ok();
+}
+
+}  // namespace locklab::faults

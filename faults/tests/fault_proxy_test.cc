@@ -1,0 +1,114 @@
+// The fault proxy observed from outside, against a real lab node: each link state does what
+// it says to real Redis commands, per link.
+#include "faults/fault_proxy.h"
+
+#include "locks/lock.h"
+#include "tests/lab_fixture.h"
+
+namespace locklab::faults {
+namespace {
+
+using locks::Endpoint;
+using locks::Outcome;
+using locks::RedisConnection;
+using locks::Reply;
+
+class FaultProxyTest : public testing::LabNodeTest {
+ protected:
+  void SetUp() override {
+    LabNodeTest::SetUp();
+    node_ = &StartNode();
+    ASSERT_TRUE(proxy_.Start().ok());
+    ASSERT_TRUE(proxy_.AddLink("c1", {"127.0.0.1", node_->port()}, &port1_).ok());
+    ASSERT_TRUE(proxy_.AddLink("c2", {"127.0.0.1", node_->port()}, &port2_).ok());
+  }
+  void TearDown() override {
+    proxy_.Stop();
+    LabNodeTest::TearDown();
+  }
+  Reply Direct(std::vector<std::string> argv) {
+    RedisConnection c(node_->endpoint(), Millis(500), Millis(500));
+    return c.Command(argv);
+  }
+  harness::LabNode* node_ = nullptr;
+  FaultProxy proxy_;
+  int port1_ = 0, port2_ = 0;
+};
+
+TEST_F(FaultProxyTest, PassRelaysCommands) {
+  RedisConnection c({"127.0.0.1", port1_}, Millis(200), Millis(200));
+  EXPECT_EQ(c.Command({"SET", "k", "v"}).str, "OK");
+  EXPECT_EQ(c.Command({"GET", "k"}).str, "v");
+  EXPECT_GT(proxy_.BytesRelayed(), 0u);
+}
+
+TEST_F(FaultProxyTest, HeldLinkTimesOutWhileAnotherClientsLinkWorks) {
+  RedisConnection c1({"127.0.0.1", port1_}, Millis(100), Millis(150));
+  RedisConnection c2({"127.0.0.1", port2_}, Millis(100), Millis(150));
+  ASSERT_EQ(c1.Command({"PING"}).str, "PONG");
+  ASSERT_TRUE(proxy_.SetLink("c1", LinkState::BlackHole()).ok());
+  Nanos t0 = MonotonicNow();
+  Reply r = c1.Command({"SET", "held", "1"});
+  EXPECT_EQ(r.outcome, Outcome::kUnknown) << "a black hole is a timeout, never a fail";
+  EXPECT_GE(MonotonicNow() - t0, Millis(140));
+  EXPECT_EQ(c2.Command({"SET", "other", "1"}).str, "OK") << "c2's link is untouched";
+  EXPECT_TRUE(Direct({"GET", "held"}).is_nil) << "held bytes have not reached the node";
+  // Healing delivers what was held, as TCP retransmission would.
+  ASSERT_TRUE(proxy_.SetLink("c1", LinkState::Pass()).ok());
+  Reply got;
+  for (int i = 0; i < 50 && (got = Direct({"GET", "held"})).is_nil; ++i) SleepFor(Millis(10));
+  EXPECT_EQ(got.str, "1");
+}
+
+TEST_F(FaultProxyTest, ReplyLossRunsTheCommandButTheClientSeesUnknown) {
+  locks::LockConfig cfg;
+  cfg.algorithm = "set-nx-px-lua";
+  cfg.nodes = {Endpoint{"127.0.0.1", port1_}};
+  cfg.ttl = Millis(10000);
+  cfg.command_timeout = Millis(150);
+  std::unique_ptr<locks::Lock> lock;
+  ASSERT_TRUE(locks::MakeLock(cfg, &lock).ok());
+  LinkState st;
+  st.down = Direction::kDiscard;
+  ASSERT_TRUE(proxy_.SetLink("c1", st).ok());
+  locks::LockResult r = lock->Acquire("lock:x", MonotonicNow() + Millis(100));
+  EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.detail;
+  Reply v = Direct({"GET", "lock:x"});
+  EXPECT_FALSE(v.is_nil) << "the SET ran on the node";
+  EXPECT_EQ(v.str.size(), 32u);
+}
+
+TEST_F(FaultProxyTest, DelayHoldsEveryChunkThatLong) {
+  RedisConnection c({"127.0.0.1", port1_}, Millis(500), Millis(1000));
+  ASSERT_EQ(c.Command({"PING"}).str, "PONG");
+  LinkState st;
+  st.up = Direction::kDelay;
+  st.delay = Millis(300);
+  ASSERT_TRUE(proxy_.SetLink("c1", st).ok());
+  Nanos t0 = MonotonicNow();
+  EXPECT_EQ(c.Command({"PING"}).str, "PONG");
+  Nanos took = MonotonicNow() - t0;
+  EXPECT_GE(took, Millis(290));
+  EXPECT_LT(took, Millis(900));
+}
+
+TEST_F(FaultProxyTest, ResetClosesConnectionsAndRefusesNewOnes) {
+  RedisConnection c({"127.0.0.1", port1_}, Millis(200), Millis(200));
+  ASSERT_EQ(c.Command({"PING"}).str, "PONG");
+  LinkState st;
+  st.reset = true;
+  ASSERT_TRUE(proxy_.SetLink("c1", st).ok());
+  SleepFor(Millis(20));
+  Reply r = c.Command({"PING"});
+  EXPECT_NE(r.outcome, Outcome::kOk);
+  ASSERT_TRUE(proxy_.SetLink("c1", LinkState::Pass()).ok());
+  EXPECT_EQ(c.Command({"PING"}).str, "PONG") << "reconnects after the reset is lifted";
+}
+
+TEST_F(FaultProxyTest, SetLinkOnAnUnknownLinkIsNamed) {
+  Status s = proxy_.SetLink("c9", LinkState::Pass());
+  EXPECT_EQ(s.message(), "fault proxy: no link 'c9'");
+}
+
+}  // namespace
+}  // namespace locklab::faults

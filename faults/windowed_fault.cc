@@ -1,0 +1,132 @@
+#include "faults/windowed_fault.h"
+
+namespace locklab::faults {
+
+Status WindowedFault::Setup(LabControl& lab, Nanos start) {
+  if (o_.duration.count() <= 0) return Status::Usage(std::string("fault ") + id() + ": duration must be > 0 ms");
+  Status s = CheckClients(lab);
+  if (s.ok()) s = CheckNodes(lab);
+  if (s.ok()) s = Validate(lab);
+  next_at_ = start + o_.first_at;
+  return s;
+}
+
+Status WindowedFault::CheckClients(LabControl& lab) const {
+  for (int t : o_.targets) {
+    if (t < 1 || t > lab.client_count()) {
+      return Status::Usage(std::string("fault ") + id() + ": target client " + std::to_string(t) +
+                           " does not exist (clients are 1.." + std::to_string(lab.client_count()) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Status WindowedFault::CheckNodes(LabControl& lab) const {
+  for (int n : o_.nodes) {
+    if (n < 1 || n > lab.node_count()) {
+      return Status::Usage(std::string("fault ") + id() + ": node " + std::to_string(n) +
+                           " does not exist (lock nodes are n1..n" + std::to_string(lab.node_count()) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<int> WindowedFault::NodesOr(int default_node) const {
+  return o_.nodes.empty() ? std::vector<int>{default_node} : o_.nodes;
+}
+
+int WindowedFault::PickClient(LabControl& lab) {
+  std::vector<int> pool;
+  if (o_.targets.empty()) {
+    for (int p = 1; p <= lab.client_count(); ++p) pool.push_back(p);
+  } else {
+    pool = o_.targets;
+  }
+  // Draw first, then check: the draw sequence stays the same whatever the lab state.
+  int p = pool[rng_.Uniform(0, static_cast<int64_t>(pool.size()) - 1)];
+  return lab.ClientRunning(p) ? p : 0;
+}
+
+void WindowedFault::OpenWindow(LabControl& lab, Nanos time, int process) {
+  nlohmann::json v = Open(lab, time, process);
+  if (v.is_null()) {
+    if (process != 0) lab.ResumeClient(process);
+    state_ = State::kIdle;
+    next_at_ = time + o_.interval;
+    return;
+  }
+  ++opened_;
+  opened_at_ = time;
+  close_at_ = time + o_.duration;
+  if (!v.contains("duration_ms")) v["duration_ms"] = o_.duration.count();
+  lab.Record("start", id(), v, time);
+  state_ = State::kOpen;
+}
+
+void WindowedFault::Tick(LabControl& lab, Nanos now) {
+  switch (state_) {
+    case State::kIdle: {
+      if (now < next_at_) return;
+      if (o_.windows > 0 && opened_ >= o_.windows) {
+        state_ = State::kDone;
+        return;
+      }
+      std::string point = ArmedPoint();
+      if (point.empty()) {
+        OpenWindow(lab, now, 0);
+        return;
+      }
+      int p = PickClient(lab);
+      if (p == 0) {
+        next_at_ = now + o_.interval;
+        return;
+      }
+      armed_client_ = p;
+      lab.ArmPoint(p, point, ArmedAction());
+      state_ = State::kArmed;
+      return;
+    }
+    case State::kArmed:
+      return;
+    case State::kOpen:
+      if (now >= close_at_) {
+        Close(lab, now);
+        lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}}, now);
+        state_ = State::kIdle;
+        next_at_ = now + o_.interval;
+        return;
+      }
+      WhileOpen(lab, now);
+      return;
+    case State::kDone:
+      return;
+  }
+}
+
+bool WindowedFault::OnPausePoint(LabControl& lab, int process, const std::string& point,
+                                 Nanos time) {
+  if (state_ != State::kArmed || process != armed_client_ || point != ArmedPoint()) return false;
+  OpenWindow(lab, time, process);
+  return true;
+}
+
+void WindowedFault::Teardown(LabControl& lab, Nanos now) {
+  if (state_ == State::kArmed) lab.DisarmPoints(armed_client_);
+  if (state_ == State::kOpen) {
+    Close(lab, now);
+    lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}, {"healed", "teardown"}}, now);
+  }
+  state_ = State::kDone;
+}
+
+Nanos WindowedFault::NextWakeup() const {
+  switch (state_) {
+    case State::kIdle: return next_at_;
+    case State::kArmed: return Nanos::max();
+    case State::kOpen: return std::min(close_at_, OpenWakeup());
+    case State::kDone: return Nanos::max();
+  }
+  return Nanos::max();
+}
+
+}  // namespace locklab::faults
