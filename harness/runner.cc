@@ -18,6 +18,7 @@
 
 #include "base/random.h"
 #include "checker/history.h"
+#include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
 #include "faults/fault.h"
 #include "harness/lab_cluster.h"
@@ -574,10 +575,41 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
     r["ops"] = c["ops"];
     r["mutual_exclusion"] = c["mutual_exclusion"];
     r["resource"] = c["resource"];
-    r["linearizable"] = nullptr;
+    // Linearizability of the lock history (owner-aware mutex; fenced when leases carry
+    // fences) and of the resource history (a register per counter key).
+    bool fenced = false;
+    for (const auto& e : h) {
+      if (e.f == "acquire" && e.type == checker::EventType::kOk && e.value.is_object() &&
+          e.value.contains("fence")) {
+        fenced = true;
+        break;
+      }
+    }
+    checker::LinearizabilityOptions lo;
+    lo.time_budget = Millis(10000);
+    auto lock_lin = checker::CheckLinearizability(
+        h, fenced ? checker::Model::kFencedMutex : checker::Model::kOwnerMutex, lo);
+    auto res_lin = checker::CheckLinearizability(h, checker::Model::kRegister, lo);
+    auto lin_json = [](const checker::LinearizabilityResult& l) {
+      nlohmann::ordered_json j = {{"model", checker::ModelName(l.model)},
+                                  {"verdict", checker::LinVerdictName(l.verdict)},
+                                  {"operations", l.operations},
+                                  {"elapsed_ms", l.elapsed_ms}};
+      if (!l.reason.empty()) j["reason"] = l.reason;
+      if (l.counterexample) j["counterexample"] = l.ToJson().value("counterexample", nlohmann::ordered_json());
+      return j;
+    };
+    bool lin_invalid = lock_lin.verdict == checker::LinVerdict::kInvalid ||
+                       res_lin.verdict == checker::LinVerdict::kInvalid;
+    bool lin_unknown = lock_lin.verdict == checker::LinVerdict::kUnknown ||
+                       res_lin.verdict == checker::LinVerdict::kUnknown;
+    if (lin_invalid) r["linearizable"] = false;
+    else if (lin_unknown) r["linearizable"] = nullptr;
+    else r["linearizable"] = true;
+    r["linearizability"] = {{"lock", lin_json(lock_lin)}, {"resource", lin_json(res_lin)}};
     r["liveness"] = c["liveness"];
-    bool violated = c["violated"].get<bool>();
-    bool complete = infra.ok() && !interrupted_ && unexpected_exits_ == 0;
+    bool violated = c["violated"].get<bool>() || lin_invalid;
+    bool complete = infra.ok() && !interrupted_ && unexpected_exits_ == 0 && !lin_unknown;
     r["verdict"] = violated ? "violated" : (complete ? "safe" : "unknown");
     if (c.contains("first_violation")) r["first_violation"] = c["first_violation"];
     auto me = c["mutual_exclusion"];
@@ -595,6 +627,13 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
                       {"ok", res["stale_writes_accepted"].get<int64_t>() == 0},
                       {"message", std::to_string(res["stale_writes_accepted"].get<int64_t>()) +
                                       " writes accepted with an older fencing token"}});
+    checks.push_back({{"name", "linearizable_lock"},
+                      {"ok", lock_lin.verdict == checker::LinVerdict::kValid},
+                      {"message", std::string(checker::ModelName(lock_lin.model)) + ": " +
+                                      checker::LinVerdictName(lock_lin.verdict)}});
+    checks.push_back({{"name", "linearizable_resource"},
+                      {"ok", res_lin.verdict == checker::LinVerdict::kValid},
+                      {"message", std::string("register: ") + checker::LinVerdictName(res_lin.verdict)}});
     checks.push_back({{"name", "liveness"},
                       {"ok", !c["liveness"]["stuck"].get<bool>()},
                       {"message", "longest wait with no holder " +
