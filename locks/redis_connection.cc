@@ -39,7 +39,14 @@ Reply Convert(const redisReply* r) {
   return out;
 }
 
+EndpointResolver& Resolver() {
+  static EndpointResolver* r = new EndpointResolver();
+  return *r;
+}
+
 }  // namespace
+
+void SetEndpointResolver(EndpointResolver resolver) { Resolver() = std::move(resolver); }
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
@@ -82,9 +89,10 @@ void RedisConnection::Drop() {
 
 bool RedisConnection::EnsureConnected(std::string* error) {
   if (ctx_ != nullptr) return true;
-  ctx_ = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, ToTimeval(connect_timeout_));
+  Endpoint target = Resolver() ? Resolver()(endpoint_) : endpoint_;
+  ctx_ = redisConnectWithTimeout(target.host.c_str(), target.port, ToTimeval(connect_timeout_));
   if (ctx_ == nullptr || ctx_->err) {
-    *error = "connect " + endpoint_.ToString() + ": " + (ctx_ ? ctx_->errstr : "out of memory");
+    *error = "connect " + target.ToString() + ": " + (ctx_ ? ctx_->errstr : "out of memory");
     Drop();
     return false;
   }

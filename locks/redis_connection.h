@@ -11,6 +11,7 @@
 // Not thread-safe: one connection per thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,14 @@ struct Reply {
   std::vector<Reply> elements;
   std::string transport_error;  // why outcome is not kOk
 };
+
+// Where a connection really goes: called at every (re)connect with the configured endpoint.
+// The client process installs one under Sentinel (failover): it asks the sentinels for the
+// current master and maps it to that node's fault-proxy link, the way a Sentinel-aware
+// client library finds a new master after a failover. Process-wide; set it before any
+// connection is made (not synchronised).
+using EndpointResolver = std::function<Endpoint(const Endpoint& configured)>;
+void SetEndpointResolver(EndpointResolver resolver);
 
 class RedisConnection {
  public:

@@ -9,7 +9,10 @@ Renewer::Renewer(Millis initial_delay, Millis period, RenewSchedule schedule,
     : period_(period),
       schedule_(schedule),
       task_(std::move(task)),
-      thread_([this, initial_delay] { Loop(initial_delay); }) {}
+      // The first deadline is taken here, on the owner's thread, not when the new thread
+      // first runs: a process stopped right after Acquire (before the thread was scheduled)
+      // must find its renewal overdue on SIGCONT, as a timer armed at acquire time would.
+      thread_([this, first = std::chrono::steady_clock::now() + initial_delay] { Loop(first); }) {}
 
 Renewer::~Renewer() { Stop(); }
 
@@ -22,10 +25,10 @@ void Renewer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Renewer::Loop(Millis initial_delay) {
+void Renewer::Loop(std::chrono::steady_clock::time_point first) {
   // steady_clock is CLOCK_MONOTONIC: a client wall-clock fault does not move the schedule,
   // as with Java's nanoTime-based executors. A SIGSTOP does, since the whole process stops.
-  auto next = std::chrono::steady_clock::now() + initial_delay;
+  auto next = first;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (cv_.wait_until(lock, next, [this] { return stop_; })) return;

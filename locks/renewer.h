@@ -13,6 +13,7 @@
 // only on the renewer's thread, never concurrently with itself.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -40,7 +41,7 @@ class Renewer {
   void Stop();
 
  private:
-  void Loop(Millis initial_delay);
+  void Loop(std::chrono::steady_clock::time_point first);
   const Millis period_;
   const RenewSchedule schedule_;
   const std::function<bool()> task_;
