@@ -1,0 +1,229 @@
+"""Report generation on recorded run directories (fixtures) and hand-written histories.
+
+The fixtures are real runs of build/locklab (logs dropped):
+  violated-client-pause  set-nx-px-lua, client-pause 1200 ms > TTL 500 ms: 16 overlaps, lost updates
+  safe-none              set-nx-px-lua, no fault: safe
+  fenced-client-pause    fenced lock, client-pause: overlaps, stale writes rejected by the resource
+"""
+
+import base64
+import json
+import os
+import re
+import struct
+import unittest
+
+from helpers import (TempDirMixin, copy_fixture, red_pixels, run_report, write_history)
+
+import narrative  # noqa: E402
+import runfiles  # noqa: E402
+
+MS = 1_000_000
+
+
+def png_size(path):
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">II", head[16:24])
+
+
+class RunReportTest(TempDirMixin, unittest.TestCase):
+
+    def report(self, fixture):
+        d = copy_fixture(fixture, self.tmp)
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = os.path.join(d, "report")
+        for f in ("timeline.png", "latency.png", "index.html"):
+            self.assertTrue(os.path.isfile(os.path.join(out, f)), f)
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        return d, out, html
+
+    def assert_self_contained(self, html):
+        srcs = re.findall(r'src="([^"]*)"', html)
+        self.assertGreaterEqual(len(srcs), 2)
+        for s in srcs:
+            self.assertTrue(s.startswith("data:image/png;base64,"), s[:60])
+            raw = base64.b64decode(s.split(",", 1)[1])
+            self.assertEqual(raw[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertNotIn("<script", html)
+        self.assertNotIn("http://", html.replace("http-equiv", ""))
+        self.assertNotIn("https://", html)
+
+    def test_violating_run_has_red_overlaps_numbered_and_a_story(self):
+        d, out, html = self.report("violated-client-pause")
+        self.assert_self_contained(html)
+        self.assertGreater(red_pixels(os.path.join(out, "timeline.png")), 500)
+        self.assertIn("violated", html)
+        self.assertIn("<td>16 / 16</td>", html)   # overlap episodes: report / results.json
+        story = self._story(html)
+        # derived from the history: who, when, which fault window, what was written
+        self.assertIn("At 1.89 s client 3 acquired lock:0 while client 2 had held it since 1.38 s", story)
+        self.assertIn("froze client 2 (SIGSTOP) for 1.20 s", story)
+        self.assertRegex(story, r"At \d+\.\d\d s client 2 resumed from a 1\.20 s pause and wrote counter:0 = \d+ "
+                                r"while client \d had held the lock since \d+\.\d\d s")
+        self.assertIn("updates were lost", story)
+        # every overlap numbered in the table, in time order
+        nums = [int(x) for x in re.findall(r'<tr><td class="num">(\d+)</td><td>lock:0</td>', html)]
+        self.assertEqual(nums, list(range(1, 17)))
+
+    def test_safe_run_has_no_red(self):
+        d, out, html = self.report("safe-none")
+        self.assert_self_contained(html)
+        self.assertEqual(red_pixels(os.path.join(out, "timeline.png")), 0)
+        self.assertEqual(red_pixels(os.path.join(out, "latency.png")), 0)
+        self.assertIn("No violation in this history", html)
+        self.assertNotIn("Overlaps (numbered", html)
+
+    def test_fenced_run_tells_the_rejected_write(self):
+        d, out, html = self.report("fenced-client-pause")
+        story = self._story(html)
+        self.assertRegex(story, r"client 2 resumed from a 1\.20 s pause and tried to write counter:0 = \d+ "
+                                r"with fence 11 while client \d had held the lock since [\d.]+ s \(overlap #\d+\); "
+                                r"the resource rejected it \(newest fence 18\)")
+        self.assertGreater(red_pixels(os.path.join(out, "timeline.png")), 500)
+
+    def test_red_present_exactly_when_the_run_has_overlaps(self):
+        for fx in ("violated-client-pause", "safe-none", "fenced-client-pause"):
+            with self.subTest(fx):
+                d, out, _ = self.report(fx)
+                with open(os.path.join(d, "results.json")) as fh:
+                    pairs = json.load(fh)["mutual_exclusion"]["overlapping_pairs"]
+                self.assertEqual(red_pixels(os.path.join(out, "timeline.png")) > 0, pairs > 0)
+
+    def test_counts_match_the_checker(self):
+        for fx in ("violated-client-pause", "safe-none", "fenced-client-pause"):
+            with self.subTest(fx):
+                d = copy_fixture(fx, self.tmp)
+                run = runfiles.Run(d)
+                me = run.results["mutual_exclusion"]
+                self.assertEqual(run.pairs_total, me["overlapping_pairs"])
+                self.assertEqual(len(run.episodes), me["episodes"])
+                self.assertEqual(len(run.holds), me["holds"])
+                self.assertAlmostEqual(sum(e.end - e.start for e in run.episodes) / 1e6, me["overlap_ms"], places=3)
+                fv = run.results.get("first_violation")
+                if fv:
+                    self.assertEqual(run.episodes[0].start, fv["start_ns"])
+                    self.assertEqual(run.episodes[0].end, fv["end_ns"])
+
+    def test_story_never_depends_on_the_algorithm_id(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        before = narrative.counterexample(runfiles.Run(d))
+        with open(os.path.join(d, "results.json")) as fh:
+            r = json.load(fh)
+        r["algorithm"] = "something-else"
+        r["scenario"] = "renamed"
+        with open(os.path.join(d, "results.json"), "w") as fh:
+            json.dump(r, fh)
+        self.assertEqual(narrative.counterexample(runfiles.Run(d)), before)
+
+    def test_report_without_results_json_still_works(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        os.remove(os.path.join(d, "results.json"))
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html")) as fh:
+            self.assertIn("results.json is missing", fh.read())
+
+    @staticmethod
+    def _story(html):
+        m = re.search(r'<div class="story[^"]*">(.*?)</div>', html, re.S)
+        import html as h
+        return h.unescape(re.sub(r"<[^>]+>", " ", m.group(1))) if m else ""
+
+
+class BadInputTest(TempDirMixin, unittest.TestCase):
+
+    def assert_one_line_65(self, p, must_name):
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(must_name, p.stderr)
+
+    def test_missing_dir(self):
+        p = run_report(os.path.join(self.tmp, "nope"))
+        self.assert_one_line_65(p, "nope")
+
+    def test_dir_without_history(self):
+        p = run_report(self.tmp)
+        self.assert_one_line_65(p, "history.jsonl")
+
+    def test_malformed_line_names_file_and_line(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with open(os.path.join(d, "history.jsonl")) as fh:
+            lines = fh.readlines()
+        lines[4] = "{not json\n"
+        with open(os.path.join(d, "history.jsonl"), "w") as fh:
+            fh.writelines(lines)
+        self.assert_one_line_65(run_report(d), "history.jsonl: line 5")
+
+    def test_missing_field(self):
+        d = write_history(os.path.join(self.tmp, "r"), [(1, 1, "invoke", "acquire", "k", None)])
+        with open(os.path.join(d, "history.jsonl"), "a") as fh:
+            fh.write('{"index":1,"process":1,"type":"ok","f":"acquire","key":"k"}\n')
+        self.assert_one_line_65(run_report(d), "line 2: missing field 'time_ns'")
+
+    def test_bad_results_json(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with open(os.path.join(d, "results.json"), "w") as fh:
+            fh.write("{oops")
+        self.assert_one_line_65(run_report(d), "results.json")
+
+    def test_empty_history(self):
+        d = os.path.join(self.tmp, "e")
+        os.makedirs(d)
+        open(os.path.join(d, "history.jsonl"), "w").close()
+        self.assert_one_line_65(run_report(d), "empty history")
+
+    def test_half_written_last_line_of_a_killed_run_is_tolerated(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        with open(os.path.join(d, "history.jsonl"), "a") as fh:
+            fh.write('{"index":999,"time_ns":20')
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_usage(self):
+        self.assertEqual(run_report().returncode, 64)
+        self.assertEqual(run_report("--matrix").returncode, 64)
+
+
+def ev(t_ms, p, ty, f, key="lock:0", v=None):
+    return (int(t_ms * MS), p, ty, f, key, v)
+
+
+class HoldSemanticsTest(TempDirMixin, unittest.TestCase):
+    """Hold intervals exactly as DESIGN 3.3 / the checker define them."""
+
+    def run_of(self, events):
+        return runfiles.Run(write_history(os.path.join(self.tmp, "h"), events))
+
+    def test_hold_ends_at_release_invoke_next_acquire_crash_or_end(self):
+        r = self.run_of([
+            ev(0, 1, "invoke", "acquire"), ev(1, 1, "ok", "acquire", v={"token": "a"}),
+            ev(10, 1, "invoke", "release"), ev(12, 1, "ok", "release"),
+            ev(20, 2, "invoke", "acquire"), ev(21, 2, "ok", "acquire"),
+            ev(30, 2, "invoke", "acquire"), ev(31, 2, "info", "acquire"),      # info starts no hold
+            ev(40, 3, "invoke", "acquire"), ev(41, 3, "ok", "acquire"),
+            ev(50, "nemesis", "info", "start", "client-crash", {"targets": [3]}),
+            ev(60, 4, "invoke", "acquire"), ev(61, 4, "ok", "acquire"),
+            ev(70, "harness", "ok", "read", "counter:0", 1),
+        ])
+        got = [(h.process, h.start // MS, h.end // MS, h.open_at_end) for h in r.holds]
+        self.assertEqual(got, [(1, 1, 10, False), (2, 21, 30, False), (3, 41, 50, False), (4, 61, 70, True)])
+        self.assertEqual(r.episodes, [])
+
+    def test_overlaps_numbered_in_time_order_across_keys_touching_is_not_overlap(self):
+        r = self.run_of([
+            ev(0, 1, "ok", "acquire", "b"), ev(10, 2, "ok", "acquire", "b"),   # overlap on b at 10..20
+            ev(20, 1, "invoke", "release", "b"), ev(25, 2, "invoke", "release", "b"),
+            ev(5, 3, "ok", "acquire", "a"), ev(8, 3, "invoke", "release", "a"),
+            ev(8, 4, "ok", "acquire", "a"), ev(9, 4, "invoke", "release", "a"),  # touches: no overlap
+            ev(2, 5, "ok", "acquire", "a"), ev(4, 6, "ok", "acquire", "a"),     # overlap on a at 4..6
+            ev(6, 5, "invoke", "release", "a"), ev(7, 6, "invoke", "release", "a"),
+        ])
+        eps = [(e.number, e.key, e.start // MS, e.end // MS) for e in r.episodes]
+        # on a: 5 holds 2..6, 6 holds 4..7, 3 holds 5..8 (pairs 6-5, 3-5, 3-6); 4 starts as 3 ends
+        self.assertEqual(eps, [(1, "a", 4, 7), (2, "b", 10, 20)])
+        self.assertEqual(r.pairs_total, 4)
