@@ -4,11 +4,12 @@
 // lines, and where the lab has to differ (a history, a deadline so the client can stop) the
 // difference is named. Their constants are knobs whose defaults are the articles' values.
 //
-//   article-redislockutil  004_3b37561fd22cc827.txt, class RedisLockUtil (listing lines 1-71):
+//   article-redislockutil  004_3b37561fd22cc827.txt, class RedisLockUtil (file lines 96-166,
+//                          numbered 1-71 in the listing; the comments cite those numbers):
 //                          SET NX PX 5 (a 5 ms key lifetime), poll every 100 ms, give up after
 //                          1 s measured with System.currentTimeMillis (wall clock), Lua
 //                          compare-and-delete unlock.
-//   article-blocking       003_aa1558153cde98e6.txt, lock() (listing lines 69-81) and unlock()
+//   article-blocking       003_aa1558153cde98e6.txt, lock() (file lines 69-81) and unlock()
 //                          (95-103): SET NX PX in a loop that counts down its timeout by the
 //                          sleep time only, and then *returns normally without the lock*:
 //                          lock() is void, so its caller cannot tell and goes on.

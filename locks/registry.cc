@@ -61,7 +61,8 @@ const std::vector<LockInfo>& ListLocks() {
          "them can draw a newer token than the next holder)"}},
        1},
       {"article-redislockutil",
-       "as published in articles/004 (RedisLockUtil, listing lines 1-71): SET NX PX with a 5 ms "
+       "as published in articles/004_3b37561fd22cc827.txt (RedisLockUtil, file lines 96-166 = its "
+       "listing lines 1-71): SET NX PX with a 5 ms "
        "key lifetime (line 6), 100 ms polling (line 41), 1 s wait on the wall clock (lines 9, "
        "25, 35-36), Lua compare-and-delete. Wrong: the key expires 5 ms after it is set, so "
        "almost any critical section overlaps the next holder's; the lab --ttl is not used",
@@ -70,7 +71,8 @@ const std::vector<LockInfo>& ListLocks() {
         {"timeout_ms", "1000", "TIME_OUT, how long lock() tries (the acquire deadline is ignored)"}},
        1},
       {"article-blocking",
-       "as published in articles/003 (blocking lock(), listing lines 69-81; unlock() 95-103): "
+       "as published in articles/003_aa1558153cde98e6.txt (blocking lock(), file lines 69-81; "
+       "unlock() 95-103): "
        "SET NX PX in a loop that counts its timeout down by the sleep time only, then returns "
        "normally: lock() is void, so after a timeout its caller runs the critical section "
        "without the lock. Key lifetime = the lab --ttl (DEFAULT_EXPIRE_TIME is not shown)",
@@ -78,7 +80,8 @@ const std::vector<LockInfo>& ListLocks() {
         {"timeout_ms", "0", "lock()'s timeout argument; 0 = the time left to the acquire deadline"}},
        1},
       {"article-watchdog",
-       "as published in articles/001 (normalRedisLock lines 29-85, WatchDogThread 90-143): SET NX "
+       "as published in articles/001_9d6267c7dd2be9e5.txt (normalRedisLock file lines 29-85, "
+       "WatchDogThread 90-143): SET NX "
        "EX 10 in a busy loop; a fixed-rate renewal (first after 1 s, then every 5 s) whose script "
        "sets TTL to remaining TTL + 10 s (lines 102-104, so the TTL grows); on a renewal error "
        "an unconditional EXPIRE 30 s of whoever holds the key (line 138); release is a DEL "
