@@ -73,7 +73,7 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
             ev(now + pause, "nemesis", "info", "stop", "client-pause", {"opened_ns": now + 50_000})
             r = now + pause + 100_000
             stale = counter   # it reads after resuming, but others keep writing meanwhile
-            h = hold_ms * ms
+            h = int(hold_ms * ms)
             ev(r, c, "invoke", "read", "counter:0")
             ev(r + 150_000, c, "ok", "read", "counter:0", stale + 3)
             ev(r + h, c, "invoke", "write", "counter:0", stale + 4)
