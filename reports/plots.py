@@ -390,7 +390,7 @@ def timeline(run, path, title):
     fig_h = main_h + zoom_h + 0.9 + 0.22 * legend_rows
     fig = plt.figure(figsize=(13, fig_h), dpi=110)
     ratios = [main_h] + ([zoom_h] if zoom else [])
-    gs = fig.add_gridspec(len(ratios), 1, height_ratios=ratios, hspace=1.45 / (sum(ratios) / len(ratios)),
+    gs = fig.add_gridspec(len(ratios), 1, height_ratios=ratios, hspace=1.95 / (sum(ratios) / len(ratios)),
                           top=1 - 0.72 / fig_h, bottom=(0.55 + 0.22 * legend_rows) / fig_h, left=0.075, right=0.985)
     ax = fig.add_subplot(gs[0])
     faults_seen = _shade_faults(ax, td, lo, hi, labelled=True)
