@@ -456,7 +456,12 @@ def latency(run, path, title):
             _spans(ax, iv, c, 0.13)
         _spans(ax, [(run.sec(ep.start), run.sec(ep.end)) for ep in run.episodes], OVERLAP_COLOR, 0.12)
     bw = _bin_width(hi - lo)
-    edges = np.arange(lo, hi + bw, bw)
+    edges = np.arange(lo, hi, bw)
+    if len(edges) < 2 or hi - edges[-1] > 0.25 * bw:
+        edges = np.append(edges, hi)       # a last, partial bin only when it is not tiny
+    else:
+        edges[-1] = hi
+    widths = np.diff(edges)
     if len(lat_ms) <= 20000:
         for t_code, color, marker, lab in ((T_OK, HOLD_COLOR, "o", "acquire ok"),
                                            (T_FAIL, "#606060", "x", "acquire failed"),
@@ -476,21 +481,21 @@ def latency(run, path, title):
     a1.set_yscale("log")
     a1.set_ylabel("acquire latency (ms)")
     a1.set_title(f"{title}: acquire latency (invoke \u2192 completion)", loc="left")
-    a1.legend(loc="upper right", fontsize=8, ncol=3, frameon=True, framealpha=0.85)
+    a1.legend(loc="lower left", fontsize=8, ncol=3, frameon=True, framealpha=0.85)
     a1.grid(color="#e6e6e6", lw=0.6)
     # throughput
     h = run.history
     mids = (edges[:-1] + edges[1:]) / 2
     comp = (h.proc >= 0) & (h.type != 0)
     allx = run.sec(h.t[comp])
-    a2.step(mids, np.histogram(allx, edges)[0] / bw, where="mid", color="#333333", lw=1.2,
+    a2.step(mids, np.histogram(allx, edges)[0] / widths, where="mid", color="#333333", lw=1.2,
             label="completed operations/s (all clients)")
     acq_ok = x[typ == T_OK]
-    a2.step(mids, np.histogram(acq_ok, edges)[0] / bw, where="mid", color=HOLD_COLOR, lw=1.4,
+    a2.step(mids, np.histogram(acq_ok, edges)[0] / widths, where="mid", color=HOLD_COLOR, lw=1.4,
             label="acquires ok/s")
     wsel = run.ops(["write", "cas"])
     wsel = wsel[h.type[wsel] == T_OK]
-    a2.step(mids, np.histogram(run.sec(h.t[wsel]), edges)[0] / bw, where="mid", color="#2a9d8f", lw=1.2,
+    a2.step(mids, np.histogram(run.sec(h.t[wsel]), edges)[0] / widths, where="mid", color="#2a9d8f", lw=1.2,
             ls="--", label="resource writes ok/s")
     a2.set_ylabel(f"per second ({bw:g} s bins)")
     a2.set_xlabel("seconds since the first event")
