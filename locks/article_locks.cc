@@ -168,13 +168,25 @@ LockResult ArticleWatchdogLock::Acquire(const std::string& key, Nanos deadline) 
   t.conn = std::make_shared<RedisConnection>(config_.nodes.at(0), config_.connect_timeout,
                                              config_.command_timeout);
   t.done = std::make_shared<std::atomic<bool>>(false);
+  // The lowest worker number no live task uses: tasks of earlier leases may still run.
+  t.worker = 1;
+  for (bool taken = true; taken;) {
+    taken = false;
+    for (const auto& other : tasks_) {
+      if (other.worker == t.worker) {
+        taken = true;
+        ++t.worker;
+      }
+    }
+  }
+  int worker = t.worker;
   Lease lease = result.lease;
   auto conn = t.conn;
   auto done = t.done;
   t.renewer = std::make_unique<Renewer>(
       options_.initial_delay, options_.period, RenewSchedule::kFixedRate,
-      [this, conn, done, lease] {
-        bool more = RunWatchdog(*conn, lease);
+      [this, conn, done, lease, worker] {
+        bool more = RunWatchdog(*conn, lease, worker);
         if (!more) done->store(true);
         return more;
       });
@@ -194,20 +206,22 @@ LockResult ArticleWatchdogLock::Release(const Lease& lease) {
   return result;
 }
 
-bool ArticleWatchdogLock::RunWatchdog(RedisConnection& conn, const Lease& lease) {
-  const auto& emit = config_.on_event;
+bool ArticleWatchdogLock::RunWatchdog(RedisConnection& conn, const Lease& lease, int worker) {
+  auto emit = [&](const char* type, const char* f, const std::string& key,
+                  const nlohmann::json& value) {
+    if (config_.on_event) config_.on_event(worker, type, f, key, value);
+  };
   nlohmann::json value = {{"token", lease.token}, {"add_s", options_.renew_add_seconds}};
-  if (emit) emit("invoke", "renew", lease.key, value);
+  emit("invoke", "renew", lease.key, value);
   // catch (Exception e) { expire(productId, 30, SECONDS) } (line 138): extends whoever
   // holds the key now, and keeps the task scheduled.
   auto on_exception = [&](const Reply& failed) {
-    if (emit) {
-      emit(failed.outcome == Outcome::kUnknown ? "info" : "fail", "renew", lease.key,
-           {{"error", failed.is_error ? failed.str : failed.transport_error}});
-    }
-    if (emit) emit("invoke", "renew", lease.key, {{"blind_expire_s", options_.fallback_expire_seconds}});
+    emit(failed.outcome == Outcome::kUnknown ? "info" : "fail", "renew", lease.key,
+         {{"error", failed.is_error ? failed.str : failed.transport_error}});
+    emit("invoke", "renew", lease.key,
+         {{"token", lease.token}, {"blind_expire_s", options_.fallback_expire_seconds}});
     Reply e = conn.Command({"EXPIRE", lease.key, std::to_string(options_.fallback_expire_seconds)});
-    if (emit) {
+    {
       bool ok = e.outcome == Outcome::kOk && e.is_integer && e.integer == 1;
       emit(e.outcome == Outcome::kOk ? (ok ? "ok" : "fail") : "info", "renew", lease.key,
            ok ? nlohmann::json{{"blind_expire_s", options_.fallback_expire_seconds}}
@@ -219,13 +233,13 @@ bool ArticleWatchdogLock::RunWatchdog(RedisConnection& conn, const Lease& lease)
   Reply get = conn.Command({"GET", lease.key});  // String lock = ...get(productId) (line 116)
   if (get.outcome != Outcome::kOk || get.is_error) return on_exception(get);
   if (get.is_nil || get.str != lease.token) {  // cancel the watchdog (lines 119-126)
-    if (emit) emit("fail", "renew", lease.key, {{"error", "not-owner"}});
+    emit("fail", "renew", lease.key, {{"error", "not-owner"}});
     return false;
   }
   Reply r = conn.Command({"EVAL", kArticleWatchdogScript, "1", lease.key, lease.token,
                           std::to_string(options_.renew_add_seconds)});
   if (r.outcome != Outcome::kOk || r.is_error) return on_exception(r);
-  if (emit) {
+  {
     // The script returns nil when the key changed hands between the GET and the EVAL; the
     // article does not look at the result.
     if (r.is_integer) emit("ok", "renew", lease.key, {{"ttl_s", r.integer}});

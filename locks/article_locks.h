@@ -85,7 +85,7 @@ class ArticleWatchdogLock : public Lock {
 
  private:
   // One run of WatchDogThread.run() on `conn`; returns false when it cancels itself.
-  bool RunWatchdog(RedisConnection& conn, const Lease& lease);
+  bool RunWatchdog(RedisConnection& conn, const Lease& lease, int worker);
   LockConfig config_;
   ArticleWatchdogOptions options_;
   RedisConnection conn_;
@@ -94,6 +94,7 @@ class ArticleWatchdogLock : public Lock {
   struct Task {
     std::shared_ptr<RedisConnection> conn;
     std::shared_ptr<std::atomic<bool>> done;
+    int worker = 1;  // LockEventFn worker number, unique among live tasks
     std::unique_ptr<Renewer> renewer;
   };
   std::vector<Task> tasks_;

@@ -48,9 +48,14 @@ using PausePoint = std::function<void(const char* point)>;
 
 // History events a lock emits on its own, outside Acquire/Release: a renewal thread's
 // `renew` invoke / ok / fail / info (DESIGN.md 3.2). type: invoke | ok | fail | info.
-// Must be thread-safe: it is called from the lock's renewal thread.
-using LockEventFn = std::function<void(const char* type, const char* f, const std::string& key,
-                                       const nlohmann::json& value)>;
+// `worker` (>= 1) names the thread that emits: a history is a set of sequential processes
+// (Jepsen), each with at most one pending operation, and a renewal thread runs concurrently
+// with the client's own acquire/read/write/release, so the client records each worker as a
+// logical process of its own (harness/client_main.cc: client p, worker w -> p + 1000 * w).
+// Workers that run at the same time have different numbers. Must be thread-safe: it is
+// called from the lock's renewal threads.
+using LockEventFn = std::function<void(int worker, const char* type, const char* f,
+                                       const std::string& key, const nlohmann::json& value)>;
 
 struct LockConfig {
   std::string algorithm;

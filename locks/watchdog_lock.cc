@@ -84,14 +84,15 @@ LockResult WatchdogLock::Renew(const Lease& lease) {
 }
 
 bool WatchdogLock::RenewAndRecord(RedisConnection& conn, const Lease& lease) {
+  // Worker 1: there is at most one renewal thread per lock object at a time.
   const auto& emit = config_.on_event;
   nlohmann::json value = {{"token", lease.token}, {"ttl_ms", options_.renew_ttl.count()}};
-  if (emit) emit("invoke", "renew", lease.key, value);
+  if (emit) emit(1, "invoke", "renew", lease.key, value);
   LockResult r = RenewResult(conn.Command({"EVAL", kOwnerCheckedPexpireScript, "1", lease.key,
                                            lease.token,
                                            std::to_string(options_.renew_ttl.count())}));
   if (emit) {
-    emit(OutcomeName(r.outcome), "renew", lease.key,
+    emit(1, OutcomeName(r.outcome), "renew", lease.key,
          r.outcome == Outcome::kOk ? value : nlohmann::json{{"error", r.detail}});
   }
   return r.outcome == Outcome::kOk;

@@ -12,9 +12,14 @@ std::mutex g_write_mu;
 
 void FdEventSink::Emit(const char* type, const char* f, const std::string& key,
                        const nlohmann::json& value) {
+  EmitAs(process_, type, f, key, value);
+}
+
+void FdEventSink::EmitAs(int64_t process, const char* type, const char* f, const std::string& key,
+                         const nlohmann::json& value) {
   nlohmann::ordered_json j;
   j["time_ns"] = MonotonicNow().count();
-  j["process"] = process_;
+  j["process"] = process;
   j["type"] = type;
   j["f"] = f;
   j["key"] = key;

@@ -31,6 +31,11 @@ class FdEventSink : public EventSink {
   FdEventSink(int fd, int64_t process) : fd_(fd), process_(process) {}
   void Emit(const char* type, const char* f, const std::string& key,
             const nlohmann::json& value) override;
+  // The same, as another logical process: a lock's renewal worker w of this client is
+  // recorded as process + 1000 * w (see locks::LockEventFn), so every process of the
+  // history has at most one pending operation.
+  void EmitAs(int64_t process, const char* type, const char* f, const std::string& key,
+              const nlohmann::json& value);
   // A control line for the harness ({"ctl":...}), not a history event.
   void Control(const nlohmann::json& message);
 

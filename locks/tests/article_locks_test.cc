@@ -1,5 +1,6 @@
 // The articles' locks do what their published code does, bugs included.
 #include <mutex>
+#include <set>
 
 #include "locks/lock.h"
 #include "tests/lab_fixture.h"
@@ -17,9 +18,10 @@ class ArticleLockTest : public testing::LabNodeTest {
     c.nodes = {e};
     c.ttl = ttl;
     c.knobs = std::move(knobs);
-    c.on_event = [this](const char* type, const char* f, const std::string&,
+    c.on_event = [this](int worker, const char* type, const char* f, const std::string&,
                         const nlohmann::json& value) {
       std::lock_guard<std::mutex> l(mu_);
+      workers_.insert(worker);
       events_.push_back(std::string(type) + " " + f + " " + value.dump());
     };
     std::unique_ptr<Lock> lock;
@@ -37,6 +39,7 @@ class ArticleLockTest : public testing::LabNodeTest {
   }
   std::mutex mu_;
   std::vector<std::string> events_;
+  std::set<int> workers_;
 };
 
 TEST_F(ArticleLockTest, RedisLockUtilsKeyLivesFiveMilliseconds) {

@@ -23,8 +23,9 @@ class WatchdogTest : public testing::LabNodeTest {
     c.nodes = {e};
     c.ttl = ttl;
     c.retry_delay = Millis(10);
-    c.on_event = [this](const char* type, const char* f, const std::string& key,
+    c.on_event = [this](int worker, const char* type, const char* f, const std::string& key,
                         const nlohmann::json& value) {
+      EXPECT_EQ(worker, 1);
       std::lock_guard<std::mutex> l(mu_);  // called from the renewal thread
       events_.push_back({type, f, key, value});
     };
