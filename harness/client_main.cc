@@ -144,10 +144,13 @@ int RunClientCommand(const std::vector<std::string>& args) {
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
     raise(SIGSTOP);  // the harness sends SIGCONT when the pause is over
   };
-  // Renewal threads (watchdog) record their `renew` events here; FdEventSink is thread-safe
-  // and outlives the lock (declared before it).
-  config.on_event = [&sink](const char* type, const char* f, const std::string& key,
-                            const nlohmann::json& value) { sink.Emit(type, f, key, value); };
+  // Renewal threads (watchdog) record their `renew` events here, each worker as a logical
+  // process of its own (process + 1000 * worker: one pending operation per process);
+  // FdEventSink is thread-safe and outlives the lock (declared before it).
+  config.on_event = [&sink, process](int worker, const char* type, const char* f,
+                                     const std::string& key, const nlohmann::json& value) {
+    sink.EmitAs(process + 1000 * static_cast<int64_t>(worker), type, f, key, value);
+  };
   std::unique_ptr<locks::Lock> lock;
   Status s = locks::MakeLock(config, &lock);
   if (!s.ok()) {
