@@ -43,6 +43,8 @@ class LabControl {
   virtual void DisarmPoints(int process) = 0;
   // Clients that hold a lock right now, as their own events say.
   virtual std::vector<int> Holders() const = 0;
+  // How many acquires have completed ok so far (all clients).
+  virtual int64_t AcquiresSeen() const = 0;
   // Lock nodes.
   virtual bool PauseNode(int node) = 0;
   virtual bool ResumeNode(int node) = 0;
@@ -51,6 +53,8 @@ class LabControl {
   // libfaketime control files: "+20s", "-30s", "+0".
   virtual Status SetNodeClock(int node, const std::string& offset) = 0;
   virtual Status SetClientClock(int process, const std::string& offset) = 0;
+  // Cuts (true) or heals the replication stream from n1 to its replica (Sentinel setups).
+  virtual Status CutReplication(bool cut) = 0;
   // The fault proxy link between a client and a node (0 = the resource node).
   virtual Status SetLink(int process, int node, const LinkState& state) = 0;
   // Appends a nemesis event: f = "start" | "stop", key = fault id.
@@ -84,6 +88,9 @@ class Fault {
   virtual std::vector<std::string> NodeArgs() const { return {}; }
   // Whether clients must run under libfaketime with their own control file.
   virtual bool NeedsClientClock() const { return false; }
+  // Whether the lab needs a replica of n1 and three sentinels (clients then find the
+  // master through Sentinel).
+  virtual bool NeedsSentinel() const { return false; }
   // `start` is the run's start time (MonotonicNow).
   virtual Status Setup(LabControl& lab, Nanos start) = 0;
   virtual void Tick(LabControl& lab, Nanos now) = 0;
@@ -91,6 +98,9 @@ class Fault {
   // when this fault did not arm it; the harness then resumes a stopped client.
   virtual bool OnPausePoint(LabControl& lab, int process, const std::string& point, Nanos time) = 0;
   virtual void Teardown(LabControl& lab, Nanos now) = 0;
+  // Called after each client history event, for faults that wait for a moment in the
+  // workload (a free lock) rather than for a time.
+  virtual void OnClientEvent(LabControl& lab, Nanos now) { (void)lab; (void)now; }
   // When Tick next has something to do (Nanos::max() for never).
   virtual Nanos NextWakeup() const = 0;
 };

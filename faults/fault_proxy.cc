@@ -55,6 +55,7 @@ struct Conn {
   int client = -1;
   int server = -1;
   bool connected = false;  // server connect() finished
+  bool replication = false;  // the client sent PSYNC/SYNC: a replica's stream
   uint32_t client_mask = 0;  // epoll events currently watched
   uint32_t server_mask = 0;
   Pipe up, down;           // up: client -> server
@@ -180,6 +181,10 @@ struct FaultProxy::Impl {
         Nanos now = MonotonicNow();
         if (dir == Direction::kDiscard) continue;
         Chunk ch{now, dir == Direction::kHold, std::string(buf, static_cast<size_t>(n))};
+        if (&p == &c.up && !c.replication &&
+            (ch.bytes.find("PSYNC") != std::string::npos || ch.bytes.find("SYNC\r\n") != std::string::npos)) {
+          c.replication = true;
+        }
         if (dir == Direction::kDelay) ch.deliver_at = now + delay;
         if (ch.held) ch.deliver_at = kNever;
         p.queue.push_back(std::move(ch));
@@ -273,7 +278,8 @@ struct FaultProxy::Impl {
         auto it = by_fd.find(fd);
         if (it == by_fd.end()) continue;
         std::shared_ptr<Conn> c = it->second;
-        const LinkState& st = links[c->link].state;
+        LinkState st = links[c->link].state;
+        if (st.replication_only && !c->replication) st = LinkState::Pass();
         bool ok = true;
         if (fd == c->server && !c->connected && (events[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
           int err = 0;
@@ -389,6 +395,7 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
     }
     Nanos now = MonotonicNow();
     for (auto& c : conns) {
+      if (state.replication_only && !c->replication) continue;
       if (state.reset) {
         impl_->CloseConn(c, true);
         continue;

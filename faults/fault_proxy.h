@@ -9,6 +9,7 @@
 //   discard  bytes are dropped for good (with `down` only: the request ran, the reply is
 //            lost, so the client sees a timeout: an unknown outcome)
 //   delay    every chunk is delivered `delay` after it was read, in order
+// A state can be limited to replication streams (replication_only).
 // and a link can be `reset`: every connection on it is closed with RST and new ones are
 // refused that way until the state changes.
 //
@@ -36,6 +37,10 @@ struct LinkState {
   Direction down = Direction::kPass;  // server -> client
   Millis delay{0};                    // for kDelay (either direction)
   bool reset = false;                 // RST every connection, refuse new ones
+  // Apply the state only to Redis replication streams (connections that sent PSYNC/SYNC);
+  // other connections on the link pass. Sentinel must monitor the master at the same
+  // address the replica replicates from, so the two share one link.
+  bool replication_only = false;
   static LinkState Pass() { return LinkState(); }
   static LinkState BlackHole() { return {Direction::kHold, Direction::kHold, Millis(0), false}; }
   std::string ToString() const;

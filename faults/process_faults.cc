@@ -116,4 +116,66 @@ void RestartFault::Close(LabControl& lab, Nanos) {
   }
 }
 
+FailoverFault::FailoverFault(FaultOptions o, uint64_t seed) : WindowedFault(std::move(o), seed) {
+  if (o_.windows == 0) o_.windows = 1;  // one failover per trial unless asked for more
+}
+
+Status FailoverFault::Validate(LabControl&) {
+  std::string v = o_.Param("kill_after_ms", "300");
+  try {
+    size_t used = 0;
+    long long ms = std::stoll(v, &used);
+    if (used != v.size() || ms < 0 || ms > 3600000) throw 1;
+    kill_after_ = Millis(ms);
+  } catch (...) {
+    return Status::Usage("fault failover: param 'kill_after_ms': '" + v + "': expected 0..3600000");
+  }
+  if (o_.duration <= kill_after_) o_.duration = kill_after_ + Millis(5000);
+  return Status::Ok();
+}
+
+nlohmann::json FailoverFault::Open(LabControl& lab, Nanos, int) {
+  // The race of the Redis docs starts from a free lock: cut while nobody holds one, so the
+  // next lock written is the one that never reaches the replica.
+  if (!lab.Holders().empty()) return nullptr;
+  Status s = lab.CutReplication(true);
+  if (!s.ok()) {
+    lab.Log("failover: " + s.message());
+    return nullptr;
+  }
+  killed_ = false;
+  acquires_at_cut_ = lab.AcquiresSeen();
+  lab.Log("failover: replication n1 -> r1 cut; n1 dies " + std::to_string(kill_after_.count()) +
+          " ms after the next acquire");
+  return {{"nodes", {1}}, {"replica", "r1"}, {"kill_after_ms", kill_after_.count()}};
+}
+
+void FailoverFault::OnClientEvent(LabControl& lab, Nanos now) {
+  if (IsOpen()) {
+    // An acquire reported within the first 10 ms may have run before the cut (its event
+    // was on its way): only later ones certainly wrote an unreplicated lock.
+    if (now < opened_at_ + Millis(10)) acquires_at_cut_ = lab.AcquiresSeen();
+    return;
+  }
+  PokePending(lab, now);
+}
+
+void FailoverFault::WhileOpen(LabControl& lab, Nanos now) {
+  if (killed_ || now < opened_at_ + kill_after_) return;
+  next_check_ = now + Millis(10);
+  if (lab.AcquiresSeen() == acquires_at_cut_) return;  // no unreplicated lock yet
+  lab.KillNode(1);
+  killed_ = true;
+  lab.Log("failover: n1 killed (SIGKILL); Sentinel promotes r1");
+}
+
+void FailoverFault::Close(LabControl& lab, Nanos) {
+  lab.CutReplication(false);
+  if (killed_) {
+    Status s = lab.RestartNode(1);
+    if (!s.ok()) lab.Log("failover: old master did not restart: " + s.message());
+  }
+  killed_ = false;
+}
+
 }  // namespace locklab::faults

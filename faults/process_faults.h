@@ -78,4 +78,39 @@ class RestartFault : public WindowedFault {
   void Close(LabControl& lab, Nanos time) override;
 };
 
+// Master failover (Redis docs' race): when no client holds a lock, the replication stream
+// from n1 to its replica is cut,
+// and once a client has acquired while it is cut (a lock write acknowledged but never
+// replicated) and `kill_after_ms` have passed, n1 is killed, Sentinel promotes the replica and clients find it through Sentinel. When the
+// window closes the stream is healed and the old master restarts (empty; Sentinel turns it
+// into a replica of the new master).
+class FailoverFault : public WindowedFault {
+ public:
+  FailoverFault(FaultOptions o, uint64_t seed);
+  const char* id() const override { return "failover"; }
+  bool NeedsSentinel() const override { return true; }
+
+ protected:
+  Status Validate(LabControl& lab) override;
+  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
+  void Close(LabControl& lab, Nanos time) override;
+  void WhileOpen(LabControl& lab, Nanos now) override;
+  Nanos OpenWakeup() const override {
+    return killed_ ? close_at_ : std::max(opened_at_ + kill_after_, next_check_);
+  }
+  // Waits for a free lock by watching client events, not by polling.
+  Millis RetryDelay() const override { return Millis(1000); }
+
+ public:
+  void OnClientEvent(LabControl& lab, Nanos now) override;
+
+ protected:
+
+ private:
+  Millis kill_after_{300};
+  bool killed_ = false;
+  int64_t acquires_at_cut_ = 0;
+  Nanos next_check_{0};
+};
+
 }  // namespace locklab::faults

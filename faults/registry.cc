@@ -51,6 +51,10 @@ const std::vector<FaultInfo>& ListFaults() {
         {"direction", "both", "both, up (requests) or down (replies)"},
         {"resource", "false", "cut the target clients from the resource node too"}}},
       {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown", {}},
+      {"failover",
+       "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "
+       "promoted; clients find the new master through Sentinel",
+       {{"kill_after_ms", "300", "time between cutting replication and killing n1"}}},
       {"delay", "a client's write to the resource is held and delivered late",
        {{"delay_ms", "(duration)", "how long the write is held"}}},
   };
@@ -87,6 +91,7 @@ Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* o
   else if (id == "partition") *out = std::make_unique<PartitionFault>(o, seed);
   else if (id == "reply-loss") *out = std::make_unique<ReplyLossFault>(o, seed);
   else if (id == "delay") *out = std::make_unique<DelayFault>(o, seed);
+  else if (id == "failover") *out = std::make_unique<FailoverFault>(o, seed);
   else return Status::Usage("fault '" + id + "': listed but not built");
   return Status::Ok();
 }

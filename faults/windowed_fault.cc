@@ -2,30 +2,33 @@
 
 namespace locklab::faults {
 
-Status WindowedFault::Setup(LabControl& lab, Nanos start) {
-  if (o_.duration.count() <= 0) return Status::Usage(std::string("fault ") + id() + ": duration must be > 0 ms");
+Status WindowedFault::Setup(LabControl &lab, Nanos start) {
+  if (o_.duration.count() <= 0)
+    return Status::Usage(std::string("fault ") + id() + ": duration must be > 0 ms");
   Status s = CheckClients(lab);
   if (s.ok()) s = CheckNodes(lab);
   if (s.ok()) s = Validate(lab);
-  next_at_ = start + o_.first_at;
+  next_at_ = due_at_ = start + o_.first_at;
   return s;
 }
 
-Status WindowedFault::CheckClients(LabControl& lab) const {
+Status WindowedFault::CheckClients(LabControl &lab) const {
   for (int t : o_.targets) {
     if (t < 1 || t > lab.client_count()) {
       return Status::Usage(std::string("fault ") + id() + ": target client " + std::to_string(t) +
-                           " does not exist (clients are 1.." + std::to_string(lab.client_count()) + ")");
+                           " does not exist (clients are 1.." + std::to_string(lab.client_count()) +
+                           ")");
     }
   }
   return Status::Ok();
 }
 
-Status WindowedFault::CheckNodes(LabControl& lab) const {
+Status WindowedFault::CheckNodes(LabControl &lab) const {
   for (int n : o_.nodes) {
     if (n < 1 || n > lab.node_count()) {
       return Status::Usage(std::string("fault ") + id() + ": node " + std::to_string(n) +
-                           " does not exist (lock nodes are n1..n" + std::to_string(lab.node_count()) + ")");
+                           " does not exist (lock nodes are n1..n" +
+                           std::to_string(lab.node_count()) + ")");
     }
   }
   return Status::Ok();
@@ -35,24 +38,25 @@ std::vector<int> WindowedFault::NodesOr(int default_node) const {
   return o_.nodes.empty() ? std::vector<int>{default_node} : o_.nodes;
 }
 
-int WindowedFault::PickClient(LabControl& lab) {
+int WindowedFault::PickClient(LabControl &lab) {
   std::vector<int> pool;
   if (o_.targets.empty()) {
     for (int p = 1; p <= lab.client_count(); ++p) pool.push_back(p);
   } else {
     pool = o_.targets;
   }
-  // Draw first, then check: the draw sequence stays the same whatever the lab state.
+  // Draw first, then check: the draw sequence stays the same whatever the lab
+  // state.
   int p = pool[rng_.Uniform(0, static_cast<int64_t>(pool.size()) - 1)];
   return lab.ClientRunning(p) ? p : 0;
 }
 
-void WindowedFault::OpenWindow(LabControl& lab, Nanos time, int process) {
+void WindowedFault::OpenWindow(LabControl &lab, Nanos time, int process) {
   nlohmann::json v = Open(lab, time, process);
   if (v.is_null()) {
     if (process != 0) lab.ResumeClient(process);
     state_ = State::kIdle;
-    next_at_ = time + o_.interval;
+    next_at_ = time + RetryDelay();
     return;
   }
   ++opened_;
@@ -63,29 +67,35 @@ void WindowedFault::OpenWindow(LabControl& lab, Nanos time, int process) {
   state_ = State::kOpen;
 }
 
-void WindowedFault::Tick(LabControl& lab, Nanos now) {
+void WindowedFault::PokePending(LabControl &lab, Nanos now) {
+  if (Pending(now)) TryOpen(lab, now);
+}
+
+void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
+  if (o_.windows > 0 && opened_ >= o_.windows) {
+    state_ = State::kDone;
+    return;
+  }
+  std::string point = ArmedPoint();
+  if (point.empty()) {
+    OpenWindow(lab, now, 0);
+    return;
+  }
+  int p = PickClient(lab);
+  if (p == 0) {
+    next_at_ = due_at_ = now + o_.interval;
+    return;
+  }
+  armed_client_ = p;
+  lab.ArmPoint(p, point, ArmedAction());
+  state_ = State::kArmed;
+}
+
+void WindowedFault::Tick(LabControl &lab, Nanos now) {
   switch (state_) {
-    case State::kIdle: {
-      if (now < next_at_) return;
-      if (o_.windows > 0 && opened_ >= o_.windows) {
-        state_ = State::kDone;
-        return;
-      }
-      std::string point = ArmedPoint();
-      if (point.empty()) {
-        OpenWindow(lab, now, 0);
-        return;
-      }
-      int p = PickClient(lab);
-      if (p == 0) {
-        next_at_ = now + o_.interval;
-        return;
-      }
-      armed_client_ = p;
-      lab.ArmPoint(p, point, ArmedAction());
-      state_ = State::kArmed;
+    case State::kIdle:
+      if (now >= next_at_) TryOpen(lab, now);
       return;
-    }
     case State::kArmed:
       return;
     case State::kOpen:
@@ -93,7 +103,7 @@ void WindowedFault::Tick(LabControl& lab, Nanos now) {
         Close(lab, now);
         lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}}, now);
         state_ = State::kIdle;
-        next_at_ = now + o_.interval;
+        next_at_ = due_at_ = now + o_.interval;
         return;
       }
       WhileOpen(lab, now);
@@ -103,14 +113,14 @@ void WindowedFault::Tick(LabControl& lab, Nanos now) {
   }
 }
 
-bool WindowedFault::OnPausePoint(LabControl& lab, int process, const std::string& point,
+bool WindowedFault::OnPausePoint(LabControl &lab, int process, const std::string &point,
                                  Nanos time) {
   if (state_ != State::kArmed || process != armed_client_ || point != ArmedPoint()) return false;
   OpenWindow(lab, time, process);
   return true;
 }
 
-void WindowedFault::Teardown(LabControl& lab, Nanos now) {
+void WindowedFault::Teardown(LabControl &lab, Nanos now) {
   if (state_ == State::kArmed) lab.DisarmPoints(armed_client_);
   if (state_ == State::kOpen) {
     Close(lab, now);
@@ -121,10 +131,14 @@ void WindowedFault::Teardown(LabControl& lab, Nanos now) {
 
 Nanos WindowedFault::NextWakeup() const {
   switch (state_) {
-    case State::kIdle: return next_at_;
-    case State::kArmed: return Nanos::max();
-    case State::kOpen: return std::min(close_at_, OpenWakeup());
-    case State::kDone: return Nanos::max();
+    case State::kIdle:
+      return next_at_;
+    case State::kArmed:
+      return Nanos::max();
+    case State::kOpen:
+      return std::min(close_at_, OpenWakeup());
+    case State::kDone:
+      return Nanos::max();
   }
   return Nanos::max();
 }

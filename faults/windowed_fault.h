@@ -33,6 +33,14 @@ class WindowedFault : public Fault {
   // Called on every Tick while the window is open (clock drift steps its offset here).
   virtual void WhileOpen(LabControl& lab, Nanos now) { (void)lab; (void)now; }
   virtual Nanos OpenWakeup() const { return close_at_; }
+  // How long to wait before trying again when Open declined (returned null).
+  virtual Millis RetryDelay() const { return o_.interval; }
+
+  // Whether a window is due but not open yet (its Open declined and it is waiting).
+  bool Pending(Nanos now) const { return state_ == State::kIdle && now >= due_at_; }
+  bool IsOpen() const { return state_ == State::kOpen; }
+  // Tries to open a pending window now (for faults that wait for a moment, not a time).
+  void PokePending(LabControl& lab, Nanos now);
 
   // A client drawn from the seed among `targets` (or all running clients); 0 if none.
   int PickClient(LabControl& lab);
@@ -49,10 +57,12 @@ class WindowedFault : public Fault {
  private:
   enum class State { kIdle, kArmed, kOpen, kDone };
   void OpenWindow(LabControl& lab, Nanos time, int process);
+  void TryOpen(LabControl& lab, Nanos now);
   State state_ = State::kIdle;
   int armed_client_ = 0;
   int opened_ = 0;
-  Nanos next_at_{0};
+  Nanos next_at_{0};  // next Tick with work to do
+  Nanos due_at_{0};   // when the next window is due (stays while Open declines)
 };
 
 }  // namespace locklab::faults

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/random.h"
+#include "harness/sentinel_topology.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 #include "workloads/event_sink.h"
@@ -81,6 +82,8 @@ int RunClientCommand(const std::vector<std::string>& args) {
           acquire_timeout = 2000, seed = 1;
   locks::LockConfig config;
   locks::Endpoint resource;
+  std::vector<locks::Endpoint> sentinels;
+  std::map<std::string, locks::Endpoint> node_links;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
     const std::string& f = args[i];
     const std::string& v = args[i + 1];
@@ -106,6 +109,16 @@ int RunClientCommand(const std::vector<std::string>& args) {
       locks::Endpoint e;
       s = locks::ParseEndpoint(v, &e);
       config.nodes.push_back(e);
+    } else if (f == "--sentinel") {
+      locks::Endpoint e;
+      s = locks::ParseEndpoint(v, &e);
+      sentinels.push_back(e);
+    } else if (f == "--node-map") {
+      auto eq = v.find('=');
+      locks::Endpoint link;
+      if (eq == std::string::npos) s = Status::Usage("client: --node-map " + v + ": not REAL=LINK");
+      else s = locks::ParseEndpoint(v.substr(eq + 1), &link);
+      if (s.ok()) node_links[v.substr(0, eq)] = link;
     } else if (f == "--knob") {
       auto eq = v.find('=');
       if (eq == std::string::npos) s = Status::Usage("client: --knob " + v + ": not NAME=VALUE");
@@ -121,6 +134,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
   if (args.size() % 2 != 0) {
     std::cerr << "locklab client: flag " << args.back() << " needs a value\n";
     return 64;
+  }
+  if (!sentinels.empty()) {
+    locks::SetEndpointResolver(
+        MakeSentinelResolver(sentinels, SentinelTopology::kMasterName, node_links));
   }
   signal(SIGTERM, OnTerm);
   signal(SIGPIPE, SIG_IGN);

@@ -128,9 +128,17 @@ Status LabNode::Restart() {
 
 Status LabNode::StartOnPort(int port) {
   SpawnOptions o;
-  o.argv = {paths_.redis_server, "--port", std::to_string(port), "--bind", "127.0.0.1",
-            "--dir", dir_, "--save", "", "--appendonly", "no", "--daemonize", "no",
-            "--logfile", "", "--dbfilename", "dump.rdb"};
+  if (options_.sentinel) {
+    std::string conf = dir_ + "/sentinel.conf";
+    Status s = WriteFile(conf, options_.sentinel_config);
+    if (!s.ok()) return s;
+    o.argv = {paths_.redis_server, conf, "--sentinel", "--port", std::to_string(port),
+              "--bind", "127.0.0.1", "--dir", dir_, "--daemonize", "no", "--logfile", ""};
+  } else {
+    o.argv = {paths_.redis_server, "--port", std::to_string(port), "--bind", "127.0.0.1",
+              "--dir", dir_, "--save", "", "--appendonly", "no", "--daemonize", "no",
+              "--logfile", "", "--dbfilename", "dump.rdb"};
+  }
   o.argv.insert(o.argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   if (options_.faketime) {
     o.env["LD_PRELOAD"] = paths_.libfaketime;

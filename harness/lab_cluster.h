@@ -45,6 +45,10 @@ struct NodeOptions {
   bool faketime = true;                  // run under libfaketime with a control file
   std::vector<std::string> extra_args;   // e.g. {"--appendonly","yes"}
   bool detached = false;                 // outlive the harness (cluster up)
+  // A redis-sentinel instead of a data node: `sentinel_config` holds its monitor lines
+  // (the file is written to the node's directory; Sentinel rewrites it as it runs).
+  bool sentinel = false;
+  std::string sentinel_config;
 };
 
 class LabNode {

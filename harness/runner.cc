@@ -24,6 +24,7 @@
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
+#include "harness/sentinel_topology.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 
@@ -70,6 +71,7 @@ class Trial : public faults::LabControl {
   void ArmPoint(int p, const std::string& point, const std::string& action) override;
   void DisarmPoints(int p) override;
   std::vector<int> Holders() const override;
+  int64_t AcquiresSeen() const override { return acquires_seen_; }
   bool PauseNode(int n) override;
   bool ResumeNode(int n) override;
   void KillNode(int n) override;
@@ -77,6 +79,10 @@ class Trial : public faults::LabControl {
   Status SetNodeClock(int n, const std::string& offset) override;
   Status SetClientClock(int p, const std::string& offset) override;
   Status SetLink(int p, int node, const faults::LinkState& state) override;
+  Status CutReplication(bool cut) override {
+    if (!topology_) return Status::Usage("no replica: this trial has no failover topology");
+    return topology_->CutReplication(cut);
+  }
   void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
               Nanos time) override;
   void Log(const std::string& line) override;
@@ -118,9 +124,11 @@ class Trial : public faults::LabControl {
 
   LabPaths paths_;
   faults::FaultProxy proxy_;
+  std::unique_ptr<SentinelTopology> topology_;
   std::vector<std::unique_ptr<faults::Fault>> faults_;
   bool fault_started_ = false;
   bool interrupted_ = false;
+  int64_t acquires_seen_ = 0;
   int unexpected_exits_ = 0;
 };
 
@@ -290,6 +298,20 @@ Status Trial::Setup() {
   if (!s.ok()) return s;
   s = proxy_.Start();
   if (!s.ok()) return s;
+  bool sentinel = false;
+  for (const auto& f : faults_) sentinel = sentinel || f->NeedsSentinel();
+  if (sentinel) {
+    if (o_.nodes != 1) {
+      return Status::Usage("fault failover: needs a single-node lock (n1 and its replica); " +
+                           o_.lock + " uses " + std::to_string(o_.nodes) + " nodes");
+    }
+    topology_ = std::make_unique<SentinelTopology>(run_dir_ + "/nodes", paths_, &proxy_);
+    s = topology_->Start(*Node(1));
+    if (!s.ok()) return s;
+    Log("replica r1 on " + topology_->replica().endpoint().ToString() + " pid " +
+        std::to_string(topology_->replica().pid()));
+    for (const auto& e : topology_->sentinels()) Log("sentinel on " + e.ToString());
+  }
   for (auto& n : cluster_->nodes()) {
     Log("node " + n->name() + " on " + n->endpoint().ToString() + " pid " + std::to_string(n->pid()));
   }
@@ -317,6 +339,7 @@ Status Trial::StartClients() {
                "--seed", std::to_string(rng.Fork() | 1),
                "--resource", ""};
     // Every connection goes through its own fault proxy link (DESIGN.md 2).
+    std::string n1_link;
     for (int n = 0; n <= node_count(); ++n) {
       locks::Endpoint e = n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
       int port = 0;
@@ -328,7 +351,23 @@ Status Trial::StartClients() {
       } else {
         so.argv.push_back("--node");
         so.argv.push_back(via);
+        if (n == 1) n1_link = via;
       }
+    }
+    if (topology_) {
+      // Clients find the master through Sentinel, each node through its own link.
+      int rport = 0;
+      locks::Endpoint r = topology_->replica().endpoint();
+      Status ls = proxy_.AddLink("c" + std::to_string(p) + "-r1", {r.host, r.port}, &rport);
+      if (!ls.ok()) return ls;
+      for (const auto& e : topology_->sentinels()) {
+        so.argv.push_back("--sentinel");
+        so.argv.push_back(e.ToString());
+      }
+      so.argv.push_back("--node-map");
+      so.argv.push_back(topology_->monitored_master().ToString() + "=" + n1_link);
+      so.argv.push_back("--node-map");
+      so.argv.push_back(r.ToString() + "=127.0.0.1:" + std::to_string(rport));
     }
     for (const auto& [k, v] : o_.knobs) {
       so.argv.push_back("--knob");
@@ -403,11 +442,21 @@ void Trial::HandleLine(ClientProc& c, const std::string& line) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_discarded()) {
       std::string type = j.value("type", ""), f = j.value("f", ""), key = j.value("key", "");
-      if (f == "acquire" && type == "ok") c.holding.insert(key);
-      else if ((f == "release" || f == "acquire") && type == "invoke") c.holding.erase(key);
+      // A client holds from its acquire's ok until its release completes (the delete has
+      // then run on the server) or it asks again.
+      if (f == "acquire" && type == "ok") {
+        c.holding.insert(key);
+        ++acquires_seen_;
+      } else if ((f == "release" && type != "invoke") || (f == "acquire" && type == "invoke")) {
+        c.holding.erase(key);
+      }
     }
   }
   WriteEvent(line);
+  if (fault_started_) {
+    Nanos now = MonotonicNow();
+    for (auto& f : faults_) f->OnClientEvent(*this, now);
+  }
 }
 
 // Streams events until `end` (or until every client exited when `stopping`).
@@ -549,6 +598,7 @@ void Trial::Teardown() {
     if (c.from_child >= 0) close(c.from_child);
     c.to_child = c.from_child = -1;
   }
+  if (topology_) topology_->Stop();
   proxy_.Stop();
   if (cluster_) cluster_->Stop();
   if (history_) fclose(history_);

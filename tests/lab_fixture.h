@@ -31,7 +31,10 @@ class LabNodeTest : public ::testing::Test {
   }
   void TearDown() override {
     nodes_.clear();  // kills them
-    if (!dir_.empty()) (void)!system(("rm -rf " + dir_).c_str());
+    // LOCKLAB_KEEP_TEST_DIRS=1 keeps the nodes' directories and logs for a post-mortem.
+    if (!dir_.empty() && getenv("LOCKLAB_KEEP_TEST_DIRS") == nullptr) {
+      (void)!system(("rm -rf " + dir_).c_str());
+    }
   }
   harness::LabNode& StartNode(const std::string& name = "n1") {
     harness::NodeOptions o;
