@@ -10,6 +10,7 @@
 #include "harness/client_main.h"
 #include "harness/cluster_command.h"
 #include "harness/matrix.h"
+#include "harness/report_command.h"
 #include "harness/runner.h"
 #include "locks/lock.h"
 
@@ -21,7 +22,8 @@ const char kUsage[] =
     "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
-    "  locklab check [--json] FILE...\n"
+    "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
+    "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
     "  locklab list [--json]\n"
     "  locklab cluster up|down|status\n"
     "  locklab test            (entry script: set up, build, run every test)\n";
@@ -68,7 +70,14 @@ int ListCommand(const std::vector<std::string>& args) {
 int RunCommand(const std::vector<std::string>& args) {
   RunOptions o;
   std::string scenario;
-  Status s = ParseRunFlags(args, &o, &scenario);
+  // --no-report skips the HTML report (it is made by default).
+  bool report = true;
+  std::vector<std::string> run_args;
+  for (const auto& a : args) {
+    if (a == "--no-report") report = false;
+    else run_args.push_back(a);
+  }
+  Status s = ParseRunFlags(run_args, &o, &scenario);
   if (s.ok() && !scenario.empty()) {
     RunOptions from_file;
     from_file.out_dir = o.out_dir;
@@ -76,7 +85,7 @@ int RunCommand(const std::vector<std::string>& args) {
     if (s.ok()) {
       // Flags given with a scenario file override it (e.g. --out, --seed).
       std::string ignored;
-      s = ParseRunFlags(args, &from_file, &ignored);
+      s = ParseRunFlags(run_args, &from_file, &ignored);
       o = from_file;
     }
   }
@@ -94,6 +103,12 @@ int RunCommand(const std::vector<std::string>& args) {
               << " lost_updates=" << res.value("lost_updates", 0)
               << " ops=" << r.results.value("ops", 0) << "\n";
     std::cout << "run: " << r.run_dir << "\n";
+    if (report && !Interrupted()) {
+      // A report that cannot be made is a warning, never a different verdict.
+      int rc = RunReportScript({r.run_dir});
+      if (rc == 0) std::cout << "report: " << r.run_dir << "/report/index.html\n";
+      else std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+    }
   }
   return r.exit_code;
 }
@@ -116,6 +131,7 @@ int main(int argc, char** argv) {
   if (cmd == "list") return harness::ListCommand(rest);
   if (cmd == "matrix") return harness::RunMatrixCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
+  if (cmd == "report") return harness::RunReportCommand(rest);
   std::cerr << "locklab: unknown command '" << cmd << "'\n" << harness::kUsage;
   return 64;
 }

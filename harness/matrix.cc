@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "faults/fault.h"
+#include "harness/report_command.h"
 #include "harness/run_store.h"
 #include "harness/runner.h"
 #include "locks/lock.h"
@@ -141,6 +142,9 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   WriteFile(matrix_dir + "/matrix.json", all.dump(2) + "\n");
   WriteFile(matrix_dir + "/matrix.md", md.str());
   std::cout << md.str();
+  if (!Interrupted() && RunReportScript({"--matrix", matrix_dir}) == 0) {
+    std::cout << "report: " << matrix_dir << "/report/index.html\n";
+  }
   std::cout << "matrix: " << matrix_dir << "/matrix.md (trial runs under " << matrix_dir << ")\n";
   if (Interrupted()) return 2;
   return worst >= 64 ? worst : 0;

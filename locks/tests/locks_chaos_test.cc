@@ -23,7 +23,7 @@ class LocksChaosTest : public ::testing::Test {
                                      "--duration", "5", "--ttl", "500", "--pause", "1200",
                                      "--first-at", "500", "--interval", "800",
                                      "--hold", "100", "--clients", "3", "--seed", "11",
-                                     "--out", dir_};
+                                     "--no-report", "--out", dir_};
     args.insert(args.end(), extra.begin(), extra.end());
     Invocation inv = RunLocklab(args, dir_);
     run_dir_ = RunDirOf(inv);

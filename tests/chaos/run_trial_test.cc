@@ -26,7 +26,7 @@ class RunTrialTest : public ::testing::Test {
                                      "--duration", "5", "--ttl", "500", "--pause", "1200",
                                      "--first-at", "500", "--interval", "800",
                                      "--hold", "100", "--clients", "3", "--seed", "11",
-                                     "--out", dir_};
+                                     "--no-report", "--out", dir_};
     args.insert(args.end(), extra.begin(), extra.end());
     Invocation inv = RunLocklab(args, dir_);
     if (exit_code) *exit_code = inv.exit_code;
@@ -78,7 +78,7 @@ TEST_F(RunTrialTest, SetnxUnderTheSamePauseIsSafe) {
 TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
   std::string log = dir_ + "/sigint.out";
   pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none",
-                            "--duration", "60", "--ttl", "500", "--out", dir_},
+                            "--duration", "60", "--ttl", "500", "--no-report", "--out", dir_},
                            log);
   ASSERT_GT(pid, 0);
   // Wait until events flow, then interrupt like a terminal's Ctrl-C.
@@ -108,13 +108,13 @@ TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
 }
 
 TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
-  Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--out", dir_}, dir_);
+  Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output, "locklab run: flag --ttl: 'soon' is not a whole number in [1, 3600000]\n");
   inv = RunLocklab({"run", "--bogus", "1"}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output, "locklab run: unknown flag --bogus\n");
-  inv = RunLocklab({"run", "--lock", "nope", "--out", dir_}, dir_);
+  inv = RunLocklab({"run", "--lock", "nope", "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_NE(inv.output.find("lock 'nope': unknown lock id"), std::string::npos) << inv.output;
 }
@@ -122,7 +122,7 @@ TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
 TEST_F(RunTrialTest, ScenarioFileReplaysTheRun) {
   auto first = Trial("set-nx-px-lua", "none");
   std::string run_dir = first["run_dir"];
-  Invocation inv = RunLocklab({"run", run_dir + "/scenario.toml", "--out", dir_ + "/replay"}, dir_);
+  Invocation inv = RunLocklab({"run", run_dir + "/scenario.toml", "--no-report", "--out", dir_ + "/replay"}, dir_);
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   auto second = Results(RunDirOf(inv));
   EXPECT_EQ(second["seed"], first["seed"]);
@@ -133,7 +133,7 @@ TEST_F(RunTrialTest, ScenarioFileReplaysTheRun) {
 TEST_F(RunTrialTest, BadScenarioFieldNamesFileLineAndField) {
   std::string path = dir_ + "/bad.toml";
   std::ofstream(path) << "name = \"x\"\n[lock]\nid = \"setnx\"\nttl_ms = \"long\"\n";
-  Invocation inv = RunLocklab({"run", path, "--out", dir_}, dir_);
+  Invocation inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 65);
   EXPECT_EQ(inv.output, "locklab " + path + ":4: field 'lock.ttl_ms': expected an integer\n");
 }

@@ -1,0 +1,46 @@
+#include "harness/report_command.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
+
+namespace locklab::harness {
+
+int RunReportScript(const std::vector<std::string>& args) {
+  const char* env = getenv("LOCKLAB_PYTHON");
+  std::string python = env ? env : "/usr/bin/python3";  // Debian's, which has matplotlib
+  std::vector<std::string> argv = {python, std::string(LOCKLAB_SOURCE_DIR) + "/reports/report.py"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return 70;
+  if (pid == 0) {
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status)) return 70;
+  return WEXITSTATUS(status) == 127 ? 70 : WEXITSTATUS(status);
+}
+
+int RunReportCommand(const std::vector<std::string>& args) {
+  if (args.empty() || (args.size() == 1 && args[0].rfind("-", 0) == 0) ||
+      (args.size() == 2 && args[0] != "--matrix") || args.size() > 2) {
+    std::cerr << "locklab report: usage: locklab report RUN_DIR | --matrix MATRIX_DIR\n";
+    return 64;
+  }
+  return RunReportScript(args);
+}
+
+}  // namespace locklab::harness
