@@ -31,6 +31,10 @@ Status PartitionFault::Validate(LabControl&) {
   if (dir != "both" && dir != "up" && dir != "down") {
     return Status::Usage("fault partition: param 'direction': '" + dir + "': expected both, up or down");
   }
+  std::string target = o_.Param("target", "any");
+  if (target != "any" && target != "holder") {
+    return Status::Usage("fault partition: param 'target': '" + target + "': expected any or holder");
+  }
   std::string res = o_.Param("resource", "false");
   if (res != "true" && res != "false") {
     return Status::Usage("fault partition: param 'resource': '" + res + "': expected true or false");
@@ -55,6 +59,12 @@ nlohmann::json PartitionFault::Open(LabControl& lab, Nanos, int) {
   cut_.clear();
   if (shape == "isolate-clients") {
     std::vector<int> clients = o_.targets;
+    if (clients.empty() && o_.Param("target", "any") == "holder") {
+      // Cut a client that holds a lock right now (wait for one).
+      std::vector<int> holders = lab.Holders();
+      if (holders.empty()) return nullptr;
+      clients = {holders[rng_.Uniform(0, static_cast<int64_t>(holders.size()) - 1)]};
+    }
     if (clients.empty()) {
       int p = PickClient(lab);
       if (p == 0) return nullptr;

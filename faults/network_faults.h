@@ -14,6 +14,8 @@ namespace locklab::faults {
 //   majorities-ring  client i keeps nodes i..i+N/2 (mod N), a different majority each
 // mode: hold (black hole, default) | reset (RST). direction: both (default) | up | down.
 // resource: false (default) | true — whether the target clients lose the resource node too.
+// target: any (default: drawn from the seed) | holder (a client holding a lock; the window
+// waits for one).
 class PartitionFault : public WindowedFault {
  public:
   using WindowedFault::WindowedFault;
@@ -26,6 +28,7 @@ class PartitionFault : public WindowedFault {
 
  private:
   LinkState CutState() const;
+  Millis RetryDelay() const override { return Millis(20); }
   std::vector<std::pair<int, int>> cut_;  // (client, node); node 0 = resource
 };
 

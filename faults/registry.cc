@@ -49,7 +49,8 @@ const std::vector<FaultInfo>& ListFaults() {
        {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
         {"mode", "hold", "hold (black hole) or reset (RST)"},
         {"direction", "both", "both, up (requests) or down (replies)"},
-        {"resource", "false", "cut the target clients from the resource node too"}}},
+        {"resource", "false", "cut the target clients from the resource node too"},
+        {"target", "any", "any (drawn from the seed) or holder (a client holding a lock)"}}},
       {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown", {}},
       {"failover",
        "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "

@@ -93,24 +93,49 @@ int RunCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
   }
-  TrialResult r = RunTrial(o);
-  if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
-  if (!r.results.is_null()) {
-    const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
-    const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
-    std::cout << "verdict: " << r.results["verdict"].get<std::string>()
-              << "  overlapping_pairs=" << me.value("overlapping_pairs", 0)
-              << " lost_updates=" << res.value("lost_updates", 0)
-              << " ops=" << r.results.value("ops", 0) << "\n";
-    std::cout << "run: " << r.run_dir << "\n";
-    if (report && !Interrupted()) {
-      // A report that cannot be made is a warning, never a different verdict.
-      int rc = RunReportScript({r.run_dir});
-      if (rc == 0) std::cout << "report: " << r.run_dir << "/report/index.html\n";
-      else std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+  // Trials run one after the other with seeds seed, seed+1, ... (a drawn seed when 0).
+  bool expectations =
+      !o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty();
+  int worst = 0;
+  uint64_t seed = o.seed;
+  for (int t = 0; t < o.trials && !Interrupted(); ++t) {
+    RunOptions trial = o;
+    trial.seed = seed == 0 ? 0 : seed + static_cast<uint64_t>(t);
+    TrialResult r = RunTrial(trial);
+    if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
+    int code = r.exit_code;
+    if (!r.results.is_null()) {
+      const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
+      const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
+      std::cout << "verdict: " << r.results["verdict"].get<std::string>()
+                << "  overlapping_pairs=" << me.value("overlapping_pairs", 0)
+                << " lost_updates=" << res.value("lost_updates", 0)
+                << " stale_writes_accepted=" << res.value("stale_writes_accepted", 0)
+                << " ops=" << r.results.value("ops", 0) << "\n";
+      std::cout << "run: " << r.run_dir << "\n";
+      if (expectations && r.status.ok() && !r.results.value("interrupted", false)) {
+        std::string miss = CheckExpectations(o, r.results);
+        if (miss.empty()) {
+          std::cout << "expectation: met\n";
+          code = 0;
+        } else {
+          std::cout << "expectation: NOT met: " << miss << "\n";
+          code = 1;
+        }
+      }
+      if (report && !Interrupted()) {
+        // A report that cannot be made is a warning, never a different verdict.
+        int rc = RunReportScript({r.run_dir});
+        if (rc == 0) std::cout << "report: " << r.run_dir << "/report/index.html\n";
+        else std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+      }
     }
+    // Worst first: infrastructure (64+), then violation / unmet expectation (1), unknown (2).
+    auto rank = [](int c) { return c >= 64 ? 3 : c == 1 ? 2 : c == 2 ? 1 : 0; };
+    if (rank(code) > rank(worst)) worst = code;
+    if (seed == 0 && !r.results.is_null()) seed = r.results.value("seed", uint64_t{0}) - t;
   }
-  return r.exit_code;
+  return worst;
 }
 
 }  // namespace

@@ -161,7 +161,15 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "name = " << q(o.name) << "\n";
   t << "seed = " << o.seed << "\n";
   t << "duration_ms = " << o.duration.count() << "\n";
-  t << "stuck_after_ms = " << o.stuck_after.count() << "\n\n";
+  t << "stuck_after_ms = " << o.stuck_after.count() << "\n";
+  t << "trials = " << o.trials << "\n\n";
+  if (!o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty()) {
+    t << "[expect]\n";
+    if (!o.expect_verdict.empty()) t << "verdict = " << q(o.expect_verdict) << "\n";
+    if (!o.expect_stuck.empty()) t << "stuck = " << q(o.expect_stuck) << "\n";
+    if (!o.expect_resource.empty()) t << "resource = " << q(o.expect_resource) << "\n";
+    t << "\n";
+  }
   t << "[lock]\n";
   t << "id = " << q(o.lock) << "\n";
   t << "ttl_ms = " << o.ttl.count() << "\n";
@@ -298,13 +306,41 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
   o->seed = static_cast<uint64_t>(seed);
   if (!(s = top.Ms("duration_ms", 100, 86400000, &o->duration)).ok()) return s;
   if (!(s = top.Ms("stuck_after_ms", 0, 86400000, &o->stuck_after)).ok()) return s;
+  int64_t trials = o->trials;
+  if (!(s = top.Int("trials", 1, 1000, &trials)).ok()) return s;
+  o->trials = static_cast<int>(trials);
   top.Allow("lock");
   top.Allow("workload");
   top.Allow("fault");
   top.Allow("faults");
+  top.Allow("expect");
+  top.Allow("topology");
   if (!(s = top.RejectUnknown()).ok()) return s;
 
   const toml::table* t = nullptr;
+  if (!(s = SubTable(path, root, "expect", &t)).ok()) return s;
+  if (t) {
+    TableReader r(path, *t, "expect.");
+    if (!(s = r.Str("verdict", &o->expect_verdict)).ok()) return s;
+    if (!(s = r.Str("stuck", &o->expect_stuck)).ok()) return s;
+    if (!(s = r.Str("resource", &o->expect_resource)).ok()) return s;
+    if (!(s = r.RejectUnknown()).ok()) return s;
+    auto line = [&](const char* k) { return std::to_string(t->get(k)->source().begin.line); };
+    if (!o->expect_verdict.empty() && o->expect_verdict != "safe" &&
+        o->expect_verdict != "violated" && o->expect_verdict != "unknown") {
+      return Status::BadInput(path + ":" + line("verdict") +
+                              ": field 'expect.verdict': expected safe, violated or unknown");
+    }
+    if (!o->expect_stuck.empty() && o->expect_stuck != "yes" && o->expect_stuck != "no") {
+      return Status::BadInput(path + ":" + line("stuck") + ": field 'expect.stuck': expected yes or no");
+    }
+    if (!o->expect_resource.empty() && o->expect_resource != "safe" && o->expect_resource != "violated") {
+      return Status::BadInput(path + ":" + line("resource") +
+                              ": field 'expect.resource': expected safe or violated");
+    }
+    o->expect_origin = path + ":" + std::to_string(t->source().begin.line);
+  }
+
   if (!(s = SubTable(path, root, "lock", &t)).ok()) return s;
   if (t) {
     TableReader r(path, *t, "lock.");
@@ -395,8 +431,59 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (!(s = r.RejectUnknown()).ok()) return s;
     if (f.id != "none") o->faults.push_back(f);
   }
+  // [topology]: what the lab starts. nodes = lock nodes; replicas and sentinels come with
+  // the failover fault (one replica of n1, three sentinels) and must agree with it.
+  if (!(s = SubTable(path, root, "topology", &t)).ok()) return s;
+  if (t) {
+    TableReader r(path, *t, "topology.");
+    int64_t nodes = o->nodes, replicas = -1, sentinels = -1;
+    if (!(s = r.Int("nodes", 0, 15, &nodes)).ok()) return s;
+    if (!(s = r.Int("replicas", 0, 15, &replicas)).ok()) return s;
+    if (!(s = r.Int("sentinels", 0, 15, &sentinels)).ok()) return s;
+    if (!(s = r.RejectUnknown()).ok()) return s;
+    bool failover = false;
+    for (const auto& f : o->faults) failover = failover || f.id == "failover";
+    auto bad = [&](const char* key, const std::string& what) {
+      return Status::BadInput(path + ":" + std::to_string(t->get(key)->source().begin.line) +
+                              ": field 'topology." + key + "': " + what);
+    };
+    if (replicas >= 0 && replicas != (failover ? 1 : 0)) {
+      return bad("replicas", failover ? "the failover fault runs exactly 1 replica of n1"
+                                      : "replicas exist only with the failover fault");
+    }
+    if (sentinels >= 0 && sentinels != (failover ? 3 : 0)) {
+      return bad("sentinels", failover ? "the failover fault runs exactly 3 sentinels"
+                                       : "sentinels exist only with the failover fault");
+    }
+    if (failover && nodes > 1) return bad("nodes", "failover needs a single lock node (n1)");
+    o->nodes = static_cast<int>(nodes);
+  }
   if (o->name.empty()) o->name = o->lock + "--" + FaultIds(*o);
   return Status::Ok();
+}
+
+std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
+  std::string out;
+  std::string verdict = r.value("verdict", std::string("unknown"));
+  if (!o.expect_verdict.empty() && verdict != o.expect_verdict) {
+    out = "expected verdict " + o.expect_verdict + ", got " + verdict;
+  }
+  if (!o.expect_stuck.empty()) {
+    bool stuck = r.contains("liveness") && r["liveness"].value("stuck", false);
+    if ((o.expect_stuck == "yes") != stuck) {
+      out += std::string(out.empty() ? "" : "; ") + "expected stuck " + o.expect_stuck + ", got " +
+             (stuck ? "yes" : "no");
+    }
+  }
+  if (!o.expect_resource.empty()) {
+    std::string got = r.value("resource_verdict", std::string("unknown"));
+    if (got != o.expect_resource) {
+      out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
+             ", got " + got;
+    }
+  }
+  if (!out.empty() && !o.expect_origin.empty()) out += " (expectation at " + o.expect_origin + ")";
+  return out;
 }
 
 }  // namespace locklab::harness

@@ -12,6 +12,8 @@
 #include "base/status.h"
 #include "faults/fault.h"
 
+#include <nlohmann/json.hpp>
+
 namespace locklab::harness {
 
 struct RunOptions {
@@ -36,9 +38,23 @@ struct RunOptions {
   std::vector<faults::FaultOptions> faults;
   // Liveness: a wait with nobody holding longer than this is "stuck"; 0: 2 x TTL + 1 s.
   Millis stuck_after{0};
+  // Trials of this scenario (`locklab run` runs them one after the other, seeds seed,
+  // seed+1, ...).
+  int trials = 1;
+  // Optional expectations for regression suites ([expect] in a scenario file): empty means
+  // none. verdict: "safe" | "violated" | "unknown"; stuck: "yes" | "no".
+  std::string expect_verdict;
+  std::string expect_stuck;
+  std::string expect_resource;  // "safe" | "violated": lost updates or stale writes accepted
+  // Where the expectations were written (file:line), for messages.
+  std::string expect_origin;
   // Where runs go.
   std::string out_dir = "runs";
 };
+
+// Compares a trial's results.json with the expectations; empty when they hold (or there
+// are none), else one line saying what differs.
+std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& results);
 
 // Parses `locklab run` flags (the words after "run"). Errors name the flag.
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,

@@ -661,7 +661,19 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
     bool violated = c["violated"].get<bool>() || lin_invalid;
     bool complete = infra.ok() && !interrupted_ && unexpected_exits_ == 0 && !lin_unknown;
     r["verdict"] = violated ? "violated" : (complete ? "safe" : "unknown");
-    if (c.contains("first_violation")) r["first_violation"] = c["first_violation"];
+    // What the guarded resource saw, apart from the lock: with fencing, overlapping holders
+    // can leave the resource intact (stale writes rejected).
+    bool resource_bad = c["resource"]["lost_updates"].get<int64_t>() > 0 ||
+                        c["resource"]["stale_writes_accepted"].get<int64_t>() > 0 ||
+                        res_lin.verdict == checker::LinVerdict::kInvalid;
+    r["resource_verdict"] = resource_bad ? "violated" : (complete ? "safe" : "unknown");
+    if (c.contains("first_violation")) {
+      r["first_violation"] = c["first_violation"];
+      // Time to the first violation, from the first event of the run.
+      int64_t t0 = INT64_MAX;
+      for (const auto& e : h) t0 = std::min<int64_t>(t0, e.time.count());
+      r["first_violation_ms"] = (c["first_violation"]["start_ns"].get<int64_t>() - t0) / 1e6;
+    }
     auto me = c["mutual_exclusion"];
     auto res = c["resource"];
     checks.push_back({{"name", "mutual_exclusion"},

@@ -92,6 +92,21 @@ TEST_F(FaultProxyTest, DelayHoldsEveryChunkThatLong) {
   EXPECT_LT(took, Millis(900));
 }
 
+TEST_F(FaultProxyTest, DelayedWriteLandsAfterTheClientGaveUp) {
+  // The client times out and drops the connection; the write still arrives, late.
+  RedisConnection c({"127.0.0.1", port1_}, Millis(200), Millis(100));
+  ASSERT_EQ(c.Command({"PING"}).str, "PONG");
+  LinkState st;
+  st.up = Direction::kDelay;
+  st.delay = Millis(300);
+  ASSERT_TRUE(proxy_.SetLink("c1", st).ok());
+  EXPECT_EQ(c.Command({"SET", "late", "1"}).outcome, Outcome::kUnknown);
+  ASSERT_TRUE(proxy_.SetLink("c1", LinkState::Pass()).ok());
+  EXPECT_TRUE(Direct({"GET", "late"}).is_nil) << "not yet";
+  SleepFor(Millis(400));
+  EXPECT_EQ(Direct({"GET", "late"}).str, "1") << "delivered after the delay";
+}
+
 TEST_F(FaultProxyTest, ResetClosesConnectionsAndRefusesNewOnes) {
   RedisConnection c({"127.0.0.1", port1_}, Millis(200), Millis(200));
   ASSERT_EQ(c.Command({"PING"}).str, "PONG");

@@ -1,0 +1,56 @@
+// Replays of the schedules of ../shared/KNOWN-ANSWERS.md (scenarios/known-answers/*.toml):
+// each runs real locks against real nodes and the verdict comes from the history; the
+// scenario's [expect] says what the literature predicts, and the run must meet it.
+#include <dirent.h>
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+std::vector<std::string> KnownAnswerScenarios() {
+  std::vector<std::string> out;
+  std::string dir = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/known-answers";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 5 && n.substr(n.size() - 5) == ".toml") out.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class KnownAnswersTest : public ::testing::TestWithParam<std::string> {};
+
+TEST(KnownAnswersSet, EveryScheduleHasAScenario) {
+  EXPECT_EQ(KnownAnswerScenarios().size(), 11u);
+}
+
+TEST_P(KnownAnswersTest, RunMeetsTheLiteraturesAnswer) {
+  std::string dir = MakeTempDir("locklab-ka");
+  Invocation inv = RunLocklab({"run", GetParam(), "--no-report", "--out", dir}, dir, Millis(120000));
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  EXPECT_NE(inv.output.find("expectation: met"), std::string::npos) << inv.output;
+  std::string run_dir = RunDirOf(inv);
+  for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+  if (!HasFailure()) (void)!system(("rm -rf " + dir).c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, KnownAnswersTest, ::testing::ValuesIn(KnownAnswerScenarios()),
+                         [](const auto& info) {
+                           std::string n = info.param.substr(info.param.rfind('/') + 1);
+                           n = n.substr(0, n.size() - 5);
+                           for (char& c : n) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return "s" + n;
+                         });
+
+}  // namespace
+}  // namespace locklab::testing
