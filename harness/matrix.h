@@ -1,5 +1,17 @@
-// `locklab matrix`: every lock against every fault, trials per cell, one table.
-// (Until the scenario/matrix issue lands: a fixed set of cells built from flags.)
+// `locklab matrix`: every lock against every fault, several trials per cell, one table.
+//
+// The cells are data: scenarios/matrix/<fault>.toml is one scenario per fault, and every
+// lock of the registry runs it (fault node lists are cut to the nodes the lock has; a
+// fault that needs a topology the lock cannot have, like failover for a 5-node Redlock, is
+// "n/a"). Trials run as child `locklab run` processes, `--jobs` at a time, each with its own
+// lab on its own ports; their run directories sit under the matrix directory, whose
+// matrix.json, matrix.md and junit.xml summarise them. Seeds derive from one matrix seed.
+//
+//   locklab matrix [--quick | --full] [--locks a,b] [--faults x,y] [--trials N] [--jobs N]
+//                  [--seed N] [--expect FILE] [--out DIR] [--no-report]
+//
+// Exit code: 0 when every trial ran (and, with --expect, every covered cell matched), 1 on
+// a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run.
 #pragma once
 
 #include <string>
