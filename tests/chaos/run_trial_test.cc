@@ -140,3 +140,54 @@ TEST_F(RunTrialTest, BadScenarioFieldNamesFileLineAndField) {
 
 }  // namespace
 }  // namespace locklab::testing
+
+namespace locklab::testing {
+namespace {
+
+TEST(MatrixTest, SmallMatrixWritesItsFilesAndPinsExpectations) {
+  std::string dir = MakeTempDir("locklab-matrix");
+  std::string expect = dir + "/expect.toml";
+  std::ofstream(expect) << "[[cell]]\nlock = \"set-nx-px-lua\"\nfault = \"client-pause\"\nverdict = \"V\"\n"
+                           "[[cell]]\nlock = \"setnx\"\nfault = \"client-pause\"\nverdict = \"S\"\n"
+                           "[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n";
+  Invocation inv = RunLocklab({"matrix", "--locks", "set-nx-px-lua,setnx", "--faults", "none,client-pause",
+                               "--expect", expect, "--seed", "7", "--no-report", "--out", dir},
+                              dir, Millis(120000));
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
+  std::string mdir = m[1].str();
+  auto j = nlohmann::json::parse(ReadAll(mdir + "/matrix.json"));
+  EXPECT_EQ(j["cells"].size(), 4u);
+  EXPECT_EQ(j["trials"].size(), 4u);
+  for (const auto& c : j["cells"]) {
+    if (c.contains("matches")) {
+      EXPECT_TRUE(c["matches"].get<bool>()) << c.dump();
+    }
+  }
+  EXPECT_NE(ReadAll(mdir + "/matrix.md").find("| `setnx` |"), std::string::npos);
+  EXPECT_NE(ReadAll(mdir + "/junit.xml").find("testcase"), std::string::npos);
+
+  // The same matrix pinned to a wrong answer fails.
+  std::ofstream(expect) << "[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"V\"\n";
+  inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--expect", expect,
+                    "--no-report", "--out", dir},
+                   dir, Millis(60000));
+  EXPECT_EQ(inv.exit_code, 1) << inv.output;
+  EXPECT_NE(inv.output.find("1 cell(s) disagree"), std::string::npos) << inv.output;
+  if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
+}
+
+TEST(MatrixTest, BadFlagsAreNamed) {
+  std::string dir = MakeTempDir("locklab-matrix");
+  Invocation inv = RunLocklab({"matrix", "--locks", "nope"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output, "locklab matrix: flag --locks: unknown lock 'nope'\n");
+  inv = RunLocklab({"matrix", "--trials", "zero"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output, "locklab matrix: flag --trials: 'zero' is not a number in [1, 1000]\n");
+  (void)!system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace locklab::testing
