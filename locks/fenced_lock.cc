@@ -1,6 +1,5 @@
 #include "locks/fenced_lock.h"
 
-#include "base/random.h"
 #include "locks/knobs.h"
 
 namespace locklab::locks {
@@ -61,30 +60,15 @@ Outcome FencedLock::TryFenced(const std::string& key, const std::string& token, 
   return Outcome::kOk;
 }
 
-LockResult FencedLock::Acquire(const std::string& key, Nanos deadline) {
-  LockResult result;
-  const std::string token = RandomToken();
-  bool any_unknown = false;
-  for (;;) {
-    std::string detail;
-    int64_t fence = -1;
-    Outcome o = TryFenced(key, token, &fence, &detail);
-    if (o == Outcome::kOk) {
-      result.outcome = Outcome::kOk;
-      result.lease.key = key;
-      result.lease.token = token;
-      result.lease.validity = config_.ttl;
-      result.lease.acquired_at = MonotonicNow();
-      result.lease.fence = fence;
-      return result;
-    }
-    if (o == Outcome::kUnknown) any_unknown = true;
-    result.detail = detail;
-    if (MonotonicNow() + config_.retry_delay >= deadline) break;
-    SleepFor(config_.retry_delay);
+Outcome FencedLock::Attempt(const std::string& key, const std::string& token, Lease* lease,
+                            std::string* detail) {
+  int64_t fence = -1;
+  Outcome o = TryFenced(key, token, &fence, detail);
+  if (o == Outcome::kOk) {
+    lease->validity = config_.ttl;
+    lease->fence = fence;
   }
-  result.outcome = any_unknown ? Outcome::kUnknown : Outcome::kFail;
-  return result;
+  return o;
 }
 
 }  // namespace locklab::locks

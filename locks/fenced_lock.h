@@ -30,7 +30,10 @@ std::string FenceKey(const std::string& lock_key);
 class FencedLock : public SingleNodeLock {
  public:
   FencedLock(const LockConfig& config, const FencedOptions& options);
-  LockResult Acquire(const std::string& key, Nanos deadline) override;
+
+ protected:
+  Outcome Attempt(const std::string& key, const std::string& token, Lease* lease,
+                  std::string* detail) override;
 
  private:
   // One attempt: kOk with *fence set, kFail held, kUnknown outcome unknown.

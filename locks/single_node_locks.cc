@@ -59,18 +59,28 @@ Outcome SingleNodeLock::TryOnce(const std::string& key, const std::string& token
   return Outcome::kOk;
 }
 
+Outcome SingleNodeLock::Attempt(const std::string& key, const std::string& token, Lease* lease,
+                                std::string* detail) {
+  Outcome o = TryOnce(key, token, detail);
+  if (o == Outcome::kOk) {
+    lease->validity = acquire_ == AcquireStyle::kSetnx ? Millis::max() : config_.ttl;
+  }
+  return o;
+}
+
 LockResult SingleNodeLock::Acquire(const std::string& key, Nanos deadline) {
   LockResult result;
   const std::string token = RandomToken();
   bool any_unknown = false;
   for (;;) {
     std::string detail;
-    Outcome o = TryOnce(key, token, &detail);
+    Lease lease;
+    Outcome o = Attempt(key, token, &lease, &detail);
     if (o == Outcome::kOk) {
       result.outcome = Outcome::kOk;
+      result.lease = lease;
       result.lease.key = key;
       result.lease.token = token;
-      result.lease.validity = acquire_ == AcquireStyle::kSetnx ? Millis::max() : config_.ttl;
       result.lease.acquired_at = MonotonicNow();
       result.detail = detail;
       return result;

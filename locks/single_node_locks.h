@@ -24,6 +24,10 @@ class SingleNodeLock : public Lock {
  protected:
   // One attempt: kOk taken, kFail held by someone, kUnknown outcome unknown.
   Outcome TryOnce(const std::string& key, const std::string& token, std::string* detail);
+  // One attempt of Acquire's retry loop; on kOk it fills what the algorithm knows about the
+  // lease (validity, fence). Subclasses that take a lock differently override this only.
+  virtual Outcome Attempt(const std::string& key, const std::string& token, Lease* lease,
+                          std::string* detail);
   LockConfig config_;
   AcquireStyle acquire_;
   ReleaseStyle release_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/process.h"
@@ -91,5 +92,37 @@ inline bool PidExists(pid_t pid) {
   auto close = stat.rfind(')');
   return close == std::string::npos || stat.size() < close + 2 || stat[close + 2] != 'Z';
 }
+
+// A short trial through the binary: TTL 500 ms, pauses of 1200 ms (> TTL) first at 500 ms
+// then every 800 ms, hold 100 ms, 3 clients, seed 11, 5 s; `extra` flags are appended.
+// Checks that the run left no process behind and returns its results.json.
+class TrialTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("locklab-chaos");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
+  }
+  nlohmann::json Trial(const std::string& lock, const std::string& fault,
+                       std::vector<std::string> extra = {}, int* exit_code = nullptr) {
+    std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
+                                     "--duration", "5", "--ttl", "500", "--pause", "1200",
+                                     "--first-at", "500", "--interval", "800",
+                                     "--hold", "100", "--clients", "3", "--seed", "11",
+                                     "--no-report", "--out", dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Invocation inv = RunLocklab(args, dir_);
+    if (exit_code) *exit_code = inv.exit_code;
+    run_dir_ = RunDirOf(inv);
+    EXPECT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_LT(inv.exit_code, 64) << inv.output;
+    for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+    return Results(run_dir_);
+  }
+  std::string dir_;
+  std::string run_dir_;
+};
 
 }  // namespace locklab::testing

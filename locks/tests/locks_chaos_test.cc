@@ -7,31 +7,9 @@
 namespace locklab::testing {
 namespace {
 
-class LocksChaosTest : public ::testing::Test {
+// TTL 500 ms, pauses of 1200 ms (> TTL) at after-acquire, 3 clients, 5 s (see TrialTest).
+class LocksChaosTest : public TrialTest {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir("locklab-locks-chaos");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
-  }
-  // TTL 500 ms, pauses of 1200 ms (> TTL) at after-acquire, 3 clients, 5 s.
-  nlohmann::json Trial(const std::string& lock, const std::string& fault,
-                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
-                                     "--duration", "5", "--ttl", "500", "--pause", "1200",
-                                     "--first-at", "500", "--interval", "800",
-                                     "--hold", "100", "--clients", "3", "--seed", "11",
-                                     "--no-report", "--out", dir_};
-    args.insert(args.end(), extra.begin(), extra.end());
-    Invocation inv = RunLocklab(args, dir_);
-    run_dir_ = RunDirOf(inv);
-    EXPECT_FALSE(run_dir_.empty()) << inv.output;
-    EXPECT_NE(inv.exit_code, 64) << inv.output;
-    for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
-    return Results(run_dir_);
-  }
   std::vector<nlohmann::json> History() {
     std::vector<nlohmann::json> out;
     std::istringstream in(ReadAll(run_dir_ + "/history.jsonl"));
@@ -39,7 +17,6 @@ class LocksChaosTest : public ::testing::Test {
     while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line, nullptr, false));
     return out;
   }
-  std::string dir_, run_dir_;
 };
 
 TEST_F(LocksChaosTest, WatchdogUnderAPauseLongerThanTheTtlIsViolated) {

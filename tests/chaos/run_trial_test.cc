@@ -10,33 +10,8 @@
 namespace locklab::testing {
 namespace {
 
-class RunTrialTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = MakeTempDir("locklab-chaos");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
-  }
-  // A short trial: TTL 500 ms, pauses of 1200 ms (> TTL), 3 clients, 6 s.
-  nlohmann::json Trial(const std::string& lock, const std::string& fault,
-                       std::vector<std::string> extra = {}, int* exit_code = nullptr) {
-    std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
-                                     "--duration", "5", "--ttl", "500", "--pause", "1200",
-                                     "--first-at", "500", "--interval", "800",
-                                     "--hold", "100", "--clients", "3", "--seed", "11",
-                                     "--no-report", "--out", dir_};
-    args.insert(args.end(), extra.begin(), extra.end());
-    Invocation inv = RunLocklab(args, dir_);
-    if (exit_code) *exit_code = inv.exit_code;
-    std::string run_dir = RunDirOf(inv);
-    EXPECT_FALSE(run_dir.empty()) << inv.output;
-    for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
-    return Results(run_dir);
-  }
-  std::string dir_;
-};
+// A short trial: TTL 500 ms, pauses of 1200 ms (> TTL), 3 clients (see TrialTest).
+using RunTrialTest = TrialTest;
 
 TEST_F(RunTrialTest, SetNxPxLuaUnderPauseLongerThanTtlIsViolated) {
   int code = 0;
