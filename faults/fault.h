@@ -121,6 +121,7 @@ const FaultInfo* FindFault(const std::string& id);
 
 // The named points where a client can act: after-acquire (acquire returned ok),
 // before-write (inside the critical section: the counter read, the write not yet sent),
+// after-release (the release returned: the lock was just given back),
 // redlock-replies-in-flight (Redlock's SETs sent, replies not yet read).
 bool IsPausePoint(const std::string& point);
 

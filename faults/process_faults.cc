@@ -134,30 +134,30 @@ Status FailoverFault::Validate(LabControl&) {
   return Status::Ok();
 }
 
-nlohmann::json FailoverFault::Open(LabControl& lab, Nanos, int) {
-  // The race of the Redis docs starts from a free lock: cut while nobody holds one, so the
-  // next lock written is the one that never reaches the replica.
-  if (!lab.Holders().empty()) return nullptr;
+nlohmann::json FailoverFault::Open(LabControl& lab, Nanos, int process) {
+  // The race of the Redis docs starts from a free lock: the armed client stopped itself
+  // right after its release (the delete has run and replicated), the stream is cut, and
+  // the next lock written is the one that never reaches the replica.
   Status s = lab.CutReplication(true);
+  lab.ResumeClient(process);
   if (!s.ok()) {
     lab.Log("failover: " + s.message());
-    return nullptr;
+    return nullptr;  // (the window code resumes the client)
   }
   killed_ = false;
   acquires_at_cut_ = lab.AcquiresSeen();
-  lab.Log("failover: replication n1 -> r1 cut; n1 dies " + std::to_string(kill_after_.count()) +
-          " ms after the next acquire");
-  return {{"nodes", {1}}, {"replica", "r1"}, {"kill_after_ms", kill_after_.count()}};
+  lab.Log("failover: client " + std::to_string(process) + " released; replication n1 -> r1 cut; n1 dies " +
+          std::to_string(kill_after_.count()) + " ms after the next acquire");
+  return {{"nodes", {1}}, {"replica", "r1"}, {"kill_after_ms", kill_after_.count()},
+          {"released_by", process}};
 }
 
 void FailoverFault::OnClientEvent(LabControl& lab, Nanos now) {
   if (IsOpen()) {
-    // An acquire reported within the first 10 ms may have run before the cut (its event
-    // was on its way): only later ones certainly wrote an unreplicated lock.
-    if (now < opened_at_ + Millis(10)) acquires_at_cut_ = lab.AcquiresSeen();
-    return;
+    // An acquire reported within the first millisecond may have run before the cut (its
+    // event was on its way); a wrong guess here costs a missed detection, never a false one.
+    if (now < opened_at_ + Millis(1)) acquires_at_cut_ = lab.AcquiresSeen();
   }
-  PokePending(lab, now);
 }
 
 void FailoverFault::WhileOpen(LabControl& lab, Nanos now) {

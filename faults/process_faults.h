@@ -78,8 +78,8 @@ class RestartFault : public WindowedFault {
   void Close(LabControl& lab, Nanos time) override;
 };
 
-// Master failover (Redis docs' race): when no client holds a lock, the replication stream
-// from n1 to its replica is cut,
+// Master failover (Redis docs' race): right after a client released the lock (armed at
+// after-release), the replication stream from n1 to its replica is cut,
 // and once a client has acquired while it is cut (a lock write acknowledged but never
 // replicated) and `kill_after_ms` have passed, n1 is killed, Sentinel promotes the replica and clients find it through Sentinel. When the
 // window closes the stream is healed and the old master restarts (empty; Sentinel turns it
@@ -98,8 +98,13 @@ class FailoverFault : public WindowedFault {
   Nanos OpenWakeup() const override {
     return killed_ ? close_at_ : std::max(opened_at_ + kill_after_, next_check_);
   }
-  // Waits for a free lock by watching client events, not by polling.
-  Millis RetryDelay() const override { return Millis(1000); }
+  // Armed at after-release: the window opens the moment a client gave the lock back.
+  std::string ArmedPoint() const override { return "after-release"; }
+  // The holder: it is the next to release.
+  int PickArmedClient(LabControl& lab) override {
+    std::vector<int> h = lab.Holders();
+    return h.empty() ? PickClient(lab) : h.front();
+  }
 
  public:
   void OnClientEvent(LabControl& lab, Nanos now) override;
@@ -111,6 +116,7 @@ class FailoverFault : public WindowedFault {
   bool killed_ = false;
   int64_t acquires_at_cut_ = 0;
   Nanos next_check_{0};
+
 };
 
 }  // namespace locklab::faults

@@ -19,7 +19,7 @@ class NoFault : public Fault {
 }  // namespace
 
 bool IsPausePoint(const std::string& point) {
-  return point == "after-acquire" || point == "before-write" ||
+  return point == "after-acquire" || point == "before-write" || point == "after-release" ||
          point == "redlock-replies-in-flight";
 }
 

@@ -81,7 +81,7 @@ void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
     OpenWindow(lab, now, 0);
     return;
   }
-  int p = PickClient(lab);
+  int p = PickArmedClient(lab);
   if (p == 0) {
     next_at_ = due_at_ = now + o_.interval;
     return;

@@ -44,6 +44,8 @@ class WindowedFault : public Fault {
 
   // A client drawn from the seed among `targets` (or all running clients); 0 if none.
   int PickClient(LabControl& lab);
+  // The client an armed fault arms (default: PickClient).
+  virtual int PickArmedClient(LabControl& lab) { return PickClient(lab); }
   // The nodes option, or {default_node} when empty.
   std::vector<int> NodesOr(int default_node) const;
   Status CheckNodes(LabControl& lab) const;

@@ -101,6 +101,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+    pause("after-release");
     SleepFor(Millis(rng.Uniform(0, o.think.count())));
   }
 }

@@ -166,3 +166,36 @@ TEST(MatrixTest, BadFlagsAreNamed) {
 
 }  // namespace
 }  // namespace locklab::testing
+
+namespace locklab::testing {
+namespace {
+
+TEST(ClusterCommandTest, UpStatusDownLeavesNothingBehind) {
+  std::string dir = MakeTempDir("locklab-cluster");
+  setenv("LOCKLAB_HOME", dir.c_str(), 1);
+  Invocation up = RunLocklab({"cluster", "up", "--nodes", "2"}, dir);
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  EXPECT_NE(up.output.find("n1 127.0.0.1:"), std::string::npos) << up.output;
+  EXPECT_NE(up.output.find("resource 127.0.0.1:"), std::string::npos) << up.output;
+  auto state = nlohmann::json::parse(ReadAll(dir + "/cluster/state.json"));
+  ASSERT_EQ(state["nodes"].size(), 3u);
+  Invocation status = RunLocklab({"cluster", "status"}, dir);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_EQ(std::count(status.output.begin(), status.output.end(), '\n'), 3) << status.output;
+  EXPECT_EQ(status.output.find("DOWN"), std::string::npos) << status.output;
+  Invocation again = RunLocklab({"cluster", "up"}, dir);
+  EXPECT_EQ(again.exit_code, 64) << "a second cluster is refused: " << again.output;
+  Invocation down = RunLocklab({"cluster", "down"}, dir);
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+  for (const auto& n : state["nodes"]) {
+    pid_t pid = n["pid"].get<int>();
+    for (int i = 0; i < 50 && PidExists(pid); ++i) SleepFor(Millis(10));
+    EXPECT_FALSE(PidExists(pid)) << n.dump();
+  }
+  EXPECT_EQ(RunLocklab({"cluster", "status"}, dir).output, "cluster: down\n");
+  unsetenv("LOCKLAB_HOME");
+  (void)!system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace locklab::testing
