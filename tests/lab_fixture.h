@@ -12,6 +12,7 @@
 
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
+#include "locks/lock.h"
 
 namespace locklab::testing {
 
@@ -43,6 +44,19 @@ class LabNodeTest : public ::testing::Test {
     auto st = nodes_.back()->Start();
     EXPECT_TRUE(st.ok()) << st.message();
     return *nodes_.back();
+  }
+
+  // A lock built from `config`; the test fails (not crashes) when the config is refused.
+  std::unique_ptr<locks::Lock> BuildLock(const locks::LockConfig& config) {
+    std::unique_ptr<locks::Lock> lock;
+    Status s = locks::MakeLock(config, &lock);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return lock;
+  }
+  // One command on a fresh connection to `e` (500 ms timeouts).
+  locks::Reply Cmd(const locks::Endpoint& e, std::vector<std::string> argv) {
+    locks::RedisConnection c(e, Millis(500), Millis(500));
+    return c.Command(argv);
   }
 
   harness::LabPaths paths_;

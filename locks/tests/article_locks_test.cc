@@ -24,14 +24,7 @@ class ArticleLockTest : public testing::LabNodeTest {
       workers_.insert(worker);
       events_.push_back(std::string(type) + " " + f + " " + value.dump());
     };
-    std::unique_ptr<Lock> lock;
-    Status s = MakeLock(c, &lock);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return lock;
-  }
-  Reply Cmd(const Endpoint& e, std::vector<std::string> argv) {
-    RedisConnection c(e, Millis(500), Millis(500));
-    return c.Command(argv);
+    return BuildLock(c);
   }
   std::vector<std::string> Events() {
     std::lock_guard<std::mutex> l(mu_);

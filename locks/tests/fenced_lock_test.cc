@@ -17,14 +17,7 @@ class FencedTest : public testing::LabNodeTest {
     c.ttl = ttl;
     c.retry_delay = Millis(10);
     c.knobs = std::move(knobs);
-    std::unique_ptr<Lock> lock;
-    Status s = MakeLock(c, &lock);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return lock;
-  }
-  Reply Cmd(const Endpoint& e, std::vector<std::string> argv) {
-    RedisConnection c(e, Millis(500), Millis(500));
-    return c.Command(argv);
+    return BuildLock(c);
   }
 };
 

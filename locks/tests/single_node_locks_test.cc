@@ -20,14 +20,7 @@ class SingleNodeLockTest : public testing::LabNodeTest,
     c.retry_delay = Millis(10);
     c.command_timeout = timeout;
     c.connect_timeout = timeout;
-    std::unique_ptr<Lock> lock;
-    Status s = MakeLock(c, &lock);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return lock;
-  }
-  Reply Cmd(const Endpoint& e, std::vector<std::string> argv) {
-    RedisConnection c(e, Millis(500), Millis(500));
-    return c.Command(argv);
+    return BuildLock(c);
   }
   bool Expires() const { return GetParam() != "setnx"; }
 };

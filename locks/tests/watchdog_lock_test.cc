@@ -29,10 +29,7 @@ class WatchdogTest : public testing::LabNodeTest {
       std::lock_guard<std::mutex> l(mu_);  // called from the renewal thread
       events_.push_back({type, f, key, value});
     };
-    std::unique_ptr<Lock> lock;
-    Status s = MakeLock(c, &lock);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return lock;
+    return BuildLock(c);
   }
   std::vector<Recorded> Events() {
     std::lock_guard<std::mutex> l(mu_);
@@ -42,10 +39,6 @@ class WatchdogTest : public testing::LabNodeTest {
     int n = 0;
     for (const auto& e : Events()) n += e.f == "renew" && e.type == type;
     return n;
-  }
-  Reply Cmd(const Endpoint& e, std::vector<std::string> argv) {
-    RedisConnection c(e, Millis(500), Millis(500));
-    return c.Command(argv);
   }
   std::mutex mu_;
   std::vector<Recorded> events_;
