@@ -8,7 +8,7 @@ Status WindowedFault::Setup(LabControl &lab, Nanos start) {
   Status s = CheckClients(lab);
   if (s.ok()) s = CheckNodes(lab);
   if (s.ok()) s = Validate(lab);
-  next_at_ = due_at_ = start + o_.first_at;
+  next_at_ = start + o_.first_at;
   return s;
 }
 
@@ -67,10 +67,6 @@ void WindowedFault::OpenWindow(LabControl &lab, Nanos time, int process) {
   state_ = State::kOpen;
 }
 
-void WindowedFault::PokePending(LabControl &lab, Nanos now) {
-  if (Pending(now)) TryOpen(lab, now);
-}
-
 void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
   if (o_.windows > 0 && opened_ >= o_.windows) {
     state_ = State::kDone;
@@ -83,7 +79,7 @@ void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
   }
   int p = PickArmedClient(lab);
   if (p == 0) {
-    next_at_ = due_at_ = now + o_.interval;
+    next_at_ = now + o_.interval;
     return;
   }
   armed_client_ = p;
@@ -103,7 +99,7 @@ void WindowedFault::Tick(LabControl &lab, Nanos now) {
         Close(lab, now);
         lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}}, now);
         state_ = State::kIdle;
-        next_at_ = due_at_ = now + o_.interval;
+        next_at_ = now + o_.interval;
         return;
       }
       WhileOpen(lab, now);

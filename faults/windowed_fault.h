@@ -22,7 +22,10 @@ class WindowedFault : public Fault {
 
  protected:
   // Checks fault-specific options (params, node numbers) once the lab size is known.
-  virtual Status Validate(LabControl& lab) { (void)lab; return Status::Ok(); }
+  virtual Status Validate(LabControl& lab) {
+    (void)lab;
+    return Status::Ok();
+  }
   // For armed faults: the point to arm and the action ("pause", "slow:MS"); empty: none.
   virtual std::string ArmedPoint() const { return ""; }
   virtual std::string ArmedAction() const { return "pause"; }
@@ -31,16 +34,15 @@ class WindowedFault : public Fault {
   virtual nlohmann::json Open(LabControl& lab, Nanos time, int process) = 0;
   virtual void Close(LabControl& lab, Nanos time) = 0;
   // Called on every Tick while the window is open (clock drift steps its offset here).
-  virtual void WhileOpen(LabControl& lab, Nanos now) { (void)lab; (void)now; }
+  virtual void WhileOpen(LabControl& lab, Nanos now) {
+    (void)lab;
+    (void)now;
+  }
   virtual Nanos OpenWakeup() const { return close_at_; }
   // How long to wait before trying again when Open declined (returned null).
   virtual Millis RetryDelay() const { return o_.interval; }
 
-  // Whether a window is due but not open yet (its Open declined and it is waiting).
-  bool Pending(Nanos now) const { return state_ == State::kIdle && now >= due_at_; }
   bool IsOpen() const { return state_ == State::kOpen; }
-  // Tries to open a pending window now (for faults that wait for a moment, not a time).
-  void PokePending(LabControl& lab, Nanos now);
 
   // A client drawn from the seed among `targets` (or all running clients); 0 if none.
   int PickClient(LabControl& lab);
@@ -64,7 +66,6 @@ class WindowedFault : public Fault {
   int armed_client_ = 0;
   int opened_ = 0;
   Nanos next_at_{0};  // next Tick with work to do
-  Nanos due_at_{0};   // when the next window is due (stays while Open declines)
 };
 
 }  // namespace locklab::faults
