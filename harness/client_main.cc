@@ -51,6 +51,7 @@ class ControlChannel {
       else if (cmd == "stop") g_stop.store(true);
     }
   }
+  bool IsArmed(const std::string& point) const { return armed_.count(point) > 0; }
   // The action armed at `point` ("pause", "slow:MS"), consumed; empty when none.
   std::string TakeArmed(const std::string& point) {
     auto it = armed_.find(point);
@@ -148,6 +149,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
   config.retry_delay = Millis(retry);
   config.command_timeout = Millis(timeout);
   config.connect_timeout = Millis(timeout);
+  config.point_armed = [&](const char* point) {
+    control.Poll();
+    return control.IsArmed(point);
+  };
   config.pause_point = [&](const char* point) {
     control.Poll();
     std::string action = control.TakeArmed(point);

@@ -45,6 +45,11 @@ struct LockResult {
 
 // Called by algorithms at named points ("redlock-replies-in-flight"). May stop the process.
 using PausePoint = std::function<void(const char* point)>;
+// Whether a stop is armed at `point`, without taking it. Lets an algorithm aim an armed stop
+// at the moment the schedule is about (Redlock stops only on an attempt whose unread replies
+// grant a quorum) and skip that work when nothing is armed. Empty: every call of
+// pause_point is made.
+using PointArmed = std::function<bool(const char* point)>;
 
 // History events a lock emits on its own, outside Acquire/Release: a renewal thread's
 // `renew` invoke / ok / fail / info (DESIGN.md 3.2). type: invoke | ok | fail | info.
@@ -66,6 +71,7 @@ struct LockConfig {
   Millis command_timeout{200};     // per-command (per-node for redlock) timeout
   std::map<std::string, std::string> knobs;  // algorithm-specific, validated by MakeLock
   PausePoint pause_point;          // may be empty
+  PointArmed point_armed;          // may be empty
   LockEventFn on_event;            // may be empty: renewals then go unrecorded
 };
 

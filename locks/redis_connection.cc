@@ -1,6 +1,8 @@
 #include "locks/redis_connection.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -143,6 +145,18 @@ Reply RedisConnection::Read() {
   out = Convert(static_cast<redisReply*>(raw));
   freeReplyObject(raw);
   return out;
+}
+
+char RedisConnection::PeekReplyStart(Millis timeout) {
+  if (ctx_ == nullptr) return 0;
+  // hiredis may already hold unparsed bytes of this reply in its reader buffer.
+  const redisReader* r = ctx_->reader;
+  if (r != nullptr && r->len > r->pos) return r->buf[r->pos];
+  struct pollfd p = {ctx_->fd, POLLIN, 0};
+  if (poll(&p, 1, static_cast<int>(timeout.count())) != 1) return 0;
+  char c = 0;
+  if (recv(ctx_->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 1) return 0;
+  return c;
 }
 
 Reply RedisConnection::Command(const std::vector<std::string>& argv) {

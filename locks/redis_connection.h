@@ -65,6 +65,11 @@ class RedisConnection {
   // Send returns kFail when it could not connect, kUnknown on a write error, kOk when sent.
   Outcome Send(const std::vector<std::string>& argv, std::string* error);
   Reply Read();
+  // The first byte of the next reply, looked at without reading it ('+' status, '$' bulk or
+  // nil, '-' error, ...): waits up to `timeout` for it to arrive and leaves it in place for
+  // Read(). 0 when nothing arrived in time or the connection is down. Lets the harness aim a
+  // stop at "replies arrived, not yet read" (Redlock's pause point) without consuming them.
+  char PeekReplyStart(Millis timeout);
 
   const Endpoint& endpoint() const { return endpoint_; }
   void Drop();  // close now; the next command reconnects

@@ -67,8 +67,27 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
   NodeReplies out;
   const size_t n = conns_.size();
   out.replies.resize(n);
-  auto pause = [&] {
-    if (point != nullptr && config_.pause_point) config_.pause_point(point);
+  // The stop lands on an attempt that won: when the harness says a stop is armed here, the
+  // lock peeks at the first byte of each unread reply ('+' is SET's OK) and stops only if,
+  // with the replies already read, a quorum granted the key. A stop on a losing attempt
+  // would test nothing (KNOWN-ANSWERS.md 2 is about the attempt that got the lock). The
+  // replies stay unread, so the algorithm still meets them only after the stop.
+  auto pause = [&](size_t first_unread, const std::vector<bool>& sent) {
+    if (point == nullptr || !config_.pause_point) return;
+    if (config_.point_armed) {
+      if (!config_.point_armed(point)) return;
+      int granted = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (i < first_unread) {
+          const Reply& rep = out.replies[i];
+          granted += rep.outcome == Outcome::kOk && !rep.is_error && !rep.is_nil && rep.str == "OK";
+        } else if (sent[i]) {
+          granted += conns_[i]->PeekReplyStart(options_.node_timeout) == '+';
+        }
+      }
+      if (granted < quorum()) return;
+    }
+    config_.pause_point(point);
   };
   if (options_.parallel) {
     std::vector<bool> sent(n, false);
@@ -82,7 +101,7 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
       }
     }
     out.sent_at = Now();
-    pause();
+    pause(0, sent);
     for (size_t i = 0; i < n; ++i) {
       if (sent[i]) out.replies[i] = conns_[i]->Read();
     }
@@ -90,22 +109,20 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
   }
   // Sequential: the classic client loop. The pause point sits after the last node's SET was
   // sent and before its reply is read: then all the SETs have been sent.
+  std::vector<bool> sent(n, false);
   for (size_t i = 0; i < n; ++i) {
     std::string error;
     Outcome o = conns_[i]->Send(argv[i], &error);
-    if (o != Outcome::kOk) {
+    sent[i] = o == Outcome::kOk;
+    if (!sent[i]) {
       out.replies[i].outcome = o;
       out.replies[i].transport_error = error;
-      if (i + 1 == n) {
-        out.sent_at = Now();
-        pause();
-      }
-      continue;
     }
     if (i + 1 == n) {
       out.sent_at = Now();
-      pause();
+      pause(i, sent);
     }
+    if (!sent[i]) continue;
     out.replies[i] = conns_[i]->Read();
   }
   return out;

@@ -2,6 +2,7 @@
 // release everywhere, the validity formula (with an injected clock), the re-check knob that
 // separates implementations under "pause while the replies are in flight", extensions.
 #include <atomic>
+#include <thread>
 
 #include "locks/redlock.h"
 #include "tests/lab_fixture.h"
@@ -136,6 +137,37 @@ TEST_F(RedlockTest, ValidityIsTtlMinusElapsedMinusDrift) {
   c.knobs = {{"drift_factor", "0.1"}, {"drift_constant_ms", "0"}};
   auto other = Make(c, [&](RedlockOptions& o) { o.clock = clock.Fn(); });
   EXPECT_EQ(other->Validity(Millis(100)), Millis(800));
+}
+
+// Regression (CI, 2026-11-21): the armed stop fired on whichever attempt came first, mostly
+// one that lost to the holder, so known-answers 2b saw no violation in 4 runs of 6. With
+// point_armed the lock peeks at the unread replies and stops only on an attempt that won.
+TEST_F(RedlockTest, ArmedStopSkipsLosingAttemptsAndLandsOnTheWinningOne) {
+  for (bool parallel : {true, false}) {
+    auto holder = Make(Config());
+    LockResult held = holder->Acquire("lock:a", MonotonicNow() + Millis(500));
+    ASSERT_EQ(held.outcome, Outcome::kOk);
+    LockConfig c = Config({{"mode", parallel ? "parallel" : "sequential"}});
+    int armed_asks = 0, stops = 0;
+    int64_t stopped_with_key_held_by = -1;
+    c.point_armed = [&](const char*) { return ++armed_asks > 0; };
+    c.pause_point = [&](const char*) {
+      ++stops;
+      stopped_with_key_held_by = NodesHolding("lock:a", held.lease.token);
+    };
+    auto lock = Make(c);
+    std::thread release([&] {
+      SleepFor(Millis(150));
+      holder->Release(held.lease);
+    });
+    LockResult r = lock->Acquire("lock:a", MonotonicNow() + Millis(1000));
+    release.join();
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+    EXPECT_GT(armed_asks, 1) << "losing attempts were asked about, parallel=" << parallel;
+    EXPECT_EQ(stops, 1) << "only the winning attempt stops, parallel=" << parallel;
+    EXPECT_EQ(stopped_with_key_held_by, 0) << "the stop came after the holder let go";
+    lock->Release(r.lease);
+  }
 }
 
 TEST_F(RedlockTest, RecheckRefusesALockWhoseValidityWasUsedUpWhileRepliesWereInFlight) {
