@@ -125,6 +125,29 @@ bool WaitExit(pid_t pid, Millis timeout, int* status) {
   }
 }
 
+bool WaitUntilStopped(pid_t pid, Millis timeout) {
+  const Nanos deadline = MonotonicNow() + timeout;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  for (;;) {
+    char buf[512];
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;  // gone
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n > 0) {
+      buf[n] = 0;
+      // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces or ')').
+      const char* close_paren = strrchr(buf, ')');
+      if (close_paren != nullptr && close_paren[1] == ' ' &&
+          (close_paren[2] == 'T' || close_paren[2] == 't')) {
+        return true;
+      }
+    }
+    if (MonotonicNow() >= deadline) return false;
+    SleepFor(std::chrono::microseconds(200));
+  }
+}
+
 bool ProcessAlive(pid_t pid) {
   if (pid <= 0) return false;
   int st;

@@ -38,6 +38,11 @@ void KillAndReap(pid_t pid);
 bool WaitExit(pid_t pid, Millis timeout, int* status = nullptr);
 // True while the process exists (and is not a zombie of ours).
 bool ProcessAlive(pid_t pid);
+// Waits up to `timeout` until the process is in the stopped state ('T' in /proc/PID/stat).
+// A process that stops itself (raise(SIGSTOP)) right after telling us so may not have
+// stopped yet when we read its message, and a SIGCONT sent before the stop is lost: the
+// process then stays stopped. Call this before resuming a self-stopped process.
+bool WaitUntilStopped(pid_t pid, Millis timeout);
 
 // A loopback TCP port that was free a moment ago.
 Status FreeLoopbackPort(int* port);

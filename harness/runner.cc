@@ -173,6 +173,9 @@ bool Trial::PauseClient(int p) {
 bool Trial::ResumeClient(int p) {
   ClientProc* c = Client(p);
   if (!c || c->pid <= 0) return false;
+  // A client that reported "paused" at a point stops itself just after the report; a SIGCONT
+  // that overtakes that stop is lost and the client would stay stopped until teardown.
+  if (c->paused) WaitUntilStopped(c->pid, Millis(500));
   c->paused = false;
   return kill(-c->pid, SIGCONT) == 0;
 }
