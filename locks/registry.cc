@@ -36,7 +36,8 @@ const std::vector<LockInfo>& ListLocks() {
        "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
        "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "
        "release is compare-and-delete on all nodes. Pause point redlock-replies-in-flight sits "
-       "between sending the SETs and reading the replies",
+       "between sending the SETs and reading the replies (an armed stop lands on an attempt whose "
+       "unread replies grant a quorum)",
        {{"node_timeout_ms", "0", "per-node command timeout; 0 = the common command timeout"},
         {"drift_factor", "0.01", "clock drift allowance as a fraction of the TTL"},
         {"drift_constant_ms", "2", "constant added to the drift allowance (the +2 ms term)"},
