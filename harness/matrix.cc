@@ -323,6 +323,8 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
         tr.done = true;
         ++finished;
         ++infra_failures;
+        std::cerr << (tty ? "\n" : "") << "locklab matrix: trial not started: " << scenario << ": "
+                  << ss.message() << "\n";
       } else {
         ++running;
       }
