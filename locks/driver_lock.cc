@@ -117,7 +117,7 @@ DriverLock::~DriverLock() {
 }
 
 void DriverLock::LogLine(const std::string& msg) const {
-  std::cerr << "locklab client: driver " << o_.path << " (pid " << pid_ << "): " << msg << "\n"
+  std::cerr << "locklab client: driver " << o_.path << " (pid " << log_pid_ << "): " << msg << "\n"
             << std::flush;
 }
 
@@ -207,7 +207,7 @@ Status DriverLock::Start() {
     }
     return Status::Infrastructure("exec " + o_.path + ": " + strerror(child_errno));
   }
-  pid_ = pid;
+  pid_ = log_pid_ = pid;
   to_driver_ = in[1];
   from_driver_ = out[0];
   fcntl(to_driver_, F_SETFL, fcntl(to_driver_, F_GETFL) | O_NONBLOCK);
@@ -305,8 +305,11 @@ LockResult DriverLock::Unknown(const std::string& what, const nlohmann::json& re
                     std::to_string(request.value("id", int64_t{0})) + " " +
                     request.value("op", std::string()) + " " + request.value("key", std::string()) +
                     ")";
-  if (kill) {
+  if (kill && pid_ > 0) {
     Kill(msg);
+  } else if (kill) {  // already gone (and reaped): say so, drop the pipes
+    LogLine(msg + "; a fresh driver starts at the next operation");
+    Kill("");
   } else {
     LogLine(msg);
   }
@@ -331,6 +334,7 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
     if (got < 0) {
       if (pid_ <= 0) LogLine("between requests: " + why);  // reaped by ReadLine
       Kill("between requests: " + why);                    // (logs only while it runs)
+      if (pid_ <= 0) buffer_.clear();
     }
   }
   if (pid_ <= 0) {

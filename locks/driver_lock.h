@@ -79,6 +79,7 @@ class DriverLock : public Lock {
   LockConfig config_;
   DriverOptions o_;
   pid_t pid_ = -1;
+  pid_t log_pid_ = -1;       // the last driver started, for log lines
   int to_driver_ = -1;
   int from_driver_ = -1;
   std::string buffer_;       // bytes read past the last line
