@@ -13,6 +13,7 @@
 
 #include "base/random.h"
 #include "harness/sentinel_topology.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 #include "workloads/event_sink.h"
@@ -186,6 +187,8 @@ int RunClientCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab client: " << s.message() << "\n";
     return 64;
   }
+  // A lock driver starts now, not inside the first acquire's deadline.
+  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get())) driver->Prestart();
   locks::RedisConnection resource_conn(resource, Millis(timeout), Millis(timeout));
   Rng rng(static_cast<uint64_t>(seed));
   workloads::CounterWorkloadOptions wo;

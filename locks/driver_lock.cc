@@ -123,7 +123,7 @@ void DriverLock::LogLine(const std::string& msg) const {
 
 void DriverLock::Kill(const std::string& why) {
   if (pid_ > 0) {
-    LogLine(why + "; killed (SIGKILL), a fresh driver starts at the next operation");
+    LogLine(why + "; killed (SIGKILL)");
     kill(pid_, SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
@@ -135,7 +135,7 @@ void DriverLock::Kill(const std::string& why) {
   buffer_.clear();
 }
 
-Status DriverLock::Start() {
+Status DriverLock::Spawn() {
   // Everything the child needs is prepared before fork: only async-signal-safe calls after.
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -213,12 +213,28 @@ Status DriverLock::Start() {
   fcntl(to_driver_, F_SETFL, fcntl(to_driver_, F_GETFL) | O_NONBLOCK);
   fcntl(from_driver_, F_SETFL, fcntl(from_driver_, F_GETFL) | O_NONBLOCK);
   buffer_.clear();
+  greeted_ = false;
+  spawned_at_ = MonotonicNow();
   LogLine("started");
+  return Status::Ok();
+}
 
+void DriverLock::Prestart() {
+  if (pid_ > 0) return;
+  Status s = Spawn();
+  if (!s.ok()) LogLine("could not start: " + s.message());
+}
+
+Status DriverLock::Start() {
+  if (pid_ <= 0) {
+    Status s = Spawn();
+    if (!s.ok()) return s;
+  }
+  if (greeted_) return Status::Ok();
   // The hello line: {"hello":"locklab-driver","protocol":1,"renew":true|false}.
   std::string line, why;
   int r = 0;
-  Nanos until = MonotonicNow() + o_.start_timeout;
+  Nanos until = spawned_at_ + o_.start_timeout;
   do {
     r = ReadLine(until, &line, &why);
   } while (r == 1 && line.find_first_not_of(" \t\r") == std::string::npos);
@@ -238,6 +254,7 @@ Status DriverLock::Start() {
       bad = "hello: field 'renew' must be true or false";
     } else {
       renew_ = j.value("renew", false);
+      greeted_ = true;
     }
   }
   if (!bad.empty()) {
@@ -308,11 +325,14 @@ LockResult DriverLock::Unknown(const std::string& what, const nlohmann::json& re
   if (kill && pid_ > 0) {
     Kill(msg);
   } else if (kill) {  // already gone (and reaped): say so, drop the pipes
-    LogLine(msg + "; a fresh driver starts at the next operation");
+    LogLine(msg + "; a fresh driver starts now");
     Kill("");
   } else {
     LogLine(msg);
   }
+  // The replacement starts now (fork and exec only; its hello is read at the next
+  // operation), so an interpreter's start overlaps the workload's think time.
+  if (kill) Prestart();
   LockResult r;
   r.outcome = Outcome::kUnknown;
   r.detail = msg;
@@ -337,11 +357,17 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
       if (pid_ <= 0) buffer_.clear();
     }
   }
-  if (pid_ <= 0) {
+  if (pid_ <= 0 || !greeted_) {
     Status s = Start();
     if (!s.ok()) {
       r.outcome = Outcome::kFail;  // nothing was sent
       r.detail = "driver did not start: " + s.message();
+      LogLine(r.detail);
+      return r;
+    }
+    if (MonotonicNow() >= deadline) {
+      r.outcome = Outcome::kFail;
+      r.detail = "driver: its start took past the deadline; the request was not sent";
       LogLine(r.detail);
       return r;
     }

@@ -14,8 +14,8 @@
 // whose detail says what happened (also logged on stderr): garbage, a wrong id, a missing or
 // mistyped field, a line longer than max_line_bytes, the driver exiting, or no answer. A
 // late answer (after the request's deadline, within answer_grace_ms) is unknown too but
-// keeps the driver; everything else kills the driver (SIGKILL, reaped) and the next
-// operation starts a fresh one. A driver that cannot be started (or sends no valid hello
+// keeps the driver; everything else kills the driver (SIGKILL, reaped) and starts a fresh
+// one at once, whose hello the next operation waits for. A driver that cannot be started (or sends no valid hello
 // within start_timeout_ms) makes the operation fail: nothing was sent.
 //
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
@@ -62,11 +62,18 @@ class DriverLock : public Lock {
   bool SupportsRenew() const override { return renew_; }
   LockResult Renew(const Lease& lease) override;
 
+  // Starts the driver now (fork and exec; the hello is read at the first operation) so that
+  // its start-up overlaps other work. The client process calls it once the lock is built;
+  // without it the first operation starts the driver. Errors are logged; the next
+  // operation tries again.
+  void Prestart();
+
   // The running driver's pid, -1 when none (tests check that nothing is left behind).
   pid_t driver_pid() const { return pid_; }
 
  private:
-  Status Start();
+  Status Spawn();  // fork and exec
+  Status Start();  // Spawn if needed, then wait for the hello (until spawned_at_ + start_timeout)
   void Kill(const std::string& why);
   // Sends `request` (id and timeout_ms filled in) and waits for its answer until deadline.
   LockResult Call(nlohmann::json request, Nanos deadline, nlohmann::json* answer);
@@ -85,6 +92,8 @@ class DriverLock : public Lock {
   std::string buffer_;       // bytes read past the last line
   int64_t next_id_ = 0;
   bool renew_ = false;
+  bool greeted_ = false;     // the running driver's hello was read
+  Nanos spawned_at_{0};
 };
 
 }  // namespace locklab::locks

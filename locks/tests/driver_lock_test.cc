@@ -69,7 +69,8 @@ class DriverLockTest : public testing::LabNodeTest {
     EXPECT_LT(took_ms, 1000 + 250 + 700) << mode;
     if (restarts) {
       EXPECT_FALSE(Alive(first)) << mode << ": the broken driver must be killed and reaped";
-      EXPECT_EQ(lock->driver_pid(), -1);
+      EXPECT_NE(lock->driver_pid(), first);
+      EXPECT_TRUE(Alive(lock->driver_pid())) << mode << ": its replacement starts at once";
     } else {
       EXPECT_EQ(lock->driver_pid(), first) << mode << ": an in-sync driver is kept";
     }
