@@ -153,7 +153,7 @@ const std::vector<std::string> kExampleDrivers = {
     "driver:examples/drivers/node_redlock/redlock_npm.js",
 };
 const std::vector<std::string> kQuickDriverFaults = {"none", "client-pause", "client-crash",
-                                                     "partition", "restart"};
+                                                     "client-clock", "partition", "restart"};
 
 // A lab for `lock` running this preset: the lock swapped in, node lists cut to its nodes.
 RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::LockInfo& lock,

@@ -15,12 +15,25 @@ LOCKLAB_RETRY_DELAY_MS).
 import argparse
 import json
 import os
+import select
 import sys
 import time
+import types
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import LockNotOwnedError, RedisError, TimeoutError as RedisTimeoutError
+
+
+def sleep(seconds):
+    # Under the lab's clock faults the client (and so this driver) runs under libfaketime,
+    # whose clock_nanosleep() answers Python 3.11's time.sleep() with EINVAL (found by the
+    # client-clock cell: the driver crashed on every retry). A select() timeout is relative
+    # and unaffected. redis-py's Lock sleeps through its module's `mod_time`: same fix there.
+    select.select([], [], [], max(0.0, seconds))
+
+
+redis.lock.mod_time = types.SimpleNamespace(sleep=sleep, monotonic=time.monotonic, time=time.time)
 
 
 def log(msg):
@@ -87,7 +100,7 @@ def main():
                         answer = {"outcome": "fail", "detail": "connection refused: %s" % e}
                         if time.monotonic() + args.sleep_ms / 1000.0 > give_up:
                             break
-                        time.sleep(args.sleep_ms / 1000.0)
+                        sleep(args.sleep_ms / 1000.0)
             elif op in ("release", "renew"):
                 lock = r.lock(key, timeout=ttl_s, thread_local=False)
                 lock.local.token = req["token"].encode()
