@@ -45,7 +45,8 @@ std::string Excerpt(const std::string& s, size_t n = 120) {
 
 std::string DescribeExit(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("was killed by signal ") + strsignal(WTERMSIG(status));
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + strsignal(WTERMSIG(status));
   return "ended";
 }
 
@@ -71,7 +72,8 @@ const LockInfo& DriverLockInfo() {
         "how long past a request's deadline the harness waits for a (late, hence unknown) "
         "answer before it kills the driver"},
        {"start_timeout_ms", "5000", "how long a started driver has to print its hello line"},
-       {"release_timeout_ms", "0", "deadline of a release or renew; 0 = max(1000, 4 x command timeout)"},
+       {"release_timeout_ms", "0",
+        "deadline of a release or renew; 0 = max(1000, 4 x command timeout)"},
        {"max_line_bytes", "65536", "longest answer line accepted; longer is a protocol error"}},
       1};
   return kInfo;
@@ -99,12 +101,11 @@ DriverLock::DriverLock(const LockConfig& config, DriverOptions options)
     : config_(config), o_(std::move(options)) {}
 
 DriverLock::~DriverLock() {
-  if (pid_ <= 0) return;
   // A polite end first: stdin closes, a driver reads EOF and exits.
-  close(to_driver_);
+  if (to_driver_ >= 0) close(to_driver_);
   to_driver_ = -1;
   Nanos end = MonotonicNow() + Millis(500);
-  while (MonotonicNow() < end) {
+  while (pid_ > 0 && MonotonicNow() < end) {
     int st = 0;
     if (waitpid(pid_, &st, WNOHANG) == pid_) {
       pid_ = -1;
@@ -114,6 +115,7 @@ DriverLock::~DriverLock() {
   }
   if (pid_ > 0) Kill("still running 500 ms after its stdin closed");
   if (from_driver_ >= 0) close(from_driver_);
+  from_driver_ = -1;
 }
 
 void DriverLock::LogLine(const std::string& msg) const {
@@ -159,7 +161,8 @@ Status DriverLock::Spawn() {
   argv.push_back(nullptr);
 
   int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0) return Status::Infrastructure(std::string("pipe: ") + strerror(errno));
+  if (pipe2(in, O_CLOEXEC) != 0)
+    return Status::Infrastructure(std::string("pipe: ") + strerror(errno));
   if (pipe2(out, O_CLOEXEC) != 0) {
     close(in[0]);
     close(in[1]);
@@ -318,10 +321,9 @@ int DriverLock::ReadLine(Nanos until, std::string* line, std::string* why) {
 }
 
 LockResult DriverLock::Unknown(const std::string& what, const nlohmann::json& request, bool kill) {
-  std::string msg = "driver protocol: " + what + " (request " +
-                    std::to_string(request.value("id", int64_t{0})) + " " +
-                    request.value("op", std::string()) + " " + request.value("key", std::string()) +
-                    ")";
+  std::string msg =
+      "driver protocol: " + what + " (request " + std::to_string(request.value("id", int64_t{0})) +
+      " " + request.value("op", std::string()) + " " + request.value("key", std::string()) + ")";
   if (kill && pid_ > 0) {
     Kill(msg);
   } else if (kill) {  // already gone (and reaped): say so, drop the pipes
@@ -354,7 +356,6 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
     if (got < 0) {
       if (pid_ <= 0) LogLine("between requests: " + why);  // reaped by ReadLine
       Kill("between requests: " + why);                    // (logs only while it runs)
-      if (pid_ <= 0) buffer_.clear();
     }
   }
   if (pid_ <= 0 || !greeted_) {
@@ -397,7 +398,8 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
     std::string line, why;
     int got = ReadLine(deadline + o_.answer_grace, &line, &why);
     if (got == 0) {
-      return Unknown("no answer within timeout_ms " + std::to_string(request["timeout_ms"].get<int64_t>()) +
+      return Unknown("no answer within timeout_ms " +
+                         std::to_string(request["timeout_ms"].get<int64_t>()) +
                          " + answer_grace_ms " + std::to_string(o_.answer_grace.count()),
                      request, true);
     }
@@ -415,10 +417,12 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
                          std::to_string(next_id_) + " is pending",
                      request, true);
     }
-    std::string outcome = j.contains("outcome") && j["outcome"].is_string() ? j["outcome"].get<std::string>() : "";
+    std::string outcome =
+        j.contains("outcome") && j["outcome"].is_string() ? j["outcome"].get<std::string>() : "";
     if (outcome != "ok" && outcome != "fail" && outcome != "unknown") {
-      return Unknown("answer field 'outcome' must be \"ok\", \"fail\" or \"unknown\": '" + Excerpt(line) + "'",
-                     request, true);
+      return Unknown(
+          "answer field 'outcome' must be \"ok\", \"fail\" or \"unknown\": '" + Excerpt(line) + "'",
+          request, true);
     }
     if (j.contains("detail") && !j["detail"].is_string()) {
       return Unknown("answer field 'detail' must be a string", request, true);
@@ -433,7 +437,9 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
                      request, false);
     }
     *answer = j;
-    r.outcome = outcome == "ok" ? Outcome::kOk : outcome == "fail" ? Outcome::kFail : Outcome::kUnknown;
+    r.outcome = outcome == "ok"     ? Outcome::kOk
+                : outcome == "fail" ? Outcome::kFail
+                                    : Outcome::kUnknown;
     if (j.contains("detail")) r.detail = "driver: " + j["detail"].get<std::string>();
     return r;
   }
@@ -472,8 +478,8 @@ LockResult DriverLock::Release(const Lease& lease) {
 
 LockResult DriverLock::Renew(const Lease& lease) {
   if (!renew_) return Lock::Renew(lease);
-  nlohmann::json req = {{"op", "renew"}, {"key", lease.key}, {"token", lease.token},
-                        {"ttl_ms", config_.ttl.count()}};
+  nlohmann::json req = {
+      {"op", "renew"}, {"key", lease.key}, {"token", lease.token}, {"ttl_ms", config_.ttl.count()}};
   if (lease.fence >= 0) req["fence"] = lease.fence;
   nlohmann::json a;
   LockResult r = Call(req, MonotonicNow() + o_.release_timeout, &a);

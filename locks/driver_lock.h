@@ -15,8 +15,8 @@
 // mistyped field, a line longer than max_line_bytes, the driver exiting, or no answer. A
 // late answer (after the request's deadline, within answer_grace_ms) is unknown too but
 // keeps the driver; everything else kills the driver (SIGKILL, reaped) and starts a fresh
-// one at once, whose hello the next operation waits for. A driver that cannot be started (or sends no valid hello
-// within start_timeout_ms) makes the operation fail: nothing was sent.
+// one at once, whose hello the next operation waits for. A driver that cannot be started (or sends
+// no valid hello within start_timeout_ms) makes the operation fail: nothing was sent.
 //
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
 // Because PR_SET_PDEATHSIG follows the thread that forked, the first operation should come
@@ -40,12 +40,13 @@ bool IsDriverId(const std::string& id);
 const LockInfo& DriverLockInfo();
 
 struct DriverOptions {
-  std::string path;                 // the program (absolute, or relative to the cwd)
-  std::vector<std::string> args;    // its arguments (--driver-arg)
-  Millis answer_grace{250};         // answer_grace_ms: wait past a deadline for a (late) answer
-  Millis start_timeout{5000};       // start_timeout_ms: until the hello line
-  Millis release_timeout{0};        // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
-  int64_t max_line_bytes = 65536;   // max_line_bytes: longer answer lines are a protocol error
+  std::string path;               // the program (absolute, or relative to the cwd)
+  std::vector<std::string> args;  // its arguments (--driver-arg)
+  Millis answer_grace{250};       // answer_grace_ms: wait past a deadline for a (late) answer
+  Millis start_timeout{5000};     // start_timeout_ms: until the hello line
+  Millis release_timeout{
+      0};  // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
+  int64_t max_line_bytes = 65536;  // max_line_bytes: longer answer lines are a protocol error
 };
 Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 
@@ -86,13 +87,13 @@ class DriverLock : public Lock {
   LockConfig config_;
   DriverOptions o_;
   pid_t pid_ = -1;
-  pid_t log_pid_ = -1;       // the last driver started, for log lines
+  pid_t log_pid_ = -1;  // the last driver started, for log lines
   int to_driver_ = -1;
   int from_driver_ = -1;
-  std::string buffer_;       // bytes read past the last line
+  std::string buffer_;  // bytes read past the last line
   int64_t next_id_ = 0;
   bool renew_ = false;
-  bool greeted_ = false;     // the running driver's hello was read
+  bool greeted_ = false;  // the running driver's hello was read
   Nanos spawned_at_{0};
 };
 

@@ -3,18 +3,18 @@
 // (a group SIGSTOP freezes it, a pause point stops it with the client, a group SIGKILL or
 // the client's own death kills it, SIGTERM ends it cleanly).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {
 namespace {
 
-const std::string kPyDriver = std::string(LOCKLAB_SOURCE_DIR) + "/examples/drivers/redis_py_lock.py";
+const std::string kPyDriver =
+    std::string(LOCKLAB_SOURCE_DIR) + "/examples/drivers/redis_py_lock.py";
 
 class DriverInputTest : public ::testing::Test {
  protected:
@@ -25,15 +25,18 @@ class DriverInputTest : public ::testing::Test {
     args.push_back(dir_ + "/runs");
     return RunLocklab(args, dir_);
   }
-  void ExpectNoRun() { EXPECT_EQ(access((dir_ + "/runs").c_str(), F_OK), -1) << "no run was started"; }
+  void ExpectNoRun() {
+    EXPECT_EQ(access((dir_ + "/runs").c_str(), F_OK), -1) << "no run was started";
+  }
   std::string dir_;
 };
 
 TEST_F(DriverInputTest, MissingDriverProgramIsAUsageErrorNamingTheFlag) {
   Invocation inv = Locklab({"run", "--lock", "driver:/nonexistent/drv.py", "--no-report"});
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
-  EXPECT_EQ(inv.output, "locklab run: flag --lock: lock driver '/nonexistent/drv.py': no such file "
-                        "(looked in the current directory)\n");
+  EXPECT_EQ(inv.output,
+            "locklab run: flag --lock: lock driver '/nonexistent/drv.py': no such file "
+            "(looked in the current directory)\n");
   ExpectNoRun();
 }
 
@@ -43,7 +46,8 @@ TEST_F(DriverInputTest, NonExecutableDriverIsAUsageError) {
   chmod(path.c_str(), 0644);
   Invocation inv = Locklab({"run", "--lock", "driver:" + path, "--no-report"});
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
-  EXPECT_NE(inv.output.find("flag --lock: lock driver '" + path + "': not executable"), std::string::npos)
+  EXPECT_NE(inv.output.find("flag --lock: lock driver '" + path + "': not executable"),
+            std::string::npos)
       << inv.output;
   ExpectNoRun();
 }
@@ -59,7 +63,8 @@ TEST_F(DriverInputTest, ScenarioFileWithAMissingDriverNamesFileLineAndField) {
   std::ofstream(path) << "name = \"x\"\n[lock]\nid = \"driver:examples/drivers/nope.py\"\n";
   Invocation inv = Locklab({"run", path, "--no-report"});
   EXPECT_EQ(inv.exit_code, 65) << inv.output;
-  EXPECT_NE(inv.output.find("locklab " + path + ":3: field 'lock.id': lock driver "
+  EXPECT_NE(inv.output.find("locklab " + path +
+                            ":3: field 'lock.id': lock driver "
                             "'examples/drivers/nope.py': no such file"),
             std::string::npos)
       << inv.output;
@@ -72,14 +77,16 @@ TEST_F(DriverInputTest, ScenarioDriverArgsMustBeStrings) {
                          "driver_args = [\"--sleep-ms\", 10]\n";
   Invocation inv = Locklab({"run", path, "--no-report"});
   EXPECT_EQ(inv.exit_code, 65) << inv.output;
-  EXPECT_EQ(inv.output, "locklab " + path + ":3: field 'lock.driver_args': expected an array of strings\n");
+  EXPECT_EQ(inv.output,
+            "locklab " + path + ":3: field 'lock.driver_args': expected an array of strings\n");
 }
 
 TEST_F(DriverInputTest, MatrixRefusesAMissingDriverAndAStrayDriverArg) {
   Invocation a = Locklab({"matrix", "--lock", "driver:/nonexistent/x", "--no-report"});
   EXPECT_EQ(a.exit_code, 64) << a.output;
-  EXPECT_NE(a.output.find("locklab matrix: flag --lock: lock driver '/nonexistent/x': no such file"),
-            std::string::npos)
+  EXPECT_NE(
+      a.output.find("locklab matrix: flag --lock: lock driver '/nonexistent/x': no such file"),
+      std::string::npos)
       << a.output;
   Invocation b = Locklab({"matrix", "--driver-arg", "x", "--no-report"});
   EXPECT_EQ(b.exit_code, 64) << b.output;
@@ -121,15 +128,18 @@ class DriverProcessTest : public LabNodeTest {
     ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
     harness::SpawnOptions so;
     std::string ep = node_->endpoint().ToString();
-    so.argv = {LOCKLAB_BINARY, "client", "--process", "1", "--lock", "driver:" + kPyDriver,
-               "--node", ep, "--resource", ep, "--hold", "30", "--think", "10", "--ttl", "2000"};
+    so.argv = {LOCKLAB_BINARY, "client", "--process",  "1",   "--lock", "driver:" + kPyDriver,
+               "--node",       ep,       "--resource", ep,    "--hold", "30",
+               "--think",      "10",     "--ttl",      "2000"};
     so.stdin_fd = in[0];
     so.log_path = dir_ + "/client.log";
     ASSERT_TRUE(harness::Spawn(so, &client_).ok());
     close(in[0]);
     control_ = in[1];
-    std::string children = "/proc/" + std::to_string(client_) + "/task/" + std::to_string(client_) + "/children";
-    ASSERT_TRUE(WaitFor([&] { return !ReadAll(children).empty(); })) << ReadAll(dir_ + "/client.log");
+    std::string children =
+        "/proc/" + std::to_string(client_) + "/task/" + std::to_string(client_) + "/children";
+    ASSERT_TRUE(WaitFor([&] { return !ReadAll(children).empty(); }))
+        << ReadAll(dir_ + "/client.log");
     driver_ = std::stoi(ReadAll(children));
     ASSERT_GT(driver_, 0);
   }
@@ -163,12 +173,14 @@ TEST_F(DriverProcessTest, GroupKillKillsTheDriver) {
   kill(-client_, SIGKILL);
   harness::KillAndReap(client_);
   client_ = -1;
-  EXPECT_TRUE(WaitFor([&] { return !PidExists(driver_); })) << "driver " << driver_ << " left behind";
+  EXPECT_TRUE(WaitFor([&] { return !PidExists(driver_); }))
+      << "driver " << driver_ << " left behind";
 }
 
 TEST_F(DriverProcessTest, ClientDeathAloneKillsTheDriver) {
   kill(client_, SIGKILL);  // not the group: PR_SET_PDEATHSIG must do it
-  EXPECT_TRUE(WaitFor([&] { return !PidExists(driver_); })) << "driver " << driver_ << " left behind";
+  EXPECT_TRUE(WaitFor([&] { return !PidExists(driver_); }))
+      << "driver " << driver_ << " left behind";
 }
 
 TEST_F(DriverProcessTest, SigtermEndsClientAndDriverCleanly) {

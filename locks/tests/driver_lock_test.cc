@@ -4,17 +4,19 @@
 // release by a non-owner, renew. Every misbehaviour must end as an `unknown` (or, before
 // anything was sent, `fail`) outcome that says what happened, within the deadline plus the
 // grace, with no driver process left, and the next operation must work again.
+#include "locks/driver_lock.h"
+
 #include <signal.h>
 
 #include <fstream>
 
-#include "locks/driver_lock.h"
 #include "tests/lab_fixture.h"
 
 namespace locklab::locks {
 namespace {
 
-const std::string kMisbehaving = std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/misbehaving_driver.py";
+const std::string kMisbehaving =
+    std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/misbehaving_driver.py";
 
 // Exists and is not a zombie.
 bool Alive(pid_t pid) {
@@ -169,7 +171,8 @@ TEST_F(DriverLockTest, DriverWithoutHelloIsKilledAfterStartTimeout) {
   Nanos t0 = MonotonicNow();
   LockResult r = lock->Acquire("k", t0 + Millis(1000));
   EXPECT_EQ(r.outcome, Outcome::kFail) << r.detail;
-  EXPECT_NE(r.detail.find("no hello line within start_timeout_ms 500"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("no hello line within start_timeout_ms 500"), std::string::npos)
+      << r.detail;
   EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500);
 }
 

@@ -3,11 +3,10 @@
 // driver is left), and the redis-py example driver under client-pause, judged from the
 // history like any other lock.
 #include <dirent.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tests/run_locklab.h"
 
@@ -24,7 +23,8 @@ std::vector<pid_t> DriverPids(const std::string& run_dir) {
     std::string name = e->d_name;
     if (name.size() < 5 || name.substr(name.size() - 4) != ".log") continue;
     std::string log = ReadAll(run_dir + "/clients/" + e->d_name);
-    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+         ++it) {
       out.push_back(std::stoi((*it)[1].str()));
     }
   }
@@ -45,11 +45,26 @@ class DriverRunTest : public TrialTest {
 
 TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
   Nanos t0 = MonotonicNow();
-  Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
-                               "--driver-arg", "--every", "--driver-arg", "2",
-                               "--duration", "8", "--clients", "1", "--ttl", "300",
-                               "--acquire-timeout", "1000", "--seed", "5",
-                               "--no-report", "--out", dir_},
+  Invocation inv = RunLocklab({"run",
+                               "--lock",
+                               "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg",
+                               "--every",
+                               "--driver-arg",
+                               "2",
+                               "--duration",
+                               "8",
+                               "--clients",
+                               "1",
+                               "--ttl",
+                               "300",
+                               "--acquire-timeout",
+                               "1000",
+                               "--seed",
+                               "5",
+                               "--no-report",
+                               "--out",
+                               dir_},
                               dir_, Millis(40000));
   double took_s = ToMillis(MonotonicNow() - t0) / 1000;
   run_dir_ = RunDirOf(inv);
@@ -61,16 +76,21 @@ TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
 
   // Which protocol breaks the history recorded (as info events with the detail as error).
   const std::vector<std::pair<std::string, std::string>> kinds = {
-      {"garbage", "not a JSON object"}, {"silent", "no answer within"},
-      {"crash", "exited with status 3"}, {"huge", "longer than max_line_bytes"},
-      {"wrong-id", "answer for id"}, {"bad-outcome", "'outcome' must be"},
-      {"no-token", "without a non-empty string 'token'"}, {"late", "late answer"},
+      {"garbage", "not a JSON object"},
+      {"silent", "no answer within"},
+      {"crash", "exited with status 3"},
+      {"huge", "longer than max_line_bytes"},
+      {"wrong-id", "answer for id"},
+      {"bad-outcome", "'outcome' must be"},
+      {"no-token", "without a non-empty string 'token'"},
+      {"late", "late answer"},
       {"twice", "unsolicited line"}};
   std::set<std::string> seen;
   int ok_after_first_break = 0;
   bool broken = false;
   for (const auto& e : History()) {
-    std::string err = e.contains("value") && e["value"].is_object() ? e["value"].value("error", "") : "";
+    std::string err =
+        e.contains("value") && e["value"].is_object() ? e["value"].value("error", "") : "";
     if (err.find("driver protocol") != std::string::npos) {
       EXPECT_EQ(e["type"], "info") << e.dump();
       broken = true;
@@ -100,13 +120,15 @@ TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHis
     pauses += e["process"] == "nemesis" && e["f"] == "start" && e["key"] == "client-pause";
   }
   EXPECT_GE(pauses, 1);
-  for (pid_t p : DriverPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+  for (pid_t p : DriverPids(run_dir_))
+    EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
 }
 
 TEST_F(DriverRunTest, ScenarioFileDriverArgsAreWrittenBackForReplay) {
   std::string path = dir_ + "/s.toml";
-  std::ofstream(path) << "duration_ms = 3000\n[lock]\nid = \"driver:examples/drivers/redis_py_lock.py\"\n"
-                         "driver_args = [\"--sleep-ms\", \"5\"]\n[workload]\nclients = 2\n";
+  std::ofstream(path)
+      << "duration_ms = 3000\n[lock]\nid = \"driver:examples/drivers/redis_py_lock.py\"\n"
+         "driver_args = [\"--sleep-ms\", \"5\"]\n[workload]\nclients = 2\n";
   Invocation inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
   run_dir_ = RunDirOf(inv);
   ASSERT_FALSE(run_dir_.empty()) << inv.output;
