@@ -13,6 +13,7 @@
 
 #include "base/random.h"
 #include "harness/sentinel_topology.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 #include "workloads/event_sink.h"
@@ -120,6 +121,8 @@ int RunClientCommand(const std::vector<std::string>& args) {
       if (eq == std::string::npos) s = Status::Usage("client: --node-map " + v + ": not REAL=LINK");
       else s = locks::ParseEndpoint(v.substr(eq + 1), &link);
       if (s.ok()) node_links[v.substr(0, eq)] = link;
+    } else if (f == "--driver-arg") {
+      config.driver_args.push_back(v);
     } else if (f == "--knob") {
       auto eq = v.find('=');
       if (eq == std::string::npos) s = Status::Usage("client: --knob " + v + ": not NAME=VALUE");
@@ -142,6 +145,7 @@ int RunClientCommand(const std::vector<std::string>& args) {
   }
   signal(SIGTERM, OnTerm);
   signal(SIGPIPE, SIG_IGN);
+  setenv("LOCKLAB_PROCESS", std::to_string(process).c_str(), 1);  // for lock drivers' logs
 
   workloads::FdEventSink sink(1, process);
   ControlChannel control;
@@ -164,7 +168,11 @@ int RunClientCommand(const std::vector<std::string>& args) {
       return;
     }
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
-    raise(SIGSTOP);  // the harness sends SIGCONT when the pause is over
+    // The whole process group stops, the client and any lock driver it started (DriverLock
+    // keeps drivers in the client's group); the harness sends SIGCONT to the group.
+    // Only when the client leads its group (as the harness starts it): never stop a caller.
+    if (getpgrp() == getpid()) kill(0, SIGSTOP);
+    else raise(SIGSTOP);
   };
   // Renewal threads (watchdog) record their `renew` events here, each worker as a logical
   // process of its own (process + 1000 * worker: one pending operation per process);
@@ -179,6 +187,8 @@ int RunClientCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab client: " << s.message() << "\n";
     return 64;
   }
+  // A lock driver starts now, not inside the first acquire's deadline.
+  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get())) driver->Prestart();
   locks::RedisConnection resource_conn(resource, Millis(timeout), Millis(timeout));
   Rng rng(static_cast<uint64_t>(seed));
   workloads::CounterWorkloadOptions wo;

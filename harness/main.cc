@@ -12,6 +12,7 @@
 #include "harness/matrix.h"
 #include "harness/report_command.h"
 #include "harness/runner.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 
 namespace locklab::harness {
@@ -21,6 +22,7 @@ const char kUsage[] =
     "usage:\n"
     "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
+    "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
     "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
     "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
     "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
@@ -36,7 +38,9 @@ int ListCommand(const std::vector<std::string>& args) {
   }
   nlohmann::ordered_json j;
   j["locks"] = nlohmann::ordered_json::array();
-  for (const auto& l : locks::ListLocks()) {
+  std::vector<locks::LockInfo> all = locks::ListLocks();
+  all.push_back(locks::DriverLockInfo());  // driver:PATH, any external program
+  for (const auto& l : all) {
     nlohmann::ordered_json knobs = nlohmann::ordered_json::array();
     knobs.push_back({{"name", "ttl_ms"}, {"default", "1000"}, {"description", "key lifetime"}});
     knobs.push_back({{"name", "retry_delay_ms"}, {"default", "20"}, {"description", "wait between acquire attempts"}});

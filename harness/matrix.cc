@@ -21,6 +21,7 @@
 #include "harness/run_options.h"
 #include "harness/run_store.h"
 #include "harness/runner.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
@@ -143,12 +144,32 @@ struct Cell {
   bool mismatch = false;
 };
 
+// The example lock drivers (examples/drivers/, other languages through the driver protocol)
+// are rows of the default matrix after the registry's locks. In quick mode they run only
+// the faults of kQuickDriverFaults (each driver cell costs an interpreter start per client);
+// --full runs them under every fault.
+const std::vector<std::string> kExampleDrivers = {
+    "driver:examples/drivers/redis_py_lock.py",
+    "driver:examples/drivers/node_redlock/redlock_npm.js",
+};
+const std::vector<std::string> kQuickDriverFaults = {"none", "client-pause", "client-crash",
+                                                     "client-clock", "partition", "restart"};
+
 // A lab for `lock` running this preset: the lock swapped in, node lists cut to its nodes.
-RunOptions ForLock(const Preset& p, const locks::LockInfo& lock, Cell* cell) {
+RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::LockInfo& lock,
+                   const std::vector<std::string>& driver_args, bool full, Cell* cell) {
   RunOptions o = p.options;
-  o.lock = lock.id;
+  o.lock = lock_id;
   o.nodes = lock.default_nodes;
-  o.name = lock.id + "--" + p.fault;
+  o.driver_args = driver_args;
+  o.name = LockDisplayName(lock_id) + "--" + p.fault;
+  if (locks::IsDriverId(lock_id) && !full &&
+      std::find(kQuickDriverFaults.begin(), kQuickDriverFaults.end(), p.fault) ==
+          kQuickDriverFaults.end()) {
+    cell->applicable = false;
+    cell->why_not = "quick mode runs driver rows under " + std::to_string(kQuickDriverFaults.size()) +
+                    " faults only (--full for all)";
+  }
   for (auto& f : o.faults) {
     std::vector<int> kept;
     for (int n : f.nodes) {
@@ -159,6 +180,10 @@ RunOptions ForLock(const Preset& p, const locks::LockInfo& lock, Cell* cell) {
       cell->applicable = false;
       cell->why_not = "failover needs a single-node lock with a replica";
     }
+    if (f.id == "failover" && locks::IsDriverId(lock_id)) {
+      cell->applicable = false;
+      cell->why_not = "a driver gets fixed node addresses, not Sentinel discovery";
+    }
   }
   return o;
 }
@@ -167,6 +192,7 @@ RunOptions ForLock(const Preset& p, const locks::LockInfo& lock, Cell* cell) {
 
 int RunMatrixCommand(const std::vector<std::string>& args) {
   std::vector<std::string> lock_ids, fault_ids;
+  std::map<std::string, std::vector<std::string>> driver_args;  // per driver:PATH lock
   int trials = 0, jobs = 4;
   bool full = false, report = true;
   uint64_t seed = 0;
@@ -194,7 +220,17 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       return false;
     };
     int64_t n = 0;
-    if (a == "--locks") lock_ids = Split(v);
+    if (a == "--locks") {
+      for (const auto& id : Split(v)) lock_ids.push_back(id);
+    } else if (a == "--lock") {
+      lock_ids.push_back(v);  // one id (a driver path may contain commas)
+    } else if (a == "--driver-arg") {
+      if (lock_ids.empty() || !locks::IsDriverId(lock_ids.back())) {
+        std::cerr << "locklab matrix: flag --driver-arg: must follow --lock driver:PATH\n";
+        return 64;
+      }
+      driver_args[lock_ids.back()].push_back(v);
+    }
     else if (a == "--faults") fault_ids = Split(v);
     else if (a == "--out") out = v;
     else if (a == "--expect") expect_path = v;
@@ -218,10 +254,17 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   }
   if (lock_ids.empty()) {
     for (const auto& l : locks::ListLocks()) lock_ids.push_back(l.id);
+    for (const auto& d : kExampleDrivers) lock_ids.push_back(d);
   }
   for (const auto& id : lock_ids) {
     if (!locks::FindLock(id)) {
       std::cerr << "locklab matrix: flag --locks: unknown lock '" << id << "'\n";
+      return 64;
+    }
+    std::string resolved;
+    Status ds = ResolveDriverPath(id, &resolved);
+    if (!ds.ok()) {
+      std::cerr << "locklab matrix: flag --lock: " << ds.message() << "\n";
       return 64;
     }
   }
@@ -264,7 +307,9 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       Cell c;
       c.lock = lock_id;
       c.fault = p.fault;
-      RunOptions o = ForLock(p, info, &c);
+      auto da = driver_args.find(lock_id);
+      RunOptions o = ForLock(p, lock_id, info, da == driver_args.end() ? std::vector<std::string>{} : da->second,
+                             full, &c);
       auto e = expectations.find({c.lock, c.fault});
       if (e != expectations.end()) {
         c.expected = e->second.verdict;

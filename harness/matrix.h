@@ -9,6 +9,10 @@
 //
 //   locklab matrix [--quick | --full] [--locks a,b] [--faults x,y] [--trials N] [--jobs N]
 //                  [--seed N] [--expect FILE] [--out DIR] [--no-report]
+//                  [--lock driver:PATH [--driver-arg ARG ...]] ...
+//
+// Without --locks/--lock the rows are every registry lock plus the example lock drivers
+// (examples/drivers/); in quick mode a driver row runs a subset of the faults.
 //
 // Exit code: 0 when every trial ran (and, with --expect, every covered cell matched), 1 on
 // a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run.

@@ -1,11 +1,20 @@
 #include "harness/run_options.h"
 
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
 #include <toml++/toml.h>
 
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
 
 namespace locklab::harness {
 namespace {
@@ -38,6 +47,39 @@ std::vector<int> ParseIntList(const std::string& s, bool* ok) {
 
 }  // namespace
 
+Status ResolveDriverPath(const std::string& lock_id, std::string* resolved) {
+  resolved->clear();
+  if (!locks::IsDriverId(lock_id)) {
+    if (lock_id == "driver:") return Status::Usage("lock 'driver:': no program path after driver:");
+    return Status::Ok();
+  }
+  std::string path = lock_id.substr(sizeof(locks::kDriverPrefix) - 1);
+  std::vector<std::string> candidates = {path};
+  if (path[0] != '/') candidates.push_back(std::string(LOCKLAB_SOURCE_DIR) + "/" + path);
+  for (const auto& c : candidates) {
+    struct stat st;
+    if (stat(c.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) return Status::Usage("lock driver '" + path + "': not a regular file");
+    if (access(c.c_str(), X_OK) != 0) {
+      return Status::Usage("lock driver '" + path + "': not executable (chmod +x, with a #! line)");
+    }
+    char buf[PATH_MAX];
+    *resolved = realpath(c.c_str(), buf) ? std::string(buf) : c;
+    return Status::Ok();
+  }
+  return Status::Usage("lock driver '" + path + "': no such file (looked in the current directory" +
+                       (path[0] != '/' ? std::string(" and ") + LOCKLAB_SOURCE_DIR : std::string()) + ")");
+}
+
+std::string LockDisplayName(const std::string& lock_id) {
+  if (!locks::IsDriverId(lock_id)) return lock_id;
+  std::string base = lock_id.substr(lock_id.find_last_of(":/") + 1);
+  auto dot = base.find('.');
+  if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+  if (base.empty() || base == "." || base == "..") base = "program";
+  return "driver-" + base;
+}
+
 std::string FaultIds(const RunOptions& o) {
   if (o.faults.empty()) return "none";
   std::string out;
@@ -68,6 +110,7 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
   scenario_path->clear();
   bool name_given = false;
   bool fault_named = false;  // whether the last fault entry got its id from --fault
+  bool driver_args_given = false;  // flags' --driver-arg list replaces a scenario file's
   auto fault = [&]() -> faults::FaultOptions& {
     if (o->faults.empty()) o->faults.emplace_back();
     return o->faults.back();
@@ -96,7 +139,16 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
       return Status::Ok();
     };
     Status s;
-    if (a == "--lock") o->lock = v;
+    if (a == "--lock") {
+      o->lock = v;
+      std::string resolved;
+      if (!(s = ResolveDriverPath(v, &resolved)).ok()) return Status::Usage("run: flag --lock: " + s.message());
+    }
+    else if (a == "--driver-arg") {
+      if (!driver_args_given) o->driver_args.clear();
+      driver_args_given = true;
+      o->driver_args.push_back(v);
+    }
     else if (a == "--fault") {
       if (fault_named || o->faults.empty()) o->faults.emplace_back();
       o->faults.back().id = v;
@@ -143,7 +195,10 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
   for (auto it = o->faults.begin(); it != o->faults.end();) {
     it = it->id == "none" ? o->faults.erase(it) : it + 1;
   }
-  if (!name_given && o->name.empty()) o->name = o->lock + "--" + FaultIds(*o);
+  if (!o->driver_args.empty() && !locks::IsDriverId(o->lock)) {
+    return Status::Usage("run: flag --driver-arg: only with --lock driver:PATH");
+  }
+  if (!name_given && o->name.empty()) o->name = LockDisplayName(o->lock) + "--" + FaultIds(*o);
   return Status::Ok();
 }
 
@@ -176,6 +231,11 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "retry_delay_ms = " << o.retry_delay.count() << "\n";
   t << "command_timeout_ms = " << o.command_timeout.count() << "\n";
   t << "nodes = " << o.nodes << "\n";
+  if (!o.driver_args.empty()) {
+    t << "driver_args = [";
+    for (size_t i = 0; i < o.driver_args.size(); ++i) t << (i ? ", " : "") << q(o.driver_args[i]);
+    t << "]\n";
+  }
   if (!o.knobs.empty()) {
     t << "[lock.knobs]\n";
     for (const auto& [k, v] : o.knobs) t << k << " = " << q(v) << "\n";
@@ -238,6 +298,18 @@ class TableReader {
     if (n == nullptr) return Status::Ok();
     if (!n->is_string()) return Error(*n, key, "expected a string");
     *out = *n->value<std::string>();
+    return Status::Ok();
+  }
+  Status StrList(const char* key, std::vector<std::string>* out) {
+    seen_.push_back(key);
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_array()) return Error(*n, key, "expected an array of strings");
+    out->clear();
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) return Error(e, key, "expected an array of strings");
+      out->push_back(*e.value<std::string>());
+    }
     return Status::Ok();
   }
   Status IntList(const char* key, std::vector<int>* out) {
@@ -350,6 +422,16 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
       return Status::BadInput(path + ":" + std::to_string(t->get("id")->source().begin.line) +
                               ": field 'lock.id': unknown lock '" + o->lock + "'");
     }
+    std::string resolved;
+    if (t->get("id") && !(s = ResolveDriverPath(o->lock, &resolved)).ok()) {
+      return Status::BadInput(path + ":" + std::to_string(t->get("id")->source().begin.line) +
+                              ": field 'lock.id': " + s.message());
+    }
+    if (!(s = r.StrList("driver_args", &o->driver_args)).ok()) return s;
+    if (!o->driver_args.empty() && !locks::IsDriverId(o->lock)) {
+      return Status::BadInput(path + ":" + std::to_string(t->get("driver_args")->source().begin.line) +
+                              ": field 'lock.driver_args': only for a driver:PATH lock");
+    }
     if (!(s = r.Ms("ttl_ms", 1, 3600000, &o->ttl)).ok()) return s;
     if (!(s = r.Ms("retry_delay_ms", 0, 60000, &o->retry_delay)).ok()) return s;
     if (!(s = r.Ms("command_timeout_ms", 1, 60000, &o->command_timeout)).ok()) return s;
@@ -458,7 +540,7 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (failover && nodes > 1) return bad("nodes", "failover needs a single lock node (n1)");
     o->nodes = static_cast<int>(nodes);
   }
-  if (o->name.empty()) o->name = o->lock + "--" + FaultIds(*o);
+  if (o->name.empty()) o->name = LockDisplayName(o->lock) + "--" + FaultIds(*o);
   return Status::Ok();
 }
 

@@ -27,6 +27,8 @@ struct RunOptions {
   Millis command_timeout{200};
   int nodes = 0;                    // lock nodes; 0: the lock's default
   std::map<std::string, std::string> knobs;
+  // driver:PATH locks: the program's arguments (--driver-arg, [lock] driver_args).
+  std::vector<std::string> driver_args;
   // Workload (counter).
   int clients = 3;
   int keys = 1;
@@ -62,6 +64,16 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,
 
 // "none", or the fault ids joined by "+".
 std::string FaultIds(const RunOptions& o);
+
+// For a driver:PATH lock id: the program's absolute path. A relative PATH is looked up in
+// the current directory, then in the locklab source tree (so `driver:examples/drivers/...`
+// works from anywhere). Errors (no such file, not executable) say which; ok and empty for
+// other ids.
+Status ResolveDriverPath(const std::string& lock_id, std::string* resolved);
+
+// A name for a lock id that can be a directory name: the id itself, or for driver:PATH
+// "driver-" and the program's file name without its extension.
+std::string LockDisplayName(const std::string& lock_id);
 
 // TOML round trip. Errors name the file, line and field.
 std::string ScenarioToToml(const RunOptions& o);

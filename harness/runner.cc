@@ -25,6 +25,7 @@
 #include "harness/process.h"
 #include "harness/run_store.h"
 #include "harness/sentinel_topology.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 
@@ -104,6 +105,7 @@ class Trial : public faults::LabControl {
   nlohmann::ordered_json Judge(const Status& infra, double seconds);
 
   RunOptions o_;
+  std::string driver_path_;  // driver:PATH locks: the program's absolute path; else empty
   bool quiet_;
   std::string run_dir_;
   FILE* history_ = nullptr;
@@ -281,6 +283,10 @@ Status Trial::Setup() {
   probe.nodes.assign(o_.nodes, locks::Endpoint{});
   probe.ttl = o_.ttl;
   probe.knobs = o_.knobs;
+  probe.driver_args = o_.driver_args;
+  // A driver:PATH lock's clients get the program's absolute path (checked here: exit 64).
+  s = ResolveDriverPath(o_.lock, &driver_path_);
+  if (!s.ok()) return s;
   std::unique_ptr<locks::Lock> unused;
   s = locks::MakeLock(probe, &unused);
   if (!s.ok()) return s;
@@ -303,6 +309,10 @@ Status Trial::Setup() {
   if (!s.ok()) return s;
   bool sentinel = false;
   for (const auto& f : faults_) sentinel = sentinel || f->NeedsSentinel();
+  if (sentinel && !driver_path_.empty()) {
+    return Status::Usage("fault failover: a driver:PATH lock gets fixed node addresses in "
+                         "LOCKLAB_NODES, not Sentinel discovery");
+  }
   if (sentinel) {
     if (o_.nodes != 1) {
       return Status::Usage("fault failover: needs a single-node lock (n1 and its replica); " +
@@ -332,7 +342,8 @@ Status Trial::StartClients() {
       return Status::Infrastructure(std::string("pipe: ") + strerror(errno));
     }
     SpawnOptions so;
-    so.argv = {exe, "client", "--process", std::to_string(p), "--lock", o_.lock,
+    so.argv = {exe, "client", "--process", std::to_string(p), "--lock",
+               driver_path_.empty() ? o_.lock : locks::kDriverPrefix + driver_path_,
                "--ttl", std::to_string(o_.ttl.count()),
                "--retry-delay", std::to_string(o_.retry_delay.count()),
                "--timeout", std::to_string(o_.command_timeout.count()),
@@ -371,6 +382,10 @@ Status Trial::StartClients() {
       so.argv.push_back(topology_->monitored_master().ToString() + "=" + n1_link);
       so.argv.push_back("--node-map");
       so.argv.push_back(r.ToString() + "=127.0.0.1:" + std::to_string(rport));
+    }
+    for (const auto& a : o_.driver_args) {
+      so.argv.push_back("--driver-arg");
+      so.argv.push_back(a);
     }
     for (const auto& [k, v] : o_.knobs) {
       so.argv.push_back("--knob");

@@ -70,6 +70,7 @@ struct LockConfig {
   Millis connect_timeout{200};
   Millis command_timeout{200};     // per-command (per-node for redlock) timeout
   std::map<std::string, std::string> knobs;  // algorithm-specific, validated by MakeLock
+  std::vector<std::string> driver_args;      // driver:PATH locks only: the program's arguments
   PausePoint pause_point;          // may be empty
   PointArmed point_armed;          // may be empty
   LockEventFn on_event;            // may be empty: renewals then go unrecorded

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "locks/article_locks.h"
+#include "locks/driver_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
 #include "locks/redlock.h"
@@ -99,6 +100,7 @@ const std::vector<LockInfo>& ListLocks() {
 }
 
 const LockInfo* FindLock(const std::string& id) {
+  if (IsDriverId(id)) return &DriverLockInfo();  // any driver:PATH (the path is checked later)
   for (const auto& l : ListLocks()) {
     if (l.id == id) return &l;
   }
@@ -118,7 +120,12 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
   if (config.nodes.empty()) return Status::Usage("lock '" + config.algorithm + "': no nodes");
   if (config.ttl.count() <= 0) return Status::Usage("lock: ttl must be > 0 ms");
   const std::string& id = config.algorithm;
-  if (id == "setnx") {
+  if (IsDriverId(id)) {
+    DriverOptions o;
+    Status s = ParseDriverOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<DriverLock>(config, o);
+  } else if (id == "setnx") {
     *out = std::make_unique<SingleNodeLock>(config, AcquireStyle::kSetnx, ReleaseStyle::kDel);
   } else if (id == "setnx-expire") {
     *out = std::make_unique<SingleNodeLock>(config, AcquireStyle::kSetnxThenExpire,

@@ -1,0 +1,100 @@
+// DriverLock: a lock implemented by an external program, the "lock driver", that speaks the
+// JSON Lines protocol of docs/driver-protocol.md on its stdin/stdout. Lock id "driver:PATH".
+//
+// The client process starts the driver lazily, at its first operation, as its own child in
+// the client's process group (no setpgid), with PR_SET_PDEATHSIG(SIGKILL): a client-pause
+// (SIGSTOP to the group, or the client stopping its group at a pause point) freezes the
+// driver too, a client-crash (SIGKILL to the group) kills it, and a client that dies any
+// other way takes the driver with it. The driver's stderr is the client's log. The lock
+// servers' addresses (the fault-proxy links the client was given) and the timing config come
+// in its environment (LOCKLAB_NODES, LOCKLAB_TTL_MS, ...).
+//
+// Every request carries an id and a timeout; the answer is validated strictly. Anything
+// that is not a well-formed answer to the pending request, in time, is an `unknown` outcome
+// whose detail says what happened (also logged on stderr): garbage, a wrong id, a missing or
+// mistyped field, a line longer than max_line_bytes, the driver exiting, or no answer. A
+// late answer (after the request's deadline, within answer_grace_ms) is unknown too but
+// keeps the driver; everything else kills the driver (SIGKILL, reaped) and starts a fresh
+// one at once, whose hello the next operation waits for. A driver that cannot be started (or sends
+// no valid hello within start_timeout_ms) makes the operation fail: nothing was sent.
+//
+// Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
+// Because PR_SET_PDEATHSIG follows the thread that forked, the first operation should come
+// from a thread that lives as long as the client process (the workload's main thread does).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "locks/lock.h"
+
+namespace locklab::locks {
+
+// "driver:PATH" ids.
+constexpr const char kDriverPrefix[] = "driver:";
+bool IsDriverId(const std::string& id);
+// The registry entry shared by every driver:PATH id (its knobs are the harness-side ones).
+const LockInfo& DriverLockInfo();
+
+struct DriverOptions {
+  std::string path;               // the program (absolute, or relative to the cwd)
+  std::vector<std::string> args;  // its arguments (--driver-arg)
+  Millis answer_grace{250};       // answer_grace_ms: wait past a deadline for a (late) answer
+  Millis start_timeout{5000};     // start_timeout_ms: until the hello line
+  Millis release_timeout{
+      0};  // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
+  int64_t max_line_bytes = 65536;  // max_line_bytes: longer answer lines are a protocol error
+};
+Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
+
+class DriverLock : public Lock {
+ public:
+  DriverLock(const LockConfig& config, DriverOptions options);
+  ~DriverLock() override;  // closes the driver's stdin, waits 500 ms, then SIGKILL; reaped
+  DriverLock(const DriverLock&) = delete;
+  DriverLock& operator=(const DriverLock&) = delete;
+
+  LockResult Acquire(const std::string& key, Nanos deadline) override;
+  LockResult Release(const Lease& lease) override;
+  // What the last hello announced ("renew": true); false before the driver first started.
+  bool SupportsRenew() const override { return renew_; }
+  LockResult Renew(const Lease& lease) override;
+
+  // Starts the driver now (fork and exec; the hello is read at the first operation) so that
+  // its start-up overlaps other work. The client process calls it once the lock is built;
+  // without it the first operation starts the driver. Errors are logged; the next
+  // operation tries again.
+  void Prestart();
+
+  // The running driver's pid, -1 when none (tests check that nothing is left behind).
+  pid_t driver_pid() const { return pid_; }
+
+ private:
+  Status Spawn();  // fork and exec
+  Status Start();  // Spawn if needed, then wait for the hello (until spawned_at_ + start_timeout)
+  void Kill(const std::string& why);
+  // Sends `request` (id and timeout_ms filled in) and waits for its answer until deadline.
+  LockResult Call(nlohmann::json request, Nanos deadline, nlohmann::json* answer);
+  // One line from the driver before `until`: 1 a line, 0 timeout, -1 EOF/error/too long
+  // (*why says which).
+  int ReadLine(Nanos until, std::string* line, std::string* why);
+  LockResult Unknown(const std::string& what, const nlohmann::json& request, bool kill);
+  void LogLine(const std::string& msg) const;
+
+  LockConfig config_;
+  DriverOptions o_;
+  pid_t pid_ = -1;
+  pid_t log_pid_ = -1;  // the last driver started, for log lines
+  int to_driver_ = -1;
+  int from_driver_ = -1;
+  std::string buffer_;  // bytes read past the last line
+  int64_t next_id_ = 0;
+  bool renew_ = false;
+  bool greeted_ = false;  // the running driver's hello was read
+  Nanos spawned_at_{0};
+};
+
+}  // namespace locklab::locks

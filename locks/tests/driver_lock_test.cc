@@ -1,0 +1,278 @@
+// DriverLock against a driver that breaks the protocol in every way (tests/drivers/
+// misbehaving_driver.py, a real SET NX PX lock on a real lab node when it behaves), and the
+// two example drivers (examples/drivers/) against a lab node: acquire, contention, release,
+// release by a non-owner, renew. Every misbehaviour must end as an `unknown` (or, before
+// anything was sent, `fail`) outcome that says what happened, within the deadline plus the
+// grace, with no driver process left, and the next operation must work again.
+#include "locks/driver_lock.h"
+
+#include <signal.h>
+
+#include <fstream>
+
+#include "tests/lab_fixture.h"
+
+namespace locklab::locks {
+namespace {
+
+const std::string kMisbehaving =
+    std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/misbehaving_driver.py";
+
+// Exists and is not a zombie.
+bool Alive(pid_t pid) {
+  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  return close == std::string::npos || stat.size() < close + 2 || stat[close + 2] != 'Z';
+}
+
+class DriverLockTest : public testing::LabNodeTest {
+ protected:
+  std::unique_ptr<DriverLock> Make(const std::string& path, std::vector<std::string> args = {},
+                                   std::map<std::string, std::string> knobs = {},
+                                   Millis ttl = Millis(2000)) {
+    LockConfig c;
+    c.algorithm = std::string(kDriverPrefix) + path;
+    c.nodes = {node_->endpoint()};
+    c.ttl = ttl;
+    c.retry_delay = Millis(10);
+    c.command_timeout = Millis(200);
+    c.connect_timeout = Millis(200);
+    c.driver_args = std::move(args);
+    c.knobs = std::move(knobs);
+    DriverOptions o;
+    Status s = ParseDriverOptions(c, &o);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return std::make_unique<DriverLock>(c, o);
+  }
+  void SetUp() override {
+    testing::LabNodeTest::SetUp();
+    node_ = &StartNode();
+  }
+
+  // One misbehaving acquire ("bad:MODE", 1 s deadline) between two good cycles: the bad one
+  // is unknown with `says` in its detail, within deadline + grace (+ slack for a loaded
+  // machine); the driver is replaced (or kept, for answers that were in sync); the next
+  // acquire and release work on the real node.
+  void ExpectUnknownThenRecovery(const std::string& mode, const std::string& says, bool restarts) {
+    auto lock = Make(kMisbehaving);
+    LockResult warm = lock->Acquire("k", MonotonicNow() + Millis(3000));
+    ASSERT_EQ(warm.outcome, Outcome::kOk) << warm.detail;
+    ASSERT_EQ(lock->Release(warm.lease).outcome, Outcome::kOk);
+    pid_t first = lock->driver_pid();
+    ASSERT_TRUE(Alive(first));
+
+    Nanos t0 = MonotonicNow();
+    LockResult bad = lock->Acquire("bad:" + mode, t0 + Millis(1000));
+    double took_ms = ToMillis(MonotonicNow() - t0);
+    EXPECT_EQ(bad.outcome, Outcome::kUnknown) << mode << ": " << bad.detail;
+    EXPECT_NE(bad.detail.find(says), std::string::npos) << mode << ": " << bad.detail;
+    EXPECT_LT(took_ms, 1000 + 250 + 700) << mode;
+    if (restarts) {
+      EXPECT_FALSE(Alive(first)) << mode << ": the broken driver must be killed and reaped";
+      EXPECT_NE(lock->driver_pid(), first);
+      EXPECT_TRUE(Alive(lock->driver_pid())) << mode << ": its replacement starts at once";
+    } else {
+      EXPECT_EQ(lock->driver_pid(), first) << mode << ": an in-sync driver is kept";
+    }
+
+    LockResult again = lock->Acquire("k", MonotonicNow() + Millis(3000));
+    ASSERT_EQ(again.outcome, Outcome::kOk) << mode << ": " << again.detail;
+    EXPECT_EQ(Cmd(node_->endpoint(), {"GET", "k"}).str, again.lease.token);
+    EXPECT_EQ(lock->Release(again.lease).outcome, Outcome::kOk);
+    EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", "k"}).is_nil);
+    pid_t last = lock->driver_pid();
+    lock.reset();
+    EXPECT_FALSE(Alive(last)) << "the driver outlived its lock";
+  }
+
+  harness::LabNode* node_ = nullptr;
+};
+
+TEST_F(DriverLockTest, GarbageAnswerIsUnknownAndTheDriverIsReplaced) {
+  ExpectUnknownThenRecovery("garbage", "not a JSON object: 'this is not json {'", true);
+}
+
+TEST_F(DriverLockTest, SilentDriverIsKilledAfterDeadlinePlusGrace) {
+  ExpectUnknownThenRecovery("silent", "no answer within timeout_ms", true);
+}
+
+TEST_F(DriverLockTest, CrashedDriverIsUnknownWithItsExitStatus) {
+  ExpectUnknownThenRecovery("crash", "exited with status 3", true);
+}
+
+TEST_F(DriverLockTest, HugeLineIsCappedAtMaxLineBytes) {
+  ExpectUnknownThenRecovery("huge", "longer than max_line_bytes 65536", true);
+}
+
+TEST_F(DriverLockTest, AnswerWithAnotherIdIsUnknown) {
+  ExpectUnknownThenRecovery("wrong-id", "answer for id", true);
+}
+
+TEST_F(DriverLockTest, AnswerAfterTheDeadlineIsUnknownButKeepsTheDriver) {
+  ExpectUnknownThenRecovery("late", "late answer 'ok'", false);
+}
+
+TEST_F(DriverLockTest, OutcomeOutsideOkFailUnknownIsUnknown) {
+  ExpectUnknownThenRecovery("bad-outcome", "'outcome' must be", true);
+}
+
+TEST_F(DriverLockTest, OkWithoutTokenIsUnknown) {
+  ExpectUnknownThenRecovery("no-token", "without a non-empty string 'token'", false);
+}
+
+TEST_F(DriverLockTest, SecondAnswerToOneRequestReplacesTheDriverBeforeTheNextRequest) {
+  auto lock = Make(kMisbehaving);
+  LockResult a = lock->Acquire("bad:twice", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(a.outcome, Outcome::kOk) << a.detail;  // the first answer is a good one
+  pid_t first = lock->driver_pid();
+  SleepFor(Millis(200));  // the duplicate is in the pipe now
+  a.lease.key = "bad:twice";
+  LockResult rel = lock->Release(a.lease);  // sees the duplicate, restarts, then releases
+  EXPECT_EQ(rel.outcome, Outcome::kOk) << rel.detail;
+  EXPECT_FALSE(Alive(first));
+  EXPECT_NE(lock->driver_pid(), first);
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", "bad:twice"}).is_nil);
+}
+
+TEST_F(DriverLockTest, EveryMisbehaviourInTurnNeverHangsAndLeavesNoProcess) {
+  // Every 2nd request misbehaves, the modes in turn: 40 operations, each bounded.
+  auto lock = Make(kMisbehaving, {"--every", "2"}, {{"answer_grace_ms", "100"}});
+  std::vector<pid_t> seen;
+  int ok = 0, unknown = 0;
+  Nanos t0 = MonotonicNow();
+  for (int i = 0; i < 20; ++i) {
+    LockResult r = lock->Acquire("k" + std::to_string(i), MonotonicNow() + Millis(400));
+    if (lock->driver_pid() > 0) seen.push_back(lock->driver_pid());
+    ok += r.outcome == Outcome::kOk;
+    unknown += r.outcome == Outcome::kUnknown;
+    EXPECT_NE(r.outcome, Outcome::kFail) << i << ": " << r.detail;
+  }
+  EXPECT_EQ(ok + unknown, 20);
+  EXPECT_GE(ok, 9);
+  EXPECT_GE(unknown, 9);
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 20 * (400 + 100 + 500));
+  lock.reset();
+  for (pid_t p : seen) EXPECT_FALSE(Alive(p)) << "pid " << p << " left behind";
+}
+
+TEST_F(DriverLockTest, BadHelloFailsTheOperationWithoutSendingIt) {
+  auto lock = Make(kMisbehaving, {"--hello", "bad"});
+  LockResult r = lock->Acquire("k", MonotonicNow() + Millis(1000));
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.detail;
+  EXPECT_NE(r.detail.find("not a hello"), std::string::npos) << r.detail;
+  EXPECT_EQ(lock->driver_pid(), -1);
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", "k"}).is_nil);
+}
+
+TEST_F(DriverLockTest, DriverWithoutHelloIsKilledAfterStartTimeout) {
+  auto lock = Make(kMisbehaving, {"--hello", "none"}, {{"start_timeout_ms", "500"}});
+  Nanos t0 = MonotonicNow();
+  LockResult r = lock->Acquire("k", t0 + Millis(1000));
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.detail;
+  EXPECT_NE(r.detail.find("no hello line within start_timeout_ms 500"), std::string::npos)
+      << r.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500);
+}
+
+TEST_F(DriverLockTest, MissingProgramFailsTheOperation) {
+  auto lock = Make("/nonexistent/driver");
+  LockResult r = lock->Acquire("k", MonotonicNow() + Millis(500));
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_NE(r.detail.find("No such file"), std::string::npos) << r.detail;
+}
+
+TEST_F(DriverLockTest, UnknownKnobIsRefusedByName) {
+  LockConfig c;
+  c.algorithm = std::string(kDriverPrefix) + kMisbehaving;
+  c.nodes = {node_->endpoint()};
+  c.knobs = {{"answer_grace", "1"}};
+  std::unique_ptr<Lock> lock;
+  Status s = MakeLock(c, &lock);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("unknown knob 'answer_grace'"), std::string::npos) << s.message();
+}
+
+// The example drivers against a real node.
+class ExampleDriverTest : public DriverLockTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string Path() const { return std::string(LOCKLAB_SOURCE_DIR) + "/" + GetParam(); }
+};
+
+TEST_P(ExampleDriverTest, AcquireWritesTheTokenWithTheTtlAndReleaseDeletesIt) {
+  auto lock = Make(Path(), {}, {}, Millis(1000));
+  LockResult r = lock->Acquire("lock:a", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_FALSE(r.lease.token.empty());
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", "lock:a"}).str, r.lease.token);
+  long long pttl = Cmd(node_->endpoint(), {"PTTL", "lock:a"}).integer;
+  EXPECT_GT(pttl, 500);
+  EXPECT_LE(pttl, 1000);
+  EXPECT_GT(r.lease.validity.count(), 500);
+  EXPECT_LE(r.lease.validity.count(), 1000);
+  LockResult rel = lock->Release(r.lease);
+  EXPECT_EQ(rel.outcome, Outcome::kOk) << rel.detail;
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", "lock:a"}).is_nil);
+  // A second release finds the key gone: a certain failure, not unknown.
+  EXPECT_EQ(lock->Release(r.lease).outcome, Outcome::kFail);
+}
+
+TEST_P(ExampleDriverTest, SecondClientFailsAtItsDeadlineAndGetsTheLockAfterRelease) {
+  auto a = Make(Path(), {}, {}, Millis(5000));
+  auto b = Make(Path(), {}, {}, Millis(5000));
+  LockResult ra = a->Acquire("lock:a", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(ra.outcome, Outcome::kOk) << ra.detail;
+  ASSERT_EQ(b->Acquire("warm", MonotonicNow() + Millis(3000)).outcome, Outcome::kOk);  // b started
+  Nanos t0 = MonotonicNow();
+  LockResult rb = b->Acquire("lock:a", t0 + Millis(600));
+  EXPECT_EQ(rb.outcome, Outcome::kFail) << rb.detail;
+  EXPECT_GE(ToMillis(MonotonicNow() - t0), 200) << "it should have retried";
+  EXPECT_LE(ToMillis(MonotonicNow() - t0), 600);
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", "lock:a"}).str, ra.lease.token);
+  // A release with a token that is not the holder's leaves the key alone.
+  Lease forged = ra.lease;
+  forged.token = "not-the-owner";
+  EXPECT_EQ(b->Release(forged).outcome, Outcome::kFail);
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", "lock:a"}).str, ra.lease.token);
+  ASSERT_EQ(a->Release(ra.lease).outcome, Outcome::kOk);
+  LockResult rb2 = b->Acquire("lock:a", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(rb2.outcome, Outcome::kOk) << rb2.detail;
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", "lock:a"}).str, rb2.lease.token);
+}
+
+TEST_P(ExampleDriverTest, RenewResetsTheTtlOnlyForTheOwner) {
+  auto lock = Make(Path(), {}, {}, Millis(1000));
+  LockResult r = lock->Acquire("lock:a", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_TRUE(lock->SupportsRenew());
+  SleepFor(Millis(400));
+  EXPECT_LT(Cmd(node_->endpoint(), {"PTTL", "lock:a"}).integer, 700);
+  LockResult n = lock->Renew(r.lease);
+  ASSERT_EQ(n.outcome, Outcome::kOk) << n.detail;
+  EXPECT_GT(Cmd(node_->endpoint(), {"PTTL", "lock:a"}).integer, 800);
+  Lease other = r.lease;
+  other.token = "not-the-owner";
+  EXPECT_EQ(lock->Renew(other).outcome, Outcome::kFail);
+}
+
+TEST_P(ExampleDriverTest, StoppedNodeMakesTheOperationUnknownNotFail) {
+  auto lock = Make(Path(), {}, {}, Millis(1000));
+  ASSERT_EQ(lock->Acquire("warm", MonotonicNow() + Millis(3000)).outcome, Outcome::kOk);
+  kill(node_->pid(), SIGSTOP);  // requests are sent, replies never come
+  LockResult r = lock->Acquire("lock:a", MonotonicNow() + Millis(1000));
+  kill(node_->pid(), SIGCONT);
+  EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleDriverTest,
+                         ::testing::Values("examples/drivers/redis_py_lock.py",
+                                           "examples/drivers/node_redlock/redlock_npm.js"),
+                         [](const auto& info) {
+                           return std::string(info.param.find("node") != std::string::npos
+                                                  ? "NpmRedlock"
+                                                  : "RedisPyLock");
+                         });
+
+}  // namespace
+}  // namespace locklab::locks

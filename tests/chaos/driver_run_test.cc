@@ -1,0 +1,142 @@
+// Whole runs of driver:PATH locks through the `locklab` binary: a driver that misbehaves
+// every third request (the run goes on, the history says what happened, nothing hangs, no
+// driver is left), and the redis-py example driver under client-pause, judged from the
+// history like any other lock.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+// Driver pids from the client logs ("(pid N): started").
+std::vector<pid_t> DriverPids(const std::string& run_dir) {
+  std::vector<pid_t> out;
+  DIR* d = opendir((run_dir + "/clients").c_str());
+  if (!d) return out;
+  static const std::regex re("\\(pid (\\d+)\\): started");
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() < 5 || name.substr(name.size() - 4) != ".log") continue;
+    std::string log = ReadAll(run_dir + "/clients/" + e->d_name);
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+         ++it) {
+      out.push_back(std::stoi((*it)[1].str()));
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+class DriverRunTest : public TrialTest {
+ protected:
+  std::vector<nlohmann::json> History() {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(ReadAll(run_dir_ + "/history.jsonl"));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line, nullptr, false));
+    return out;
+  }
+};
+
+TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
+  Nanos t0 = MonotonicNow();
+  Invocation inv = RunLocklab({"run",
+                               "--lock",
+                               "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg",
+                               "--every",
+                               "--driver-arg",
+                               "2",
+                               "--duration",
+                               "8",
+                               "--clients",
+                               "1",
+                               "--ttl",
+                               "300",
+                               "--acquire-timeout",
+                               "1000",
+                               "--seed",
+                               "5",
+                               "--no-report",
+                               "--out",
+                               dir_},
+                              dir_, Millis(40000));
+  double took_s = ToMillis(MonotonicNow() - t0) / 1000;
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  EXPECT_LT(took_s, 8 + 10) << "the run must not hang on a silent driver";
+  auto r = Results(run_dir_);
+  EXPECT_TRUE(r.contains("verdict")) << r.dump(2);
+
+  // Which protocol breaks the history recorded (as info events with the detail as error).
+  const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"garbage", "not a JSON object"},
+      {"silent", "no answer within"},
+      {"crash", "exited with status 3"},
+      {"huge", "longer than max_line_bytes"},
+      {"wrong-id", "answer for id"},
+      {"bad-outcome", "'outcome' must be"},
+      {"no-token", "without a non-empty string 'token'"},
+      {"late", "late answer"},
+      {"twice", "unsolicited line"}};
+  std::set<std::string> seen;
+  int ok_after_first_break = 0;
+  bool broken = false;
+  for (const auto& e : History()) {
+    std::string err =
+        e.contains("value") && e["value"].is_object() ? e["value"].value("error", "") : "";
+    if (err.find("driver protocol") != std::string::npos) {
+      EXPECT_EQ(e["type"], "info") << e.dump();
+      broken = true;
+      for (const auto& [kind, text] : kinds) {
+        if (err.find(text) != std::string::npos) seen.insert(kind);
+      }
+    } else if (broken && e["type"] == "ok" && e["f"] == "acquire") {
+      ++ok_after_first_break;
+    }
+  }
+  EXPECT_GE(seen.size(), 5u) << "kinds seen: " << seen.size();
+  EXPECT_GE(ok_after_first_break, 3) << "the run must go on after a driver breaks";
+  for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+  auto drivers = DriverPids(run_dir_);
+  EXPECT_GE(drivers.size(), 4u) << "broken drivers are replaced";
+  for (pid_t p : drivers) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+}
+
+TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHistory) {
+  auto r = Trial("driver:examples/drivers/redis_py_lock.py", "client-pause");
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1);
+  EXPECT_EQ(r["algorithm"], "driver:examples/drivers/redis_py_lock.py");
+  // The pauses happened to holders (the nemesis recorded them), and every driver is gone.
+  int pauses = 0;
+  for (const auto& e : History()) {
+    pauses += e["process"] == "nemesis" && e["f"] == "start" && e["key"] == "client-pause";
+  }
+  EXPECT_GE(pauses, 1);
+  for (pid_t p : DriverPids(run_dir_))
+    EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+}
+
+TEST_F(DriverRunTest, ScenarioFileDriverArgsAreWrittenBackForReplay) {
+  std::string path = dir_ + "/s.toml";
+  std::ofstream(path)
+      << "duration_ms = 3000\n[lock]\nid = \"driver:examples/drivers/redis_py_lock.py\"\n"
+         "driver_args = [\"--sleep-ms\", \"5\"]\n[workload]\nclients = 2\n";
+  Invocation inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  EXPECT_NE(ReadAll(run_dir_ + "/scenario.toml").find("driver_args = [\"--sleep-ms\", \"5\"]"),
+            std::string::npos);
+  EXPECT_GT(Results(run_dir_)["ops"].get<int>(), 5);
+}
+
+}  // namespace
+}  // namespace locklab::testing

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""A lock driver that breaks the protocol on purpose (tests of locks/driver_lock.h).
+
+When it behaves it is a real lock on the first lab node: SET key token NX PX ttl, release
+and renew by Lua compare-and-delete / compare-and-pexpire (redis-py commands). It
+misbehaves on a request whose key is "bad:MODE", and with --every N on every request whose
+id is a multiple of N (modes taken in turn, or --mode MODE only). Modes:
+  garbage     a line that is not JSON
+  silent      no answer at all (keeps reading)
+  crash       exits with status 3 without answering
+  huge        1 MiB without a newline, then silence
+  wrong-id    a well-formed answer for another id
+  late        the right answer, timeout_ms + 100 ms late
+  twice       the right answer, then a second copy of it
+  bad-outcome outcome "maybe"
+  no-token    acquire ok without a token
+--hello bad|none|ok: a wrong first line, none at all, or the real hello.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+
+import redis
+
+MODES = ["garbage", "silent", "crash", "huge", "wrong-id", "late", "twice", "bad-outcome",
+         "no-token"]
+RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+
+
+def send(obj_or_text):
+    text = obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def real(r, req):
+    op, key = req["op"], req["key"]
+    try:
+        if op == "acquire":
+            token = uuid.uuid4().hex
+            stop = time.monotonic() + req["timeout_ms"] / 1000.0 - 0.25
+            while True:
+                if r.set(key, token, nx=True, px=req["ttl_ms"]):
+                    return {"outcome": "ok", "token": token}
+                if time.monotonic() > stop:
+                    return {"outcome": "fail", "detail": "held"}
+                time.sleep(0.02)
+        if op == "release":
+            return {"outcome": "ok" if r.eval(RELEASE, 1, key, req["token"]) else "fail"}
+        if op == "renew":
+            return {"outcome": "ok" if r.eval(RENEW, 1, key, req["token"], req["ttl_ms"]) else "fail"}
+    except redis.exceptions.RedisError as e:
+        return {"outcome": "unknown", "detail": str(e)}
+    return {"outcome": "fail", "detail": "unknown op"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--every", type=int, default=0)
+    ap.add_argument("--mode", default="")
+    ap.add_argument("--hello", default="ok")
+    a = ap.parse_args()
+    host, port = os.environ["LOCKLAB_NODES"].split(",")[0].rsplit(":", 1)
+    r = redis.Redis(host=host, port=int(port), socket_timeout=0.5, socket_connect_timeout=0.5)
+    if a.hello == "none":
+        time.sleep(3600)
+    send("hello there" if a.hello == "bad" else {"hello": "locklab-driver", "protocol": 1, "renew": True})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        rid = req["id"]
+        mode = ""
+        if req.get("key", "").startswith("bad:"):
+            mode = req["key"][4:]
+        elif a.every and rid % a.every == 0:
+            mode = a.mode or MODES[(rid // a.every) % len(MODES)]
+        if mode:
+            sys.stderr.write("misbehaving_driver: request %d %s: %s\n" % (rid, req["op"], mode))
+            sys.stderr.flush()
+        if mode == "garbage":
+            send("this is not json {")
+        elif mode == "silent":
+            continue
+        elif mode == "crash":
+            os._exit(3)
+        elif mode == "huge":
+            sys.stdout.write("x" * (1 << 20))
+            sys.stdout.flush()
+            time.sleep(3600)
+        elif mode == "wrong-id":
+            send(dict(real(r, req), id=rid + 1000))
+        elif mode == "late":
+            time.sleep(req["timeout_ms"] / 1000.0 + 0.1)
+            send(dict(real(r, req), id=rid))
+        elif mode == "twice":
+            answer = dict(real(r, req), id=rid)
+            send(answer)
+            send(answer)
+        elif mode == "bad-outcome":
+            send({"id": rid, "outcome": "maybe"})
+        elif mode == "no-token":
+            send({"id": rid, "outcome": "ok"})
+        else:
+            send(dict(real(r, req), id=rid))
+
+
+if __name__ == "__main__":
+    main()
