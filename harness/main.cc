@@ -117,6 +117,13 @@ int RunCommand(const std::vector<std::string>& args) {
                 << " stale_writes_accepted=" << res.value("stale_writes_accepted", 0)
                 << " ops=" << r.results.value("ops", 0) << "\n";
       std::cout << "run: " << r.run_dir << "\n";
+      const auto& lag = r.results.value("lab_lag", nlohmann::ordered_json::object());
+      if (!lag.value("timing_trusted", true)) {
+        std::cerr << "locklab run: warning: the lab itself ran up to " << lag.value("max_ms", 0.0)
+                  << " ms late (bound: a tenth of the TTL, " << lag.value("bound_ms", 0.0)
+                  << " ms); the machine is overloaded and this trial's timing is not to be "
+                     "trusted (results.json lab_lag)\n";
+      }
       if (expectations && r.status.ok() && !r.results.value("interrupted", false)) {
         std::string miss = CheckExpectations(o, r.results);
         if (miss.empty()) {

@@ -130,6 +130,8 @@ class Trial : public faults::LabControl {
   std::vector<std::unique_ptr<faults::Fault>> faults_;
   bool fault_started_ = false;
   bool interrupted_ = false;
+  int64_t lag_max_us_ = 0, lag_sleeps_ = 0, lag_over_10ms_ = 0, lag_over_50ms_ = 0;
+  int lag_reports_ = 0;
   int64_t acquires_seen_ = 0;
   int unexpected_exits_ = 0;
 };
@@ -438,6 +440,14 @@ void Trial::HandleLine(ClientProc& c, const std::string& line) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) return;
     std::string ctl = j.value("ctl", "");
+    if (ctl == "lag") {
+      lag_reports_++;
+      lag_max_us_ = std::max<int64_t>(lag_max_us_, j.value("max_us", int64_t{0}));
+      lag_sleeps_ += j.value("sleeps", int64_t{0});
+      lag_over_10ms_ += j.value("over_10ms", int64_t{0});
+      lag_over_50ms_ += j.value("over_50ms", int64_t{0});
+      return;
+    }
     if (ctl == "paused" || ctl == "slowed") {
       c.paused = ctl == "paused";
       std::string point = j.value("point", "");
@@ -766,6 +776,16 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
   } else {
     r["history_error"] = read.message();
   }
+  // The lab's own lag (workloads/lag_meter.h): the clients' hold and think sleeps that ended
+  // late. Beyond a tenth of the TTL the machine itself paused the clients long enough to
+  // matter, and a violation may be the lab's doing rather than the fault's: flagged, never
+  // hidden (the verdict stays what the history shows).
+  const double lag_ms = lag_max_us_ / 1000.0;
+  const double lag_bound_ms = o_.ttl.count() / 10.0;
+  r["lab_lag"] = {{"max_ms", lag_ms},       {"bound_ms", lag_bound_ms},
+                  {"sleeps", lag_sleeps_},  {"over_10ms", lag_over_10ms_},
+                  {"over_50ms", lag_over_50ms_}, {"clients_reporting", lag_reports_},
+                  {"timing_trusted", lag_ms <= lag_bound_ms}};
   r["interrupted"] = interrupted_;
   if (interrupted_) r["verdict_reason"] = "interrupted by a signal; the history prefix was checked";
   if (!infra.ok()) r["error"] = infra.message();

@@ -29,9 +29,14 @@ nlohmann::json ErrorValue(const std::string& detail) {
 
 void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
                         const locks::PausePoint& pause_point, Rng& rng,
-                        const CounterWorkloadOptions& o, const std::atomic<bool>& stop) {
+                        const CounterWorkloadOptions& o, const std::atomic<bool>& stop,
+                        LagMeter* lag) {
   auto pause = [&](const char* point) {
     if (pause_point) pause_point(point);
+  };
+  auto sleep = [&](Millis d) {
+    if (lag != nullptr) lag->Sleep(d);
+    else SleepFor(d);
   };
   while (!stop.load()) {
     int k = static_cast<int>(rng.Uniform(0, o.keys - 1));
@@ -42,7 +47,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
     if (acq.outcome != locks::Outcome::kOk) {
       sink.Emit(TypeOf(acq.outcome), "acquire", key, ErrorValue(acq.detail));
-      SleepFor(Millis(rng.Uniform(0, o.think.count())));
+      sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
     }
     sink.Emit("ok", "acquire", key, LeaseValue(acq.lease));
@@ -66,7 +71,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
       sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
                 ErrorValue(r.is_error ? r.str : r.transport_error));
     }
-    SleepFor(o.hold);
+    sleep(o.hold);
     pause("before-write");
     if (read_ok && acq.lease.fence >= 0) {
       // The lock issued a fencing token: write through the resource's atomic token check,
@@ -102,7 +107,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
     pause("after-release");
-    SleepFor(Millis(rng.Uniform(0, o.think.count())));
+    sleep(Millis(rng.Uniform(0, o.think.count())));
   }
 }
 

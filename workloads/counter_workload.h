@@ -19,6 +19,7 @@
 #include "base/random.h"
 #include "locks/lock.h"
 #include "workloads/event_sink.h"
+#include "workloads/lag_meter.h"
 
 namespace locklab::workloads {
 
@@ -32,10 +33,12 @@ struct CounterWorkloadOptions {
 std::string LockKey(int i);
 std::string CounterKey(int i);
 
-// Runs cycles until *stop becomes true, then releases anything held and returns.
+// Runs cycles until *stop becomes true, then releases anything held and returns. The hold
+// and think sleeps go through `lag` (may be null), which measures how late they end.
 void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
                         const locks::PausePoint& pause_point, Rng& rng,
-                        const CounterWorkloadOptions& options, const std::atomic<bool>& stop);
+                        const CounterWorkloadOptions& options, const std::atomic<bool>& stop,
+                        LagMeter* lag = nullptr);
 
 // The history value of a lease ({"token":..,"validity_ms":..,"fence":..}).
 nlohmann::json LeaseValue(const locks::Lease& lease);
