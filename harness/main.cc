@@ -20,12 +20,15 @@ namespace {
 const char kUsage[] =
     "usage:\n"
     "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
+    "                 [--seed N --shard I/N]\n"
+    "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
+    "              [--endpoints redis://host:port,...]   (your servers; client-side faults)\n"
     "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
     "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
     "  locklab list [--json]\n"
-    "  locklab cluster up|down|status\n"
+    "  locklab cluster up|down|status|topology [--json]\n"
     "  locklab test            (entry script: set up, build, run every test)\n";
 
 int ListCommand(const std::vector<std::string>& args) {
@@ -89,6 +92,7 @@ int RunCommand(const std::vector<std::string>& args) {
       o = from_file;
     }
   }
+  if (s.ok()) s = CheckEndpoints(o);  // before a run directory exists
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
@@ -155,6 +159,7 @@ int main(int argc, char** argv) {
   if (cmd == "check") return checker::RunCheckCommand(rest);
   if (cmd == "list") return harness::ListCommand(rest);
   if (cmd == "matrix") return harness::RunMatrixCommand(rest);
+  if (cmd == "merge") return harness::RunMergeCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);
   std::cerr << "locklab: unknown command '" << cmd << "'\n" << harness::kUsage;
