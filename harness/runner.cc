@@ -1,6 +1,8 @@
 #include "harness/runner.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -63,7 +65,10 @@ class Trial : public faults::LabControl {
 
   // faults::LabControl
   int client_count() const override { return static_cast<int>(clients_.size()); }
-  int node_count() const override { return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0; }
+  int node_count() const override {
+    if (!external_nodes_.empty()) return static_cast<int>(external_nodes_.size());
+    return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0;
+  }
   bool ClientRunning(int p) const override { return Client(p) && Client(p)->running; }
   bool PauseClient(int p) override;
   bool ResumeClient(int p) override;
@@ -93,6 +98,12 @@ class Trial : public faults::LabControl {
     return const_cast<ClientProc*>(&clients_[p - 1]);
   }
   Status Setup();
+  Status SetupEndpoints();
+  // Lock node n (1-based) or the resource node (0), lab-started or the user's.
+  locks::Endpoint NodeEndpoint(int n) const {
+    if (!external_nodes_.empty()) return n == 0 ? external_resource_ : external_nodes_[n - 1];
+    return n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
+  }
   Status StartClients();
   void EventLoop(Nanos end, bool stopping);
   void HandleLine(ClientProc& c, const std::string& line);
@@ -112,6 +123,9 @@ class Trial : public faults::LabControl {
   Nanos start_{0};
   Nanos created_ = MonotonicNow();
   std::unique_ptr<LabCluster> cluster_;
+  // --endpoints: the user's servers (resolved to IPv4 for the proxy) instead of cluster_.
+  std::vector<locks::Endpoint> external_nodes_;
+  locks::Endpoint external_resource_;
   std::vector<ClientProc> clients_;
   LabNode* Node(int n) const {
     if (!cluster_ || n < 1 || n > node_count()) return nullptr;
@@ -293,6 +307,7 @@ Status Trial::Setup() {
 
   s = LabPaths::Discover(&paths_);
   if (!s.ok()) return s;
+  if (!o_.endpoints.empty()) return SetupEndpoints();
   cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
   s = cluster_->Start(o_.nodes, false, node_args);
   if (!s.ok()) return s;
@@ -320,6 +335,55 @@ Status Trial::Setup() {
   return Status::Ok();
 }
 
+// The user's servers: nothing to start or stop. Resolve each (the proxy dials IPv4), check
+// it answers, and delete what an earlier run left under the lab's keys (lock:<i>,
+// fence:lock:<i>, counter:<i>) so the counter starts at 0 as on a fresh lab node.
+Status Trial::SetupEndpoints() {
+  Status s = CheckEndpoints(o_);
+  if (!s.ok()) return s;
+  std::vector<locks::Endpoint> all;
+  for (const auto& url : o_.endpoints) {
+    std::string host, error;
+    int port = 0;
+    ParseRedisUrl(url, &host, &port, &error);
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || res == nullptr) {
+      return Status::Infrastructure("endpoint " + url + ": cannot resolve " + host + ": " + gai_strerror(rc));
+    }
+    char ip[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, ip, sizeof(ip));
+    freeaddrinfo(res);
+    all.push_back({ip, port});
+  }
+  int n = LockNodes(o_);
+  external_nodes_.assign(all.begin(), all.begin() + n);
+  external_resource_ = static_cast<int>(all.size()) > n ? all[n] : all[0];
+  for (size_t i = 0; i < all.size(); ++i) {
+    locks::RedisConnection conn(all[i], Millis(1000), Millis(1000));
+    std::vector<std::string> del = {"DEL"};
+    for (int k = 0; k < o_.keys; ++k) {
+      del.push_back(workloads::LockKey(k));
+      del.push_back("fence:" + workloads::LockKey(k));
+      del.push_back(workloads::CounterKey(k));
+    }
+    locks::Reply r = conn.Command(del);
+    if (r.outcome != locks::Outcome::kOk || r.is_error) {
+      return Status::Infrastructure("endpoint " + o_.endpoints[i] + ": " +
+                                    (r.is_error ? r.str : r.transport_error));
+    }
+    std::string role = static_cast<int>(i) < n ? "node n" + std::to_string(i + 1) : "node resource";
+    Log(role + " is " + o_.endpoints[i] + " (" + all[i].ToString() + ", not started by the lab)");
+  }
+  if (static_cast<int>(all.size()) == n) {
+    Log("node resource is n1's server " + o_.endpoints[0] + " (counter keys on it)");
+  }
+  return proxy_.Start();
+}
+
 Status Trial::StartClients() {
   Rng rng(o_.seed ^ 0x5eedc11e);
   std::string exe = SelfExe();
@@ -341,7 +405,7 @@ Status Trial::StartClients() {
     // Every connection goes through its own fault proxy link (DESIGN.md 2).
     std::string n1_link;
     for (int n = 0; n <= node_count(); ++n) {
-      locks::Endpoint e = n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
+      locks::Endpoint e = NodeEndpoint(n);
       int port = 0;
       Status ls = proxy_.AddLink(LinkName(p, n), {e.host, e.port}, &port);
       if (!ls.ok()) return ls;
@@ -554,8 +618,8 @@ void Trial::StopClients() {
 }
 
 void Trial::FinalReads() {
-  if (!cluster_) return;
-  locks::RedisConnection conn(cluster_->resource().endpoint(), Millis(500), Millis(500));
+  if (!cluster_ && external_nodes_.empty()) return;
+  locks::RedisConnection conn(NodeEndpoint(0), Millis(500), Millis(500));
   for (int k = 0; k < o_.keys; ++k) {
     std::string key = workloads::CounterKey(k);
     auto event = [&](const char* type, const nlohmann::json& v) {
@@ -756,6 +820,7 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
   r["config"] = {{"clients", o_.clients}, {"keys", o_.keys}, {"ttl_ms", o_.ttl.count()},
                  {"hold_ms", o_.hold.count()}, {"nodes", o_.nodes},
                  {"command_timeout_ms", o_.command_timeout.count()}};
+  if (!o_.endpoints.empty()) r["config"]["endpoints"] = o_.endpoints;
   r["checks"] = checks;
   return r;
 }
