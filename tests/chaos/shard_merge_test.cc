@@ -147,5 +147,26 @@ TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
   (void)!system(("rm -rf " + dir).c_str());
 }
 
+// Regression: nodes run with their own directory as cwd, so a relative --out (the CI
+// example's "shard-out", the default "runs") gave redis-server a --dir that did not exist
+// and every trial ended unknown with 0 ops.
+TEST(RelativeOutDirTest, RunWithRelativeOutDirStartsItsNodes) {
+  std::string dir = MakeTempDir("locklab-relout");
+  harness::SpawnOptions o;
+  o.argv = {LOCKLAB_BINARY, "run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", "rel"};
+  o.cwd = dir;
+  o.log_path = dir + "/out.log";
+  pid_t pid = -1;
+  ASSERT_TRUE(harness::Spawn(o, &pid).ok());
+  Invocation inv = FinishLocklab(pid, o.log_path, Millis(30000));
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::string run_dir = RunDirOf(inv);
+  EXPECT_EQ(run_dir.rfind(dir + "/rel/setnx--none/", 0), 0u) << inv.output;
+  auto r = Results(run_dir);
+  EXPECT_EQ(r["verdict"], "safe") << r.dump();
+  EXPECT_GT(r["ops"].get<int>(), 0);
+  if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
+}
+
 }  // namespace
 }  // namespace locklab::testing
