@@ -52,7 +52,9 @@ int ListCommand(const std::vector<std::string>& args) {
   }
   j["faults"] = nlohmann::ordered_json::array();
   for (const auto& f : faults::ListFaults()) {
-    j["faults"].push_back({{"id", f.id}, {"description", f.description}});
+    // client_side: runs against servers the lab does not control (--endpoints).
+    j["faults"].push_back({{"id", f.id}, {"description", f.description},
+                           {"client_side", faults::IsClientSideFault(f.id)}});
   }
   j["workloads"] = {{{"id", "counter"},
                      {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};
