@@ -80,6 +80,8 @@ bool IsClientSideFault(const std::string& id) {
   return false;
 }
 
+bool IsNodeClockFault(const std::string& id) { return id == "clock-jump" || id == "clock-drift"; }
+
 Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* out) {
   const FaultInfo* info = FindFault(o.id);
   if (info == nullptr) {

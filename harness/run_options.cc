@@ -102,7 +102,10 @@ int LockNodes(const RunOptions& o) {
 }
 
 Status CheckEndpoints(const RunOptions& o) {
-  if (o.endpoints.empty()) return Status::Ok();
+  if (o.endpoints.empty()) {
+    if (o.endpoint_clocks.empty()) return Status::Ok();
+    return Status::Usage("run: flag --endpoint-clocks (or topology.endpoint_clocks): needs --endpoints");
+  }
   std::string where = o.endpoints_origin.empty() ? "endpoints" : o.endpoints_origin;
   for (const auto& e : o.endpoints) {
     std::string host, error;
@@ -110,8 +113,13 @@ Status CheckEndpoints(const RunOptions& o) {
     if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
   }
   std::string refused;
+  bool clocks_would_help = false;
   for (const auto& f : o.faults) {
-    if (!faults::IsClientSideFault(f.id)) refused += (refused.empty() ? "" : ", ") + f.id;
+    bool clock_ok = faults::IsNodeClockFault(f.id) && !o.endpoint_clocks.empty();
+    if (!faults::IsClientSideFault(f.id) && !clock_ok) {
+      refused += (refused.empty() ? "" : ", ") + f.id;
+      clocks_would_help = clocks_would_help || faults::IsNodeClockFault(f.id);
+    }
   }
   if (!refused.empty()) {
     std::string allowed;
@@ -120,7 +128,8 @@ Status CheckEndpoints(const RunOptions& o) {
     }
     return Status::Usage("run: " + where + ": fault(s) " + refused +
                          " need control of the servers; against your own servers only client-side "
-                         "faults run (" + allowed + ")");
+                         "faults run (" + allowed + ")" +
+                         (clocks_would_help ? ", and node clock faults with --endpoint-clocks DIR" : ""));
   }
   int n = LockNodes(o);
   int given = static_cast<int>(o.endpoints.size());
@@ -185,6 +194,7 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
       if (o->endpoints.empty()) return Status::Usage("run: flag --endpoints: expected redis://host:port,...");
       o->endpoints_origin = "flag --endpoints";
     }
+    else if (a == "--endpoint-clocks") o->endpoint_clocks = v;
     else if (a == "--duration") { if ((s = need_int(1, 86400)).ok()) o->duration = Millis(n * 1000); }
     else if (a == "--duration-ms") { if ((s = need_int(100, 86400000)).ok()) o->duration = Millis(n); }
     else if (a == "--clients") { if ((s = need_int(1, 64)).ok()) o->clients = static_cast<int>(n); }
@@ -271,7 +281,9 @@ std::string ScenarioToToml(const RunOptions& o) {
   if (!o.endpoints.empty()) {
     t << "[topology]\nendpoints = [";
     for (size_t i = 0; i < o.endpoints.size(); ++i) t << (i ? ", " : "") << q(o.endpoints[i]);
-    t << "]\n\n";
+    t << "]\n";
+    if (!o.endpoint_clocks.empty()) t << "endpoint_clocks = " << q(o.endpoint_clocks) << "\n";
+    t << "\n";
   }
   for (const auto& f : o.faults) {
     t << "[[faults]]\n";
@@ -527,6 +539,7 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (!(s = r.Int("replicas", 0, 15, &replicas)).ok()) return s;
     if (!(s = r.Int("sentinels", 0, 15, &sentinels)).ok()) return s;
     r.Allow("endpoints");
+    if (!(s = r.Str("endpoint_clocks", &o->endpoint_clocks)).ok()) return s;
     if (!(s = r.RejectUnknown()).ok()) return s;
     if (const toml::node* en = t->get("endpoints")) {
       std::string at = path + ":" + std::to_string(en->source().begin.line) + ": field 'topology.endpoints'";

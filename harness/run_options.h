@@ -34,6 +34,10 @@ struct RunOptions {
   // Empty: the lab starts its own servers.
   std::vector<std::string> endpoints;
   std::string endpoints_origin;     // "flag --endpoints" or "FILE:LINE: field '...'"
+  // With endpoints: a directory holding each lock node's libfaketime control file (n1,
+  // n2, ...; the servers run under libfaketime reading them, docker/node-entrypoint.sh).
+  // Given, the node clock faults (clock-jump, clock-drift) run against the endpoints too.
+  std::string endpoint_clocks;
   std::map<std::string, std::string> knobs;
   // Workload (counter).
   int clients = 3;

@@ -245,6 +245,13 @@ Status Trial::RestartNode(int n) {
 }
 
 Status Trial::SetNodeClock(int n, const std::string& offset) {
+  if (!external_nodes_.empty()) {
+    // The user's node runs under libfaketime reading DIR/n<N> (docker/node-entrypoint.sh).
+    if (o_.endpoint_clocks.empty() || n < 1 || n > node_count()) {
+      return Status::Usage("no clock control for node n" + std::to_string(n) + " (--endpoint-clocks)");
+    }
+    return ClockControlFile(o_.endpoint_clocks + "/n" + std::to_string(n)).Set(offset);
+  }
   LabNode* node = Node(n);
   if (!node) return Status::Usage("no node n" + std::to_string(n));
   return node->clock().Set(offset);
@@ -380,6 +387,14 @@ Status Trial::SetupEndpoints() {
   }
   if (static_cast<int>(all.size()) == n) {
     Log("node resource is n1's server " + o_.endpoints[0] + " (counter keys on it)");
+  }
+  if (!o_.endpoint_clocks.empty()) {
+    // Every node's clock starts true, whatever an interrupted earlier run left in its file.
+    for (int i = 1; i <= n; ++i) {
+      Status cs = SetNodeClock(i, "+0");
+      if (!cs.ok()) return Status::Infrastructure("--endpoint-clocks: " + cs.message());
+    }
+    Log("node clocks: libfaketime control files " + o_.endpoint_clocks + "/n1..n" + std::to_string(n));
   }
   return proxy_.Start();
 }

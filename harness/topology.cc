@@ -22,8 +22,15 @@ nlohmann::ordered_json LabTopology() {
     return nlohmann::ordered_json{{"name", name}, {"role", role}, {"port", kRedisPort},
                                   {"volumes", {name + "-data"}}};
   };
+  // Lock nodes run under libfaketime reading /clocks/<name> (docker/node-entrypoint.sh),
+  // which the harness writes through --endpoint-clocks: node clock faults cross containers.
+  const std::string clocks_dir = "/clocks";
   for (int i = 1; i <= lock_nodes; ++i) {
-    auto n = data_node("n" + std::to_string(i), "lock-node");
+    std::string name = "n" + std::to_string(i);
+    auto n = data_node(name, "lock-node");
+    n["volumes"].push_back("clocks");
+    n["entrypoint"] = {"/opt/locklab/docker/node-entrypoint.sh", name};
+    n["clock_file"] = clocks_dir + "/" + name;
     // n1 is also the master of the failover topology (single-node locks use n1).
     if (i == 1) n["role"] = "lock-node+master";
     services.push_back(n);
@@ -50,8 +57,9 @@ nlohmann::ordered_json LabTopology() {
   for (const auto& f : faults::ListFaults()) {
     if (faults::IsClientSideFault(f.id)) client_side.push_back(f.id);
   }
-  services.push_back({{"name", "locklab"}, {"role", "harness"}, {"volumes", {"runs"}},
-                      {"command", {"matrix", "--endpoints", endpoints, "--out", "/runs"}},
+  services.push_back({{"name", "locklab"}, {"role", "harness"}, {"volumes", {"runs", "clocks"}},
+                      {"command", {"matrix", "--endpoints", endpoints, "--endpoint-clocks",
+                                   clocks_dir, "--out", "/runs"}},
                       {"depends_on", nlohmann::ordered_json::array()}});
   for (const auto& s : services) {
     if (s["name"] != "locklab") services.back()["depends_on"].push_back(s["name"]);
@@ -59,7 +67,9 @@ nlohmann::ordered_json LabTopology() {
 
   nlohmann::ordered_json volumes = nlohmann::ordered_json::array();
   for (const auto& s : services) {
-    for (const auto& v : s["volumes"]) volumes.push_back(v);
+    for (const auto& v : s["volumes"]) {
+      if (std::find(volumes.begin(), volumes.end(), v) == volumes.end()) volumes.push_back(v);
+    }
   }
   return {{"sentinel_master_name", SentinelTopology::kMasterName},
           {"sentinel_quorum", SentinelTopology::kQuorum},

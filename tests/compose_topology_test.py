@@ -75,6 +75,20 @@ def problems(compose, topo):
                 out.append(f"{name}: volume '{v}' is not declared at the top level")
         cmd = svc.get("command", [])
         text = _command_text(svc)
+        if "entrypoint" in t and svc.get("entrypoint") != t["entrypoint"]:
+            out.append(f"{name}: entrypoint {svc.get('entrypoint')} != topology {t['entrypoint']}")
+        # Programs of the image that come from this repository (Dockerfile: COPY . /opt/locklab).
+        for word in svc.get("entrypoint") or []:
+            if word.startswith("/opt/locklab/") and not word.startswith("/opt/locklab/.lab/"):
+                path = os.path.join(ROOT, word[len("/opt/locklab/"):])
+                if not os.access(path, os.X_OK):
+                    out.append(f"{name}: entrypoint {word} is not an executable file of the repository")
+        if "clock_file" in t:
+            # The node's clock file is CLOCKS/NAME on the volume mounted at CLOCKS.
+            clocks_dir, clock_name = t["clock_file"].rsplit("/", 1)
+            mounts = {v.split(":")[1] for v in svc.get("volumes", []) if ":" in v}
+            if clocks_dir not in mounts or (svc.get("entrypoint") or [None])[-1] != clock_name:
+                out.append(f"{name}: clock file {t['clock_file']} not reachable (volume at {clocks_dir})")
         if "port" in t:
             port = str(t["port"])
             if [str(p) for p in svc.get("expose", [])] != [port]:
@@ -138,6 +152,10 @@ class ComposeMatchesTopology(unittest.TestCase):
             "the replica re-pointed": lambda c: c["services"]["r1"].__setitem__(
                 "command", ["--port", "6379", "--replicaof", "n2", "6379"]),
             "an extra service": lambda c: c["services"].__setitem__("n6", {"image": "redis"}),
+            "a node without its clock": lambda c: c["services"]["n3"].__setitem__(
+                "volumes", ["n3-data:/data"]),
+            "plain redis on a lock node": lambda c: c["services"]["n4"].__setitem__(
+                "entrypoint", ["/opt/locklab/.lab/redis/bin/redis-server"]),
         }
         for what, mutate in mutations.items():
             c = copy.deepcopy(self.compose)

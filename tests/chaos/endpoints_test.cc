@@ -2,6 +2,10 @@
 // redis-server processes itself (the lab Redis binary, private loopback ports, a temp dir, no
 // LabCluster and no libfaketime), as a user's servers would be, and kills them at the end.
 #include <signal.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <ctime>
 
 #include <fstream>
 #include <memory>
@@ -194,6 +198,68 @@ TEST_F(EndpointsTest, MatrixAgainstUserServersKeepsClientSideColumns) {
   EXPECT_EQ(j["cells"][0]["verdict"], "S");  // setnx, no fault, on the user's n1
   EXPECT_EQ(j["cells"][1]["verdict"], "n/a");
   EXPECT_EQ(j["cells"][1]["why_not"], "redlock needs 5 endpoints, --endpoints gives 2");
+}
+
+// The user's node under libfaketime reading a clock file (docker/node-entrypoint.sh, as
+// compose.yaml runs n1..n5): with --endpoint-clocks the clock-jump fault steps that server's
+// clock, seen from outside through TIME while the run goes, and heals it afterwards.
+TEST_F(EndpointsTest, ClockJumpReachesAUserNodeThroughItsClockFile) {
+  std::string clocks = dir_ + "/clocks";
+  UserServer n1, resource;
+  ASSERT_TRUE(harness::FreeLoopbackPort(&n1.port).ok());
+  harness::SpawnOptions o;
+  o.argv = {std::string(LOCKLAB_SOURCE_DIR) + "/docker/node-entrypoint.sh", "n1", "--port",
+            std::to_string(n1.port), "--bind", "127.0.0.1", "--dir", dir_, "--save", "",
+            "--appendonly", "no"};
+  o.env = {{"LOCKLAB_CLOCKS_DIR", clocks}, {"LOCKLAB_REDIS_SERVER", paths_.redis_server},
+           {"LOCKLAB_LIBFAKETIME", paths_.libfaketime}};
+  o.log_path = dir_ + "/n1.log";
+  ASSERT_TRUE(harness::Spawn(o, &n1.pid).ok());
+  servers_.push_back(n1);
+  ASSERT_TRUE(harness::WaitForPing(n1.endpoint(), Millis(5000), n1.pid).ok()) << ReadAll(o.log_path);
+  StartServers(1);  // the resource, plain
+  resource = servers_.back();
+
+  // Without the clock files, the fault is refused, and the message says what would allow it.
+  Invocation refused = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump",
+                                   "--endpoints", n1.url() + "," + resource.url(), "--out", dir_},
+                                  dir_);
+  EXPECT_EQ(refused.exit_code, 64);
+  EXPECT_NE(refused.output.find("and node clock faults with --endpoint-clocks DIR"), std::string::npos)
+      << refused.output;
+
+  // Server time minus real time, in seconds.
+  auto skew = [&]() {
+    locks::Reply r = Cmd(n1, {"TIME"});
+    if (r.elements.size() != 2) return -1000.0;
+    double server = std::stod(r.elements[0].str) + std::stod(r.elements[1].str) / 1e6;
+    return server - static_cast<double>(time(nullptr));
+  };
+  EXPECT_LT(std::abs(skew()), 2.0);
+  std::string log = dir_ + "/clock-run.out";
+  pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump",
+                            "--param", "offset=+30s", "--first-at", "500", "--pause", "1500",
+                            "--endpoints", n1.url() + "," + resource.url(), "--endpoint-clocks",
+                            clocks, "--duration", "3", "--seed", "4", "--no-report", "--out", dir_},
+                           log);
+  ASSERT_GT(pid, 0);
+  double max_skew = -1000;
+  int status = 0;
+  Nanos deadline = MonotonicNow() + Millis(30000);
+  while (!harness::WaitExit(pid, Millis(50), &status)) {
+    max_skew = std::max(max_skew, skew());
+    ASSERT_LT(MonotonicNow(), deadline) << "run hung";
+  }
+  Invocation inv{WIFEXITED(status) ? WEXITSTATUS(status) : 128, ReadAll(log), pid};
+  ASSERT_LT(inv.exit_code, 64) << inv.output;
+  EXPECT_GT(max_skew, 25.0);            // the jump reached the user's server
+  EXPECT_LT(std::abs(skew()), 2.0);     // and was healed
+  auto r = Results(RunDirOf(inv));
+  EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
+  EXPECT_NE(ReadAll(RunDirOf(inv) + "/history.jsonl").find("\"key\":\"clock-jump\""), std::string::npos);
+  EXPECT_EQ(ReadAll(RunDirOf(inv) + "/scenario.toml").find("endpoint_clocks = \"" + clocks + "\"") !=
+                std::string::npos,
+            true);
 }
 
 }  // namespace
