@@ -80,7 +80,9 @@ bool IsClientSideFault(const std::string& id) {
   return false;
 }
 
-bool IsNodeClockFault(const std::string& id) { return id == "clock-jump" || id == "clock-drift"; }
+bool IsNodeControlFault(const std::string& id) {
+  return id == "clock-jump" || id == "clock-drift" || id == "server-pause" || id == "restart";
+}
 
 Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* out) {
   const FaultInfo* info = FindFault(o.id);

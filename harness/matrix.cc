@@ -375,7 +375,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   std::string out = "runs", expect_path;
   std::string preset_dir = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix";
   std::vector<std::string> endpoints;
-  std::string endpoint_clocks;  // --endpoint-clocks: node clock faults run too
+  std::string endpoint_control;  // --endpoint-control: node clock faults run too
   bool jobs_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -414,7 +414,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
         return 64;
       }
     }
-    else if (a == "--endpoint-clocks") endpoint_clocks = v;
+    else if (a == "--endpoint-control") endpoint_control = v;
     else if (a == "--locks") lock_ids = Split(v);
     else if (a == "--faults") fault_ids = Split(v);
     else if (a == "--out") out = v;
@@ -480,7 +480,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       bool client_side = true;
       for (const auto& f : p.options.faults) {
         client_side = client_side && (faults::IsClientSideFault(f.id) ||
-                                      (faults::IsNodeClockFault(f.id) && !endpoint_clocks.empty()));
+                                      (faults::IsNodeControlFault(f.id) && !endpoint_control.empty()));
       }
       if (client_side) kept.push_back(p);
       else refused += (refused.empty() ? "" : ", ") + p.fault;
@@ -544,7 +544,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
           o.endpoints.assign(endpoints.begin(), endpoints.begin() + need);
           if (given > need) o.endpoints.push_back(endpoints.back());
           o.endpoints_origin = "flag --endpoints";
-          o.endpoint_clocks = endpoint_clocks;
+          o.endpoint_control = endpoint_control;
         }
       }
       auto e = expectations.find({c.lock, c.fault});

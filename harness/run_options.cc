@@ -103,8 +103,8 @@ int LockNodes(const RunOptions& o) {
 
 Status CheckEndpoints(const RunOptions& o) {
   if (o.endpoints.empty()) {
-    if (o.endpoint_clocks.empty()) return Status::Ok();
-    return Status::Usage("run: flag --endpoint-clocks (or topology.endpoint_clocks): needs --endpoints");
+    if (o.endpoint_control.empty()) return Status::Ok();
+    return Status::Usage("run: flag --endpoint-control (or topology.endpoint_control): needs --endpoints");
   }
   std::string where = o.endpoints_origin.empty() ? "endpoints" : o.endpoints_origin;
   for (const auto& e : o.endpoints) {
@@ -115,10 +115,10 @@ Status CheckEndpoints(const RunOptions& o) {
   std::string refused;
   bool clocks_would_help = false;
   for (const auto& f : o.faults) {
-    bool clock_ok = faults::IsNodeClockFault(f.id) && !o.endpoint_clocks.empty();
+    bool clock_ok = faults::IsNodeControlFault(f.id) && !o.endpoint_control.empty();
     if (!faults::IsClientSideFault(f.id) && !clock_ok) {
       refused += (refused.empty() ? "" : ", ") + f.id;
-      clocks_would_help = clocks_would_help || faults::IsNodeClockFault(f.id);
+      clocks_would_help = clocks_would_help || faults::IsNodeControlFault(f.id);
     }
   }
   if (!refused.empty()) {
@@ -129,7 +129,7 @@ Status CheckEndpoints(const RunOptions& o) {
     return Status::Usage("run: " + where + ": fault(s) " + refused +
                          " need control of the servers; against your own servers only client-side "
                          "faults run (" + allowed + ")" +
-                         (clocks_would_help ? ", and node clock faults with --endpoint-clocks DIR" : ""));
+                         (clocks_would_help ? ", and node faults with --endpoint-control DIR" : ""));
   }
   int n = LockNodes(o);
   int given = static_cast<int>(o.endpoints.size());
@@ -194,7 +194,7 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
       if (o->endpoints.empty()) return Status::Usage("run: flag --endpoints: expected redis://host:port,...");
       o->endpoints_origin = "flag --endpoints";
     }
-    else if (a == "--endpoint-clocks") o->endpoint_clocks = v;
+    else if (a == "--endpoint-control") o->endpoint_control = v;
     else if (a == "--duration") { if ((s = need_int(1, 86400)).ok()) o->duration = Millis(n * 1000); }
     else if (a == "--duration-ms") { if ((s = need_int(100, 86400000)).ok()) o->duration = Millis(n); }
     else if (a == "--clients") { if ((s = need_int(1, 64)).ok()) o->clients = static_cast<int>(n); }
@@ -282,7 +282,7 @@ std::string ScenarioToToml(const RunOptions& o) {
     t << "[topology]\nendpoints = [";
     for (size_t i = 0; i < o.endpoints.size(); ++i) t << (i ? ", " : "") << q(o.endpoints[i]);
     t << "]\n";
-    if (!o.endpoint_clocks.empty()) t << "endpoint_clocks = " << q(o.endpoint_clocks) << "\n";
+    if (!o.endpoint_control.empty()) t << "endpoint_control = " << q(o.endpoint_control) << "\n";
     t << "\n";
   }
   for (const auto& f : o.faults) {
@@ -539,7 +539,7 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (!(s = r.Int("replicas", 0, 15, &replicas)).ok()) return s;
     if (!(s = r.Int("sentinels", 0, 15, &sentinels)).ok()) return s;
     r.Allow("endpoints");
-    if (!(s = r.Str("endpoint_clocks", &o->endpoint_clocks)).ok()) return s;
+    if (!(s = r.Str("endpoint_control", &o->endpoint_control)).ok()) return s;
     if (!(s = r.RejectUnknown()).ok()) return s;
     if (const toml::node* en = t->get("endpoints")) {
       std::string at = path + ":" + std::to_string(en->source().begin.line) + ": field 'topology.endpoints'";

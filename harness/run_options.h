@@ -34,10 +34,11 @@ struct RunOptions {
   // Empty: the lab starts its own servers.
   std::vector<std::string> endpoints;
   std::string endpoints_origin;     // "flag --endpoints" or "FILE:LINE: field '...'"
-  // With endpoints: a directory holding each lock node's libfaketime control file (n1,
-  // n2, ...; the servers run under libfaketime reading them, docker/node-entrypoint.sh).
-  // Given, the node clock faults (clock-jump, clock-drift) run against the endpoints too.
-  std::string endpoint_clocks;
+  // With endpoints: the control directory the lock nodes share with the harness
+  // (docker/node-entrypoint.sh): nN is node N's libfaketime clock file, nN.pid its
+  // redis-server pid (same PID namespace), nN.down holds it down after a kill. Given, the
+  // node faults (clock-jump, clock-drift, server-pause, restart) run against the endpoints.
+  std::string endpoint_control;
   std::map<std::string, std::string> knobs;
   // Workload (counter).
   int clients = 3;

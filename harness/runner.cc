@@ -98,7 +98,10 @@ class Trial : public faults::LabControl {
     return const_cast<ClientProc*>(&clients_[p - 1]);
   }
   Status Setup();
-  Status SetupEndpoints();
+  Status SetupEndpoints(const std::vector<std::string>& node_args);
+  // --endpoint-control: DIR/n<N>, node N's control files' stem, and its server's pid.
+  std::string ControlPath(int n) const { return o_.endpoint_control + "/n" + std::to_string(n); }
+  pid_t ExternalPid(int n) const;
   // Lock node n (1-based) or the resource node (0), lab-started or the user's.
   locks::Endpoint NodeEndpoint(int n) const {
     if (!external_nodes_.empty()) return n == 0 ? external_resource_ : external_nodes_[n - 1];
@@ -222,21 +225,66 @@ std::vector<int> Trial::Holders() const {
   return out;
 }
 
+pid_t Trial::ExternalPid(int n) const {
+  if (o_.endpoint_control.empty() || n < 1 || n > node_count()) return 0;
+  std::ifstream in(ControlPath(n) + ".pid");
+  long pid = 0;
+  return (in >> pid) && pid > 1 ? static_cast<pid_t>(pid) : 0;
+}
+
 bool Trial::PauseNode(int n) {
+  if (!external_nodes_.empty()) {
+    pid_t pid = ExternalPid(n);
+    return pid > 0 && kill(pid, SIGSTOP) == 0;
+  }
   LabNode* node = Node(n);
   return node && node->pid() > 0 && kill(-node->pid(), SIGSTOP) == 0;
 }
 
 bool Trial::ResumeNode(int n) {
+  if (!external_nodes_.empty()) {
+    pid_t pid = ExternalPid(n);
+    return pid > 0 && kill(pid, SIGCONT) == 0;
+  }
   LabNode* node = Node(n);
   return node && node->pid() > 0 && kill(-node->pid(), SIGCONT) == 0;
 }
 
 void Trial::KillNode(int n) {
+  if (!external_nodes_.empty()) {
+    // The supervisor (docker/node-entrypoint.sh) keeps it down while nN.down exists; it
+    // removes nN.pid once it reaped the server: wait for that (2 s at most).
+    pid_t pid = ExternalPid(n);
+    if (pid <= 0) return;
+    WriteFile(ControlPath(n) + ".down", "down\n");
+    kill(pid, SIGCONT);
+    kill(pid, SIGKILL);
+    Nanos end = MonotonicNow() + Millis(2000);
+    while (ExternalPid(n) == pid && MonotonicNow() < end) SleepFor(Millis(5));
+    Log("node n" + std::to_string(n) + " killed (server process " + std::to_string(pid) + ")");
+    return;
+  }
   if (LabNode* node = Node(n)) node->Kill();
 }
 
 Status Trial::RestartNode(int n) {
+  if (!external_nodes_.empty()) {
+    if (ExternalPid(n) > 0) return Status::Ok();  // still (or again) up
+    unlink((ControlPath(n) + ".down").c_str());
+    Nanos end = MonotonicNow() + Millis(5000);
+    for (;;) {
+      if (ExternalPid(n) > 0) {
+        locks::RedisConnection c(NodeEndpoint(n), Millis(100), Millis(200));
+        locks::Reply r = c.Command({"PING"});
+        if (r.outcome == locks::Outcome::kOk && r.str == "PONG") {
+          Log("node n" + std::to_string(n) + " restarted (server process " + std::to_string(ExternalPid(n)) + ")");
+          return Status::Ok();
+        }
+      }
+      if (MonotonicNow() >= end) return Status::Infrastructure("node n" + std::to_string(n) + " did not come back in 5 s");
+      SleepFor(Millis(10));
+    }
+  }
   LabNode* node = Node(n);
   if (!node) return Status::Usage("no node n" + std::to_string(n));
   Status s = node->Restart();
@@ -247,10 +295,10 @@ Status Trial::RestartNode(int n) {
 Status Trial::SetNodeClock(int n, const std::string& offset) {
   if (!external_nodes_.empty()) {
     // The user's node runs under libfaketime reading DIR/n<N> (docker/node-entrypoint.sh).
-    if (o_.endpoint_clocks.empty() || n < 1 || n > node_count()) {
-      return Status::Usage("no clock control for node n" + std::to_string(n) + " (--endpoint-clocks)");
+    if (o_.endpoint_control.empty() || n < 1 || n > node_count()) {
+      return Status::Usage("no clock control for node n" + std::to_string(n) + " (--endpoint-control)");
     }
-    return ClockControlFile(o_.endpoint_clocks + "/n" + std::to_string(n)).Set(offset);
+    return ClockControlFile(o_.endpoint_control + "/n" + std::to_string(n)).Set(offset);
   }
   LabNode* node = Node(n);
   if (!node) return Status::Usage("no node n" + std::to_string(n));
@@ -314,7 +362,7 @@ Status Trial::Setup() {
 
   s = LabPaths::Discover(&paths_);
   if (!s.ok()) return s;
-  if (!o_.endpoints.empty()) return SetupEndpoints();
+  if (!o_.endpoints.empty()) return SetupEndpoints(node_args);
   cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
   s = cluster_->Start(o_.nodes, false, node_args);
   if (!s.ok()) return s;
@@ -345,7 +393,7 @@ Status Trial::Setup() {
 // The user's servers: nothing to start or stop. Resolve each (the proxy dials IPv4), check
 // it answers, and delete what an earlier run left under the lab's keys (lock:<i>,
 // fence:lock:<i>, counter:<i>) so the counter starts at 0 as on a fresh lab node.
-Status Trial::SetupEndpoints() {
+Status Trial::SetupEndpoints(const std::vector<std::string>& node_args) {
   Status s = CheckEndpoints(o_);
   if (!s.ok()) return s;
   std::vector<locks::Endpoint> all;
@@ -388,13 +436,35 @@ Status Trial::SetupEndpoints() {
   if (static_cast<int>(all.size()) == n) {
     Log("node resource is n1's server " + o_.endpoints[0] + " (counter keys on it)");
   }
-  if (!o_.endpoint_clocks.empty()) {
-    // Every node's clock starts true, whatever an interrupted earlier run left in its file.
+  if (!o_.endpoint_control.empty()) {
     for (int i = 1; i <= n; ++i) {
+      // Every node up, its clock true, whatever an interrupted earlier run left behind.
+      if (access((ControlPath(i) + ".down").c_str(), F_OK) == 0) {
+        Status rs = RestartNode(i);
+        if (!rs.ok()) return rs;
+      }
+      if (ExternalPid(i) <= 0) {
+        return Status::Infrastructure("--endpoint-control: no " + ControlPath(i) + ".pid: is " +
+                                      o_.endpoints[i - 1] +
+                                      " started by docker/node-entrypoint.sh n" + std::to_string(i) +
+                                      " with LOCKLAB_CONTROL_DIR=" + o_.endpoint_control + "?");
+      }
+      kill(ExternalPid(i), SIGCONT);
       Status cs = SetNodeClock(i, "+0");
-      if (!cs.ok()) return Status::Infrastructure("--endpoint-clocks: " + cs.message());
+      if (!cs.ok()) return Status::Infrastructure("--endpoint-control: " + cs.message());
+      // What a lab node gets on its command line (e.g. the restart fault's aof-always),
+      // set on the running server instead.
+      locks::RedisConnection conn(external_nodes_[i - 1], Millis(1000), Millis(1000));
+      for (size_t a = 0; a + 1 < node_args.size(); a += 2) {
+        std::string key = node_args[a].substr(node_args[a].rfind('-') + 1);
+        locks::Reply r = conn.Command({"CONFIG", "SET", key, node_args[a + 1]});
+        if (r.outcome != locks::Outcome::kOk || r.is_error) {
+          return Status::Infrastructure("endpoint " + o_.endpoints[i - 1] + ": CONFIG SET " + key + ": " +
+                                        (r.is_error ? r.str : r.transport_error));
+        }
+      }
     }
-    Log("node clocks: libfaketime control files " + o_.endpoint_clocks + "/n1..n" + std::to_string(n));
+    Log("node clocks: libfaketime control files " + o_.endpoint_control + "/n1..n" + std::to_string(n));
   }
   return proxy_.Start();
 }

@@ -22,15 +22,17 @@ nlohmann::ordered_json LabTopology() {
     return nlohmann::ordered_json{{"name", name}, {"role", role}, {"port", kRedisPort},
                                   {"volumes", {name + "-data"}}};
   };
-  // Lock nodes run under libfaketime reading /clocks/<name> (docker/node-entrypoint.sh),
-  // which the harness writes through --endpoint-clocks: node clock faults cross containers.
-  const std::string clocks_dir = "/clocks";
+  // Lock nodes run under docker/node-entrypoint.sh: libfaketime reading /control/<name>,
+  // the server's pid in /control/<name>.pid, in one PID namespace with the harness (n1's),
+  // so the harness's --endpoint-control steps their clocks, pauses, kills and restarts them.
+  const std::string control_dir = "/control";
   for (int i = 1; i <= lock_nodes; ++i) {
     std::string name = "n" + std::to_string(i);
     auto n = data_node(name, "lock-node");
-    n["volumes"].push_back("clocks");
+    n["volumes"].push_back("control");
     n["entrypoint"] = {"/opt/locklab/docker/node-entrypoint.sh", name};
-    n["clock_file"] = clocks_dir + "/" + name;
+    n["control_file"] = control_dir + "/" + name;
+    if (i > 1) n["pid"] = "service:n1";
     // n1 is also the master of the failover topology (single-node locks use n1).
     if (i == 1) n["role"] = "lock-node+master";
     services.push_back(n);
@@ -57,9 +59,10 @@ nlohmann::ordered_json LabTopology() {
   for (const auto& f : faults::ListFaults()) {
     if (faults::IsClientSideFault(f.id)) client_side.push_back(f.id);
   }
-  services.push_back({{"name", "locklab"}, {"role", "harness"}, {"volumes", {"runs", "clocks"}},
-                      {"command", {"matrix", "--endpoints", endpoints, "--endpoint-clocks",
-                                   clocks_dir, "--out", "/runs"}},
+  services.push_back({{"name", "locklab"}, {"role", "harness"}, {"volumes", {"runs", "control"}},
+                      {"pid", "service:n1"},
+                      {"command", {"matrix", "--endpoints", endpoints, "--endpoint-control",
+                                   control_dir, "--out", "/runs"}},
                       {"depends_on", nlohmann::ordered_json::array()}});
   for (const auto& s : services) {
     if (s["name"] != "locklab") services.back()["depends_on"].push_back(s["name"]);

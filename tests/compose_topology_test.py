@@ -83,12 +83,14 @@ def problems(compose, topo):
                 path = os.path.join(ROOT, word[len("/opt/locklab/"):])
                 if not os.access(path, os.X_OK):
                     out.append(f"{name}: entrypoint {word} is not an executable file of the repository")
-        if "clock_file" in t:
-            # The node's clock file is CLOCKS/NAME on the volume mounted at CLOCKS.
-            clocks_dir, clock_name = t["clock_file"].rsplit("/", 1)
+        if "control_file" in t:
+            # The node's control files are DIR/NAME* on the volume mounted at DIR.
+            control_dir, node_name = t["control_file"].rsplit("/", 1)
             mounts = {v.split(":")[1] for v in svc.get("volumes", []) if ":" in v}
-            if clocks_dir not in mounts or (svc.get("entrypoint") or [None])[-1] != clock_name:
-                out.append(f"{name}: clock file {t['clock_file']} not reachable (volume at {clocks_dir})")
+            if control_dir not in mounts or (svc.get("entrypoint") or [None])[-1] != node_name:
+                out.append(f"{name}: control file {t['control_file']} not reachable (volume at {control_dir})")
+        if svc.get("pid") != t.get("pid"):
+            out.append(f"{name}: pid namespace {svc.get('pid')} != topology {t.get('pid')}")
         if "port" in t:
             port = str(t["port"])
             if [str(p) for p in svc.get("expose", [])] != [port]:
@@ -154,6 +156,7 @@ class ComposeMatchesTopology(unittest.TestCase):
             "an extra service": lambda c: c["services"].__setitem__("n6", {"image": "redis"}),
             "a node without its clock": lambda c: c["services"]["n3"].__setitem__(
                 "volumes", ["n3-data:/data"]),
+            "a node in its own PID namespace": lambda c: c["services"]["n5"].pop("pid"),
             "plain redis on a lock node": lambda c: c["services"]["n4"].__setitem__(
                 "entrypoint", ["/opt/locklab/.lab/redis/bin/redis-server"]),
         }

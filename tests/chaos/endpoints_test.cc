@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -138,7 +139,8 @@ TEST_F(EndpointsTest, ServerFaultsAndBadEndpointsAreRefused) {
   EXPECT_EQ(inv.output,
             "locklab run: flag --endpoints: fault(s) server-pause need control of the servers; "
             "against your own servers only client-side faults run (client-pause, slow-cs, "
-            "client-crash, client-clock, partition, reply-loss, delay)\n");
+            "client-crash, client-clock, partition, reply-loss, delay), and node faults with "
+            "--endpoint-control DIR\n");
   EXPECT_NE(access((dir_ + "/runs").c_str(), F_OK), 0);  // refused before any run directory
 
   inv = RunLocklab({"run", "--lock", "redlock", "--endpoints", Urls(0, 1), "--no-report", "--out", dir_}, dir_);
@@ -200,66 +202,129 @@ TEST_F(EndpointsTest, MatrixAgainstUserServersKeepsClientSideColumns) {
   EXPECT_EQ(j["cells"][1]["why_not"], "redlock needs 5 endpoints, --endpoints gives 2");
 }
 
-// The user's node under libfaketime reading a clock file (docker/node-entrypoint.sh, as
-// compose.yaml runs n1..n5): with --endpoint-clocks the clock-jump fault steps that server's
-// clock, seen from outside through TIME while the run goes, and heals it afterwards.
-TEST_F(EndpointsTest, ClockJumpReachesAUserNodeThroughItsClockFile) {
-  std::string clocks = dir_ + "/clocks";
-  UserServer n1, resource;
-  ASSERT_TRUE(harness::FreeLoopbackPort(&n1.port).ok());
-  harness::SpawnOptions o;
-  o.argv = {std::string(LOCKLAB_SOURCE_DIR) + "/docker/node-entrypoint.sh", "n1", "--port",
-            std::to_string(n1.port), "--bind", "127.0.0.1", "--dir", dir_, "--save", "",
-            "--appendonly", "no"};
-  o.env = {{"LOCKLAB_CLOCKS_DIR", clocks}, {"LOCKLAB_REDIS_SERVER", paths_.redis_server},
-           {"LOCKLAB_LIBFAKETIME", paths_.libfaketime}};
-  o.log_path = dir_ + "/n1.log";
-  ASSERT_TRUE(harness::Spawn(o, &n1.pid).ok());
-  servers_.push_back(n1);
-  ASSERT_TRUE(harness::WaitForPing(n1.endpoint(), Millis(5000), n1.pid).ok()) << ReadAll(o.log_path);
-  StartServers(1);  // the resource, plain
-  resource = servers_.back();
+// A lock node supervised by docker/node-entrypoint.sh, as compose.yaml runs n1..n5: the
+// harness controls it only through the shared control directory (--endpoint-control).
+class ControlledNodeTest : public EndpointsTest {
+ protected:
+  void StartControlledNode() {
+    control_ = dir_ + "/control";
+    ASSERT_TRUE(harness::FreeLoopbackPort(&node_.port).ok());
+    harness::SpawnOptions o;
+    o.argv = {std::string(LOCKLAB_SOURCE_DIR) + "/docker/node-entrypoint.sh", "n1", "--port",
+              std::to_string(node_.port), "--bind", "127.0.0.1", "--dir", dir_, "--save", "",
+              "--appendonly", "no"};
+    o.env = {{"LOCKLAB_CONTROL_DIR", control_}, {"LOCKLAB_REDIS_SERVER", paths_.redis_server},
+             {"LOCKLAB_LIBFAKETIME", paths_.libfaketime}};
+    o.log_path = dir_ + "/n1.log";
+    ASSERT_TRUE(harness::Spawn(o, &node_.pid).ok());
+    servers_.push_back(node_);
+    Nanos end = MonotonicNow() + Millis(5000);
+    while (Cmd(node_, {"PING"}).str != "PONG") {
+      ASSERT_LT(MonotonicNow(), end) << ReadAll(o.log_path);
+      SleepFor(Millis(20));
+    }
+    StartServers(1);  // the resource, plain
+    resource_ = servers_.back();
+  }
+  long ServerPid() {
+    std::ifstream in(control_ + "/n1.pid");
+    long pid = 0;
+    in >> pid;
+    return pid;
+  }
+  // Runs `locklab ARGS` while `probe` is called every 50 ms; returns the run's results.
+  nlohmann::json RunWhile(std::vector<std::string> args, const std::function<void()>& probe,
+                          Invocation* inv) {
+    std::string log = dir_ + "/run-" + std::to_string(MonotonicNow().count()) + ".out";
+    pid_t pid = StartLocklab(args, log);
+    EXPECT_GT(pid, 0);
+    int status = 0;
+    Nanos deadline = MonotonicNow() + Millis(30000);
+    while (!harness::WaitExit(pid, Millis(50), &status)) {
+      probe();
+      if (MonotonicNow() > deadline) {
+        harness::KillAndReap(pid);
+        ADD_FAILURE() << "run hung";
+        break;
+      }
+    }
+    *inv = Invocation{WIFEXITED(status) ? WEXITSTATUS(status) : 128, ReadAll(log), pid};
+    EXPECT_LT(inv->exit_code, 64) << inv->output;
+    return Results(RunDirOf(*inv));
+  }
+  std::string Urls() { return node_.url() + "," + resource_.url(); }
+  UserServer node_, resource_;
+  std::string control_;
+};
 
-  // Without the clock files, the fault is refused, and the message says what would allow it.
+// clock-jump steps the user's node's clock, seen from outside through TIME during the run,
+// and heals it afterwards.
+TEST_F(ControlledNodeTest, ClockJumpReachesTheNodeThroughItsClockFile) {
+  StartControlledNode();
+  // Without the control directory, the fault is refused, and the message says what allows it.
   Invocation refused = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump",
-                                   "--endpoints", n1.url() + "," + resource.url(), "--out", dir_},
+                                   "--endpoints", Urls(), "--out", dir_},
                                   dir_);
   EXPECT_EQ(refused.exit_code, 64);
-  EXPECT_NE(refused.output.find("and node clock faults with --endpoint-clocks DIR"), std::string::npos)
+  EXPECT_NE(refused.output.find("and node faults with --endpoint-control DIR"), std::string::npos)
       << refused.output;
 
   // Server time minus real time, in seconds.
   auto skew = [&]() {
-    locks::Reply r = Cmd(n1, {"TIME"});
+    locks::Reply r = Cmd(node_, {"TIME"});
     if (r.elements.size() != 2) return -1000.0;
     double server = std::stod(r.elements[0].str) + std::stod(r.elements[1].str) / 1e6;
     return server - static_cast<double>(time(nullptr));
   };
   EXPECT_LT(std::abs(skew()), 2.0);
-  std::string log = dir_ + "/clock-run.out";
-  pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump",
-                            "--param", "offset=+30s", "--first-at", "500", "--pause", "1500",
-                            "--endpoints", n1.url() + "," + resource.url(), "--endpoint-clocks",
-                            clocks, "--duration", "3", "--seed", "4", "--no-report", "--out", dir_},
-                           log);
-  ASSERT_GT(pid, 0);
   double max_skew = -1000;
-  int status = 0;
-  Nanos deadline = MonotonicNow() + Millis(30000);
-  while (!harness::WaitExit(pid, Millis(50), &status)) {
-    max_skew = std::max(max_skew, skew());
-    ASSERT_LT(MonotonicNow(), deadline) << "run hung";
-  }
-  Invocation inv{WIFEXITED(status) ? WEXITSTATUS(status) : 128, ReadAll(log), pid};
-  ASSERT_LT(inv.exit_code, 64) << inv.output;
-  EXPECT_GT(max_skew, 25.0);            // the jump reached the user's server
-  EXPECT_LT(std::abs(skew()), 2.0);     // and was healed
-  auto r = Results(RunDirOf(inv));
+  Invocation inv;
+  auto r = RunWhile({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump", "--param",
+                     "offset=+30s", "--first-at", "500", "--pause", "1500", "--endpoints", Urls(),
+                     "--endpoint-control", control_, "--duration", "3", "--seed", "4",
+                     "--no-report", "--out", dir_},
+                    [&] { max_skew = std::max(max_skew, skew()); }, &inv);
+  EXPECT_GT(max_skew, 25.0);         // the jump reached the user's server
+  EXPECT_LT(std::abs(skew()), 2.0);  // and was healed
   EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
   EXPECT_NE(ReadAll(RunDirOf(inv) + "/history.jsonl").find("\"key\":\"clock-jump\""), std::string::npos);
-  EXPECT_EQ(ReadAll(RunDirOf(inv) + "/scenario.toml").find("endpoint_clocks = \"" + clocks + "\"") !=
-                std::string::npos,
-            true);
+  EXPECT_NE(ReadAll(RunDirOf(inv) + "/scenario.toml").find("endpoint_control = \"" + control_ + "\""),
+            std::string::npos);
+}
+
+// server-pause stops the user's server (PING goes unanswered during the window) and
+// restart kills it, keeps it down, and brings a new server process back.
+TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
+  StartControlledNode();
+  bool unanswered = false;
+  Invocation inv;
+  auto r = RunWhile({"run", "--lock", "setnx", "--fault", "server-pause", "--first-at", "500",
+                     "--pause", "1000", "--windows", "1", "--endpoints", Urls(),
+                     "--endpoint-control", control_, "--duration", "3", "--seed", "4",
+                     "--no-report", "--out", dir_},
+                    [&] {
+                      locks::RedisConnection c(node_.endpoint(), Millis(100), Millis(100));
+                      unanswered = unanswered || c.Command({"PING"}).str != "PONG";
+                    },
+                    &inv);
+  EXPECT_TRUE(unanswered) << "the server answered throughout the pause window";
+  EXPECT_EQ(Cmd(node_, {"PING"}).str, "PONG");  // resumed
+  EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
+
+  long before = ServerPid();
+  ASSERT_GT(before, 0);
+  bool down = false;
+  r = RunWhile({"run", "--lock", "setnx", "--fault", "restart", "--first-at", "500", "--pause",
+                "800", "--windows", "1", "--endpoints", Urls(), "--endpoint-control", control_,
+                "--duration", "3", "--seed", "4", "--no-report", "--out", dir_},
+               [&] { down = down || ServerPid() == 0; }, &inv);
+  EXPECT_TRUE(down) << "no window without a server process";
+  EXPECT_GT(ServerPid(), 0);
+  EXPECT_NE(ServerPid(), before);
+  EXPECT_EQ(Cmd(node_, {"PING"}).str, "PONG");
+  EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
+  EXPECT_NE(ReadAll(RunDirOf(inv) + "/lab.log").find("node n1 restarted (server process"), std::string::npos)
+      << ReadAll(RunDirOf(inv) + "/lab.log");
 }
 
 }  // namespace
