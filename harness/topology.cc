@@ -19,8 +19,8 @@ nlohmann::ordered_json LabTopology() {
 
   nlohmann::ordered_json services = nlohmann::ordered_json::array();
   auto data_node = [&](const std::string& name, const std::string& role) {
-    return nlohmann::ordered_json{{"name", name}, {"role", role}, {"port", kRedisPort},
-                                  {"volumes", {name + "-data"}}};
+    return nlohmann::ordered_json{
+        {"name", name}, {"role", role}, {"port", kRedisPort}, {"volumes", {name + "-data"}}};
   };
   // Lock nodes run under docker/node-entrypoint.sh: libfaketime reading /control/<name>,
   // the server's pid in /control/<name>.pid, in one PID namespace with the harness (n1's),
@@ -42,8 +42,10 @@ nlohmann::ordered_json LabTopology() {
   r1["replica_of"] = "n1";
   services.push_back(r1);
   for (int i = 1; i <= SentinelTopology::kSentinels; ++i) {
-    services.push_back({{"name", "s" + std::to_string(i)}, {"role", "sentinel"},
-                        {"port", kSentinelPort}, {"monitors", "n1"},
+    services.push_back({{"name", "s" + std::to_string(i)},
+                        {"role", "sentinel"},
+                        {"port", kSentinelPort},
+                        {"monitors", "n1"},
                         {"volumes", nlohmann::ordered_json::array()},
                         {"sentinel_conf", SentinelTopology::SentinelConfig("n1", kRedisPort)}});
   }
@@ -59,11 +61,14 @@ nlohmann::ordered_json LabTopology() {
   for (const auto& f : faults::ListFaults()) {
     if (faults::IsClientSideFault(f.id)) client_side.push_back(f.id);
   }
-  services.push_back({{"name", "locklab"}, {"role", "harness"}, {"volumes", {"runs", "control"}},
-                      {"pid", "service:n1"},
-                      {"command", {"matrix", "--endpoints", endpoints, "--endpoint-control",
-                                   control_dir, "--out", "/runs"}},
-                      {"depends_on", nlohmann::ordered_json::array()}});
+  services.push_back(
+      {{"name", "locklab"},
+       {"role", "harness"},
+       {"volumes", {"runs", "control"}},
+       {"pid", "service:n1"},
+       {"command",
+        {"matrix", "--endpoints", endpoints, "--endpoint-control", control_dir, "--out", "/runs"}},
+       {"depends_on", nlohmann::ordered_json::array()}});
   for (const auto& s : services) {
     if (s["name"] != "locklab") services.back()["depends_on"].push_back(s["name"]);
   }

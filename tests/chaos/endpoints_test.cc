@@ -1,20 +1,18 @@
 // `--endpoints`: locks run against servers the lab did not start. The test starts plain
 // redis-server processes itself (the lab Redis binary, private loopback ports, a temp dir, no
 // LabCluster and no libfaketime), as a user's servers would be, and kills them at the end.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <cmath>
 #include <ctime>
-
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
@@ -35,7 +33,8 @@ struct UserServer {
 class EndpointsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(harness::LabPaths::Discover(&paths_).ok()) << "lab Redis missing: run ./locklab setup";
+    ASSERT_TRUE(harness::LabPaths::Discover(&paths_).ok())
+        << "lab Redis missing: run ./locklab setup";
     dir_ = MakeTempDir("locklab-endpoints");
     ASSERT_FALSE(dir_.empty());
   }
@@ -50,12 +49,22 @@ class EndpointsTest : public ::testing::Test {
       std::string d = dir_ + "/server" + std::to_string(i);
       harness::MakeDirs(d);
       harness::SpawnOptions o;
-      o.argv = {paths_.redis_server, "--port", std::to_string(s.port), "--bind", "127.0.0.1",
-                "--dir", d, "--save", "", "--appendonly", "no"};
+      o.argv = {paths_.redis_server,
+                "--port",
+                std::to_string(s.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                d,
+                "--save",
+                "",
+                "--appendonly",
+                "no"};
       o.log_path = d + "/redis.log";
       ASSERT_TRUE(harness::Spawn(o, &s.pid).ok());
       servers_.push_back(s);
-      ASSERT_TRUE(harness::WaitForPing(s.endpoint(), Millis(5000), s.pid).ok()) << ReadAll(o.log_path);
+      ASSERT_TRUE(harness::WaitForPing(s.endpoint(), Millis(5000), s.pid).ok())
+          << ReadAll(o.log_path);
     }
   }
   locks::Reply Cmd(const UserServer& s, std::vector<std::string> argv) {
@@ -83,11 +92,32 @@ TEST_F(EndpointsTest, ClientPauseAgainstUserServersIsJudgedFromTheHistory) {
   StartServers(2);  // n1, then the resource
   // What an earlier run left behind: the run must start its counter from 0 again.
   ASSERT_EQ(Cmd(servers_[1], {"SET", "counter:0", "999"}).str, "OK");
-  Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "client-pause",
-                               "--endpoints", Urls(0, 2), "--duration", "4", "--ttl", "500",
-                               "--pause", "1200", "--first-at", "500", "--interval", "800",
-                               "--hold", "100", "--clients", "3", "--seed", "11", "--no-report",
-                               "--out", dir_},
+  Invocation inv = RunLocklab({"run",
+                               "--lock",
+                               "set-nx-px-lua",
+                               "--fault",
+                               "client-pause",
+                               "--endpoints",
+                               Urls(0, 2),
+                               "--duration",
+                               "4",
+                               "--ttl",
+                               "500",
+                               "--pause",
+                               "1200",
+                               "--first-at",
+                               "500",
+                               "--interval",
+                               "800",
+                               "--hold",
+                               "100",
+                               "--clients",
+                               "3",
+                               "--seed",
+                               "11",
+                               "--no-report",
+                               "--out",
+                               dir_},
                               dir_);
   ASSERT_LT(inv.exit_code, 64) << inv.output;
   std::string run_dir = RunDirOf(inv);
@@ -108,17 +138,19 @@ TEST_F(EndpointsTest, ClientPauseAgainstUserServersIsJudgedFromTheHistory) {
   EXPECT_GT(counter, 0);
   EXPECT_LT(counter, 999);
   std::string history = ReadAll(run_dir + "/history.jsonl");
-  EXPECT_NE(history.find("\"process\":\"harness\",\"type\":\"ok\",\"f\":\"read\",\"key\":\"counter:0\",\"value\":" +
+  EXPECT_NE(history.find("\"process\":\"harness\",\"type\":\"ok\",\"f\":\"read\",\"key\":\"counter:"
+                         "0\",\"value\":" +
                          std::to_string(counter)),
             std::string::npos);
 }
 
 TEST_F(EndpointsTest, RedlockTakesFiveNodesAndThePartitionRunsInTheProxy) {
   StartServers(6);  // n1..n5, then the resource
-  Invocation inv = RunLocklab({"run", "--lock", "redlock", "--fault", "partition", "--endpoints",
-                               Urls(0, 6), "--duration", "3", "--ttl", "500", "--first-at", "500",
-                               "--pause", "800", "--seed", "5", "--no-report", "--out", dir_},
-                              dir_);
+  Invocation inv = RunLocklab(
+      {"run",        "--lock", "redlock", "--fault",     "partition",  "--endpoints", Urls(0, 6),
+       "--duration", "3",      "--ttl",   "500",         "--first-at", "500",         "--pause",
+       "800",        "--seed", "5",       "--no-report", "--out",      dir_},
+      dir_);
   ASSERT_LT(inv.exit_code, 64) << inv.output;
   std::string run_dir = RunDirOf(inv);
   auto r = Results(run_dir);
@@ -143,26 +175,31 @@ TEST_F(EndpointsTest, ServerFaultsAndBadEndpointsAreRefused) {
             "--endpoint-control DIR\n");
   EXPECT_NE(access((dir_ + "/runs").c_str(), F_OK), 0);  // refused before any run directory
 
-  inv = RunLocklab({"run", "--lock", "redlock", "--endpoints", Urls(0, 1), "--no-report", "--out", dir_}, dir_);
+  inv = RunLocklab(
+      {"run", "--lock", "redlock", "--endpoints", Urls(0, 1), "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output,
             "locklab run: flag --endpoints: lock redlock needs 5 endpoint(s) (n1..n5, then "
             "optionally one for the resource), got 1\n");
 
-  inv = RunLocklab({"run", "--lock", "setnx", "--endpoints", "http://127.0.0.1:6379", "--out", dir_}, dir_);
+  inv = RunLocklab(
+      {"run", "--lock", "setnx", "--endpoints", "http://127.0.0.1:6379", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab run: flag --endpoints: 'http://127.0.0.1:6379' is not redis://host:port\n");
+  EXPECT_EQ(inv.output,
+            "locklab run: flag --endpoints: 'http://127.0.0.1:6379' is not redis://host:port\n");
 
   std::string path = dir_ + "/bad.toml";
   std::ofstream(path) << "[lock]\nid = \"setnx\"\n[topology]\nendpoints = [\"redis://h:99999\"]\n";
   inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 65);
-  EXPECT_EQ(inv.output, "locklab " + path +
-                            ":4: field 'topology.endpoints': 'redis://h:99999' is not redis://host:port "
-                            "(port 1-65535)\n");
+  EXPECT_EQ(inv.output,
+            "locklab " + path +
+                ":4: field 'topology.endpoints': 'redis://h:99999' is not redis://host:port "
+                "(port 1-65535)\n");
 
-  std::ofstream(path) << "[lock]\nid = \"setnx\"\n[[faults]]\nid = \"restart\"\n[topology]\nendpoints = [\""
-                      << servers_[0].url() << "\"]\n";
+  std::ofstream(path)
+      << "[lock]\nid = \"setnx\"\n[[faults]]\nid = \"restart\"\n[topology]\nendpoints = [\""
+      << servers_[0].url() << "\"]\n";
   inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_NE(inv.output.find(path + ":6: field 'topology.endpoints': fault(s) restart need control"),
@@ -172,19 +209,22 @@ TEST_F(EndpointsTest, ServerFaultsAndBadEndpointsAreRefused) {
   // A server that does not answer is an infrastructure error naming it, and a run directory.
   int dead_port = 0;
   ASSERT_TRUE(harness::FreeLoopbackPort(&dead_port).ok());
-  inv = RunLocklab({"run", "--lock", "setnx", "--endpoints", "redis://127.0.0.1:" + std::to_string(dead_port),
-                    "--duration", "1", "--no-report", "--out", dir_},
-                   dir_);
+  inv = RunLocklab(
+      {"run", "--lock", "setnx", "--endpoints", "redis://127.0.0.1:" + std::to_string(dead_port),
+       "--duration", "1", "--no-report", "--out", dir_},
+      dir_);
   EXPECT_GE(inv.exit_code, 64);
-  EXPECT_NE(inv.output.find("endpoint redis://127.0.0.1:" + std::to_string(dead_port)), std::string::npos)
+  EXPECT_NE(inv.output.find("endpoint redis://127.0.0.1:" + std::to_string(dead_port)),
+            std::string::npos)
       << inv.output;
 }
 
 TEST_F(EndpointsTest, MatrixAgainstUserServersKeepsClientSideColumns) {
   StartServers(2);
-  Invocation inv = RunLocklab({"matrix", "--locks", "setnx,redlock", "--faults", "none,server-pause",
-                               "--endpoints", Urls(0, 2), "--seed", "3", "--no-report", "--out", dir_},
-                              dir_);
+  Invocation inv =
+      RunLocklab({"matrix", "--locks", "setnx,redlock", "--faults", "none,server-pause",
+                  "--endpoints", Urls(0, 2), "--seed", "3", "--no-report", "--out", dir_},
+                 dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output,
             "locklab matrix: flag --endpoints: fault(s) server-pause need control of the servers; "
@@ -194,7 +234,8 @@ TEST_F(EndpointsTest, MatrixAgainstUserServersKeepsClientSideColumns) {
                    dir_, Millis(60000));
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md")))
+      << inv.output;
   auto j = nlohmann::json::parse(ReadAll(m[1].str() + "/matrix.json"));
   ASSERT_EQ(j["cells"].size(), 2u);
   EXPECT_EQ(j["cells"][0]["verdict"], "S");  // setnx, no fault, on the user's n1
@@ -210,10 +251,20 @@ class ControlledNodeTest : public EndpointsTest {
     control_ = dir_ + "/control";
     ASSERT_TRUE(harness::FreeLoopbackPort(&node_.port).ok());
     harness::SpawnOptions o;
-    o.argv = {std::string(LOCKLAB_SOURCE_DIR) + "/docker/node-entrypoint.sh", "n1", "--port",
-              std::to_string(node_.port), "--bind", "127.0.0.1", "--dir", dir_, "--save", "",
-              "--appendonly", "no"};
-    o.env = {{"LOCKLAB_CONTROL_DIR", control_}, {"LOCKLAB_REDIS_SERVER", paths_.redis_server},
+    o.argv = {std::string(LOCKLAB_SOURCE_DIR) + "/docker/node-entrypoint.sh",
+              "n1",
+              "--port",
+              std::to_string(node_.port),
+              "--bind",
+              "127.0.0.1",
+              "--dir",
+              dir_,
+              "--save",
+              "",
+              "--appendonly",
+              "no"};
+    o.env = {{"LOCKLAB_CONTROL_DIR", control_},
+             {"LOCKLAB_REDIS_SERVER", paths_.redis_server},
              {"LOCKLAB_LIBFAKETIME", paths_.libfaketime}};
     o.log_path = dir_ + "/n1.log";
     ASSERT_TRUE(harness::Spawn(o, &node_.pid).ok());
@@ -279,17 +330,38 @@ TEST_F(ControlledNodeTest, ClockJumpReachesTheNodeThroughItsClockFile) {
   EXPECT_LT(std::abs(skew()), 2.0);
   double max_skew = -1000;
   Invocation inv;
-  auto r = RunWhile({"run", "--lock", "set-nx-px-lua", "--fault", "clock-jump", "--param",
-                     "offset=+30s", "--first-at", "500", "--pause", "1500", "--endpoints", Urls(),
-                     "--endpoint-control", control_, "--duration", "3", "--seed", "4",
-                     "--no-report", "--out", dir_},
-                    [&] { max_skew = std::max(max_skew, skew()); }, &inv);
+  auto r = RunWhile(
+      {"run",
+       "--lock",
+       "set-nx-px-lua",
+       "--fault",
+       "clock-jump",
+       "--param",
+       "offset=+30s",
+       "--first-at",
+       "500",
+       "--pause",
+       "1500",
+       "--endpoints",
+       Urls(),
+       "--endpoint-control",
+       control_,
+       "--duration",
+       "3",
+       "--seed",
+       "4",
+       "--no-report",
+       "--out",
+       dir_},
+      [&] { max_skew = std::max(max_skew, skew()); }, &inv);
   EXPECT_GT(max_skew, 25.0);         // the jump reached the user's server
   EXPECT_LT(std::abs(skew()), 2.0);  // and was healed
   EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
-  EXPECT_NE(ReadAll(RunDirOf(inv) + "/history.jsonl").find("\"key\":\"clock-jump\""), std::string::npos);
-  EXPECT_NE(ReadAll(RunDirOf(inv) + "/scenario.toml").find("endpoint_control = \"" + control_ + "\""),
+  EXPECT_NE(ReadAll(RunDirOf(inv) + "/history.jsonl").find("\"key\":\"clock-jump\""),
             std::string::npos);
+  EXPECT_NE(
+      ReadAll(RunDirOf(inv) + "/scenario.toml").find("endpoint_control = \"" + control_ + "\""),
+      std::string::npos);
 }
 
 // server-pause stops the user's server (PING goes unanswered during the window) and
@@ -298,15 +370,34 @@ TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
   StartControlledNode();
   bool unanswered = false;
   Invocation inv;
-  auto r = RunWhile({"run", "--lock", "setnx", "--fault", "server-pause", "--first-at", "500",
-                     "--pause", "1000", "--windows", "1", "--endpoints", Urls(),
-                     "--endpoint-control", control_, "--duration", "3", "--seed", "4",
-                     "--no-report", "--out", dir_},
-                    [&] {
-                      locks::RedisConnection c(node_.endpoint(), Millis(100), Millis(100));
-                      unanswered = unanswered || c.Command({"PING"}).str != "PONG";
-                    },
-                    &inv);
+  auto r = RunWhile(
+      {"run",
+       "--lock",
+       "setnx",
+       "--fault",
+       "server-pause",
+       "--first-at",
+       "500",
+       "--pause",
+       "1000",
+       "--windows",
+       "1",
+       "--endpoints",
+       Urls(),
+       "--endpoint-control",
+       control_,
+       "--duration",
+       "3",
+       "--seed",
+       "4",
+       "--no-report",
+       "--out",
+       dir_},
+      [&] {
+        locks::RedisConnection c(node_.endpoint(), Millis(100), Millis(100));
+        unanswered = unanswered || c.Command({"PING"}).str != "PONG";
+      },
+      &inv);
   EXPECT_TRUE(unanswered) << "the server answered throughout the pause window";
   EXPECT_EQ(Cmd(node_, {"PING"}).str, "PONG");  // resumed
   EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
@@ -314,16 +405,26 @@ TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
   long before = ServerPid();
   ASSERT_GT(before, 0);
   bool down = false;
-  r = RunWhile({"run", "--lock", "setnx", "--fault", "restart", "--first-at", "500", "--pause",
-                "800", "--windows", "1", "--endpoints", Urls(), "--endpoint-control", control_,
-                "--duration", "3", "--seed", "4", "--no-report", "--out", dir_},
-               [&] { down = down || ServerPid() == 0; }, &inv);
+  r = RunWhile(
+      {"run",     "--lock",
+       "setnx",   "--fault",
+       "restart", "--first-at",
+       "500",     "--pause",
+       "800",     "--windows",
+       "1",       "--endpoints",
+       Urls(),    "--endpoint-control",
+       control_,  "--duration",
+       "3",       "--seed",
+       "4",       "--no-report",
+       "--out",   dir_},
+      [&] { down = down || ServerPid() == 0; }, &inv);
   EXPECT_TRUE(down) << "no window without a server process";
   EXPECT_GT(ServerPid(), 0);
   EXPECT_NE(ServerPid(), before);
   EXPECT_EQ(Cmd(node_, {"PING"}).str, "PONG");
   EXPECT_TRUE(r["verdict"] == "safe" || r["verdict"] == "violated") << r.dump();
-  EXPECT_NE(ReadAll(RunDirOf(inv) + "/lab.log").find("node n1 restarted (server process"), std::string::npos)
+  EXPECT_NE(ReadAll(RunDirOf(inv) + "/lab.log").find("node n1 restarted (server process"),
+            std::string::npos)
       << ReadAll(RunDirOf(inv) + "/lab.log");
 }
 

@@ -1,13 +1,13 @@
 // `locklab matrix --shard I/N` + `locklab merge`: a matrix cut into shards and merged back
 // is the matrix a single machine runs with the same seed (same trial seeds, same verdicts
 // and counts), and merge refuses shards that do not make one matrix.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/run_locklab.h"
 
@@ -17,7 +17,7 @@ namespace {
 std::string MatrixDirOf(const Invocation& inv) {
   std::smatch m;
   return std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md")) ? m[1].str()
-                                                                                   : std::string();
+                                                                                  : std::string();
 }
 
 class ShardMergeTest : public ::testing::Test {
@@ -31,10 +31,20 @@ class ShardMergeTest : public ::testing::Test {
   }
   // 2 locks x 2 faults (3 s cells), 2 trials per cell: 8 trials.
   Invocation Matrix(uint64_t seed, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"matrix", "--locks", "set-nx-px-lua,setnx", "--faults",
-                                     "none,client-pause", "--trials", "2", "--seed",
-                                     std::to_string(seed), "--jobs", "4", "--no-report",
-                                     "--out", dir_};
+    std::vector<std::string> args = {"matrix",
+                                     "--locks",
+                                     "set-nx-px-lua,setnx",
+                                     "--faults",
+                                     "none,client-pause",
+                                     "--trials",
+                                     "2",
+                                     "--seed",
+                                     std::to_string(seed),
+                                     "--jobs",
+                                     "4",
+                                     "--no-report",
+                                     "--out",
+                                     dir_};
     args.insert(args.end(), extra.begin(), extra.end());
     return RunLocklab(args, dir_, Millis(120000));
   }
@@ -100,18 +110,21 @@ TEST_F(ShardMergeTest, ThreeShardsMergedMatchTheWholeRun) {
             std::regex_replace(ReadAll(whole_dir + "/junit.xml"), time_attr, ""));
 
   // Refusals, one line each, exit 64.
-  Invocation missing = RunLocklab({"merge", shard_dirs[0], shard_dirs[2], "--out", dir_ + "/x"}, dir_);
+  Invocation missing =
+      RunLocklab({"merge", shard_dirs[0], shard_dirs[2], "--out", dir_ + "/x"}, dir_);
   EXPECT_EQ(missing.exit_code, 64);
-  EXPECT_EQ(missing.output.rfind("locklab merge: missing shard(s) 2/3 of plan ", 0), 0u) << missing.output;
+  EXPECT_EQ(missing.output.rfind("locklab merge: missing shard(s) 2/3 of plan ", 0), 0u)
+      << missing.output;
   EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1);
-  Invocation twice = RunLocklab({"merge", shard_dirs[0], shard_dirs[1], shard_dirs[1],
-                                 shard_dirs[2], "--out", dir_ + "/x"},
-                                dir_);
+  Invocation twice = RunLocklab(
+      {"merge", shard_dirs[0], shard_dirs[1], shard_dirs[1], shard_dirs[2], "--out", dir_ + "/x"},
+      dir_);
   EXPECT_EQ(twice.exit_code, 64);
   EXPECT_EQ(twice.output.rfind("locklab merge: shard 2/3 given twice", 0), 0u) << twice.output;
   Invocation other = RunLocklab({"merge", shard_dirs[0], whole_dir, "--out", dir_ + "/x"}, dir_);
   EXPECT_EQ(other.exit_code, 64);
-  EXPECT_NE(other.output.find("is not a shard of the same matrix"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("is not a shard of the same matrix"), std::string::npos)
+      << other.output;
   EXPECT_EQ(std::count(other.output.begin(), other.output.end(), '\n'), 1);
 }
 
@@ -119,10 +132,10 @@ TEST_F(ShardMergeTest, ShardsOfDifferentSeedsAreRefused) {
   // Seeds 7 and 8 of a one-cell matrix: two shards that look complete together.
   std::vector<std::string> dirs;
   for (auto [seed, shard] : {std::pair{7, "1/2"}, std::pair{8, "2/2"}}) {
-    Invocation inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--trials", "2",
-                                 "--seed", std::to_string(seed), "--shard", shard, "--no-report",
-                                 "--out", dir_},
-                                dir_, Millis(60000));
+    Invocation inv =
+        RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--trials", "2", "--seed",
+                    std::to_string(seed), "--shard", shard, "--no-report", "--out", dir_},
+                   dir_, Millis(60000));
     ASSERT_EQ(inv.exit_code, 0) << inv.output;
     dirs.push_back(MatrixDirOf(inv));
   }
@@ -136,14 +149,17 @@ TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
   std::string dir = MakeTempDir("locklab-shards");
   Invocation inv = RunLocklab({"matrix", "--shard", "4/3", "--seed", "1"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab matrix: flag --shard: '4/3' is not I/N with 1 <= I <= N <= 10000\n");
+  EXPECT_EQ(inv.output,
+            "locklab matrix: flag --shard: '4/3' is not I/N with 1 <= I <= N <= 10000\n");
   inv = RunLocklab({"matrix", "--shard", "1/3"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n");
+  EXPECT_EQ(inv.output,
+            "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n");
   inv = RunLocklab({"merge", dir + "/nothing"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab merge: " + dir +
-                            "/nothing/matrix.json: not a matrix.json written by `locklab matrix` (no plan)\n");
+  EXPECT_EQ(inv.output,
+            "locklab merge: " + dir +
+                "/nothing/matrix.json: not a matrix.json written by `locklab matrix` (no plan)\n");
   (void)!system(("rm -rf " + dir).c_str());
 }
 
@@ -153,7 +169,8 @@ TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
 TEST(RelativeOutDirTest, RunWithRelativeOutDirStartsItsNodes) {
   std::string dir = MakeTempDir("locklab-relout");
   harness::SpawnOptions o;
-  o.argv = {LOCKLAB_BINARY, "run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", "rel"};
+  o.argv = {LOCKLAB_BINARY, "run",   "--lock", "setnx", "--duration", "1",
+            "--no-report",  "--out", "rel"};
   o.cwd = dir;
   o.log_path = dir + "/out.log";
   pid_t pid = -1;
