@@ -24,7 +24,7 @@ const char kUsage[] =
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
-    "              [--endpoints redis://host:port,...]   (your servers; client-side faults)\n"
+    "              [--endpoints redis://host:port,... [--endpoint-control DIR]]   (your servers)\n"
     "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
     "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
     "  locklab list [--json]\n"
