@@ -229,7 +229,11 @@ pid_t Trial::ExternalPid(int n) const {
   if (o_.endpoint_control.empty() || n < 1 || n > node_count()) return 0;
   std::ifstream in(ControlPath(n) + ".pid");
   long pid = 0;
-  return (in >> pid) && pid > 1 ? static_cast<pid_t>(pid) : 0;
+  if (!(in >> pid) || pid <= 1) return 0;
+  // A stale pid file must never make the harness signal some other process.
+  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  return line.find("redis-server") != std::string::npos ? static_cast<pid_t>(pid) : 0;
 }
 
 bool Trial::PauseNode(int n) {

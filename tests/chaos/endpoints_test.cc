@@ -364,6 +364,22 @@ TEST_F(ControlledNodeTest, ClockJumpReachesTheNodeThroughItsClockFile) {
       std::string::npos);
 }
 
+// Regression guard: a pid file that names some other process (here this test) is not a
+// node under control: the run stops at setup, and nothing is signalled.
+TEST_F(EndpointsTest, StalePidFileIsNotSignalled) {
+  StartServers(1);
+  std::string control = dir_ + "/control";
+  harness::MakeDirs(control);
+  std::ofstream(control + "/n1.pid") << getpid() << "\n";
+  Invocation inv = RunLocklab(
+      {"run", "--lock", "setnx", "--fault", "server-pause", "--endpoints", servers_[0].url(),
+       "--endpoint-control", control, "--duration", "2", "--no-report", "--out", dir_},
+      dir_);
+  EXPECT_EQ(inv.exit_code, 69) << inv.output;
+  EXPECT_NE(inv.output.find("--endpoint-control: no " + control + "/n1.pid"), std::string::npos)
+      << inv.output;
+}
+
 // server-pause stops the user's server (PING goes unanswered during the window) and
 // restart kills it, keeps it down, and brings a new server process back.
 TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
