@@ -118,6 +118,14 @@ struct FaultInfo {
 };
 const std::vector<FaultInfo>& ListFaults();
 const FaultInfo* FindFault(const std::string& id);
+// Whether a fault acts from the client side only (client processes, their clocks, the fault
+// proxy), so it runs against servers the lab does not control (--endpoints). Faults not
+// listed as client-side (new ones included) are treated as needing the servers.
+bool IsClientSideFault(const std::string& id);
+// Whether a fault acts only on the lock nodes themselves (their clocks, SIGSTOP/SIGCONT,
+// kill and restart; not a replica or sentinels): it runs against servers the lab did not
+// start when they are under its control (--endpoint-control, docker/node-entrypoint.sh).
+bool IsNodeControlFault(const std::string& id);
 
 // The named points where a client can act: after-acquire (acquire returned ok),
 // before-write (inside the critical section: the counter read, the write not yet sent),

@@ -69,6 +69,21 @@ const FaultInfo* FindFault(const std::string& id) {
   return nullptr;
 }
 
+bool IsClientSideFault(const std::string& id) {
+  // server-pause, restart, clock-jump, clock-drift and failover signal, restart or re-clock
+  // the redis-server processes (or need a replica and sentinels the lab started).
+  static const char* const kClientSide[] = {"none",      "client-pause", "slow-cs",    "client-crash",
+                                            "client-clock", "partition", "reply-loss", "delay"};
+  for (const char* c : kClientSide) {
+    if (id == c) return true;
+  }
+  return false;
+}
+
+bool IsNodeControlFault(const std::string& id) {
+  return id == "clock-jump" || id == "clock-drift" || id == "server-pause" || id == "restart";
+}
+
 Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* out) {
   const FaultInfo* info = FindFault(o.id);
   if (info == nullptr) {

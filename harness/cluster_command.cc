@@ -10,6 +10,7 @@
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
+#include "harness/topology.h"
 
 namespace locklab::harness {
 namespace {
@@ -28,8 +29,27 @@ bool IsRedis(int pid) {
 }  // namespace
 
 int RunClusterCommand(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "topology") {
+    // The lab's topology as data (harness/topology.h); compose.yaml is checked against it.
+    bool json = args.size() == 2 && args[1] == "--json";
+    if (args.size() > 2 || (args.size() == 2 && !json)) {
+      std::cerr << "locklab cluster topology: unknown flag " << args[1] << "\n";
+      return 64;
+    }
+    nlohmann::ordered_json t = LabTopology();
+    if (json) {
+      std::cout << t.dump(2) << "\n";
+      return 0;
+    }
+    for (const auto& sv : t["services"]) {
+      std::cout << sv["name"].get<std::string>() << "  " << sv["role"].get<std::string>();
+      if (sv.contains("port")) std::cout << "  port " << sv["port"].get<int>();
+      std::cout << "\n";
+    }
+    return 0;
+  }
   if (args.empty() || (args[0] != "up" && args[0] != "down" && args[0] != "status")) {
-    std::cerr << "locklab cluster: usage: locklab cluster up [--nodes N] | down | status\n";
+    std::cerr << "locklab cluster: usage: locklab cluster up [--nodes N] | down | status | topology [--json]\n";
     return 64;
   }
   std::string state_path = StateDir() + "/state.json";

@@ -21,13 +21,16 @@ namespace {
 const char kUsage[] =
     "usage:\n"
     "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
+    "                 [--seed N --shard I/N]\n"
+    "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
     "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
+    "              [--endpoints redis://host:port,... [--endpoint-control DIR]]   (your servers)\n"
     "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
     "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
     "  locklab list [--json]\n"
-    "  locklab cluster up|down|status\n"
+    "  locklab cluster up|down|status|topology [--json]\n"
     "  locklab test            (entry script: set up, build, run every test)\n";
 
 int ListCommand(const std::vector<std::string>& args) {
@@ -53,7 +56,9 @@ int ListCommand(const std::vector<std::string>& args) {
   }
   j["faults"] = nlohmann::ordered_json::array();
   for (const auto& f : faults::ListFaults()) {
-    j["faults"].push_back({{"id", f.id}, {"description", f.description}});
+    // client_side: runs against servers the lab does not control (--endpoints).
+    j["faults"].push_back({{"id", f.id}, {"description", f.description},
+                           {"client_side", faults::IsClientSideFault(f.id)}});
   }
   j["workloads"] = {{{"id", "counter"},
                      {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};
@@ -93,6 +98,7 @@ int RunCommand(const std::vector<std::string>& args) {
       o = from_file;
     }
   }
+  if (s.ok()) s = CheckEndpoints(o);  // before a run directory exists
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
@@ -166,6 +172,7 @@ int main(int argc, char** argv) {
   if (cmd == "check") return checker::RunCheckCommand(rest);
   if (cmd == "list") return harness::ListCommand(rest);
   if (cmd == "matrix") return harness::RunMatrixCommand(rest);
+  if (cmd == "merge") return harness::RunMergeCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);
   std::cerr << "locklab: unknown command '" << cmd << "'\n" << harness::kUsage;

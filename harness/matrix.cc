@@ -129,6 +129,7 @@ struct Trial {
   nlohmann::ordered_json results;
   bool done = false;
   bool ran = false;
+  bool in_slice = true;  // false: another shard runs it (--shard)
 };
 
 struct Cell {
@@ -188,16 +189,220 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
   return o;
 }
 
+
+// Everything a matrix will run, before it runs: the same for every shard of one matrix.
+struct Plan {
+  uint64_t seed = 0;
+  bool full = false;
+  int trials = 0;  // per cell
+  int jobs = 4;
+  std::vector<std::string> lock_ids, cols;
+  std::string expect_path;  // empty: no expectations
+  std::vector<Cell> cells;
+  std::vector<Trial> all;  // every trial of every shard, in the order of a whole run
+  // Hash of every trial's scenario, the cells and their expectations: two shards belong to
+  // one matrix exactly when their ids are equal.
+  std::string id;
+};
+
+// 64-bit FNV-1a as 16 hex digits (an identity check, not a security property).
+std::string Fnv1a(const std::string& data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string PlanId(const Plan& plan) {
+  std::ostringstream all;
+  all << plan.seed << "|" << (plan.full ? "full" : "quick") << "|" << plan.trials << "\n";
+  for (const auto& c : plan.cells) {
+    all << c.lock << "|" << c.fault << "|" << c.applicable << "|" << c.expected << "|"
+        << c.expected_resource << "\n";
+  }
+  for (const auto& tr : plan.all) {
+    RunOptions o = tr.options;
+    o.out_dir.clear();  // where trials go differs between shards
+    all << tr.cell << "|" << tr.index << "\n" << ScenarioToToml(o);
+  }
+  return Fnv1a(all.str());
+}
+
+// --shard I/N: 1 <= I <= N <= 10000.
+bool ParseShard(const std::string& v, int* index, int* count) {
+  size_t slash = v.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    size_t a = 0, b = 0;
+    std::string l = v.substr(0, slash), r = v.substr(slash + 1);
+    *index = std::stoi(l, &a);
+    *count = std::stoi(r, &b);
+    return a == l.size() && b == r.size() && *count >= 1 && *count <= 10000 && *index >= 1 &&
+           *index <= *count;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Cell verdicts from the plan's trials that are in this output (in_slice), then
+// matrix.json, matrix.md and junit.xml in `dir`; prints matrix.md. shard_count > 1: one
+// shard of a larger matrix; 1: a whole (or merged) one. Returns the mismatching cells.
+int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_index,
+                int shard_count, const nlohmann::ordered_json& merged_from) {
+  auto& cells = plan.cells;
+  auto& all = plan.all;
+  bool sharded = shard_count > 1;
+  int mismatches = 0;
+  for (auto& c : cells) {
+    std::vector<size_t> kept;
+    for (size_t ti : c.trials) {
+      if (all[ti].in_slice) kept.push_back(ti);
+    }
+    c.trials = kept;
+    if (!c.applicable) continue;
+    std::vector<double> firsts;
+    int resource_bad = 0, resource_safe = 0;
+    for (size_t ti : c.trials) {
+      const auto& r = all[ti].results;
+      std::string v = all[ti].ran ? r.value("verdict", std::string("unknown")) : "error";
+      bool stuck = all[ti].ran && r.contains("liveness") && r["liveness"].value("stuck", false);
+      if (v == "violated") ++c.violated;
+      else if (stuck) ++c.stuck;
+      else if (v == "safe") ++c.safe;
+      else ++c.unknown;
+      std::string rv = all[ti].ran ? r.value("resource_verdict", std::string("unknown")) : "unknown";
+      resource_bad += rv == "violated";
+      resource_safe += rv == "safe";
+      if (r.is_object() && r.contains("first_violation_ms")) firsts.push_back(r["first_violation_ms"].get<double>());
+    }
+    int n = static_cast<int>(c.trials.size());
+    c.verdict = c.violated ? "V" : c.stuck ? "L" : (c.safe == n && n > 0) ? "S" : "?";
+    c.resource = resource_bad ? "V" : (resource_safe == n && n > 0) ? "S" : "?";
+    if (!firsts.empty()) {
+      std::sort(firsts.begin(), firsts.end());
+      c.median_first_violation_ms = firsts[firsts.size() / 2];
+    }
+    if (!c.expected.empty() && c.expected != c.verdict) c.mismatch = true;
+    if (!c.expected_resource.empty() && c.expected_resource != c.resource) c.mismatch = true;
+    mismatches += c.mismatch;
+  }
+
+  nlohmann::ordered_json j;
+  j["seed"] = plan.seed;
+  j["mode"] = plan.full ? "full" : "quick";
+  j["trials_per_cell"] = plan.trials;
+  j["jobs"] = plan.jobs;
+  j["elapsed_s"] = elapsed_s;
+  // What `locklab merge` checks (one plan id) and rebuilds the matrix from.
+  j["plan"] = {{"id", plan.id}, {"locks", plan.lock_ids}, {"faults", plan.cols},
+               {"trial_count", all.size()}, {"expect", plan.expect_path}};
+  if (sharded) j["shard"] = {{"index", shard_index}, {"count", shard_count}};
+  if (!merged_from.is_null()) j["merged_from"] = merged_from;
+  j["cells"] = nlohmann::ordered_json::array();
+  for (const auto& c : cells) {
+    nlohmann::ordered_json cj = {{"algorithm", c.lock}, {"faults", c.fault}, {"verdict", c.verdict},
+                                 {"resource", c.resource}, {"trials", c.trials.size()},
+                                 {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
+                                 {"unknown", c.unknown}};
+    cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
+    if (c.median_first_violation_ms >= 0) cj["median_first_violation_ms"] = c.median_first_violation_ms;
+    if (!c.applicable) cj["why_not"] = c.why_not;
+    if (!c.expected.empty() || !c.expected_resource.empty()) {
+      cj["expected"] = c.expected;
+      cj["expected_resource"] = c.expected_resource;
+      cj["expected_origin"] = c.origin;
+      cj["matches"] = !c.mismatch;
+    }
+    j["cells"].push_back(cj);
+  }
+  j["trials"] = nlohmann::ordered_json::array();
+  j["trial_records"] = nlohmann::ordered_json::array();
+  for (size_t n = 0; n < all.size(); ++n) {
+    const Trial& tr = all[n];
+    if (!tr.in_slice) continue;
+    int at = -1;
+    if (tr.results.is_object()) {
+      at = static_cast<int>(j["trials"].size());
+      j["trials"].push_back(tr.results);
+    }
+    j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
+                                  {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at}});
+  }
+  WriteFile(dir + "/matrix.json", j.dump(2) + "\n");
+
+  std::ostringstream md;
+  md << "# Safety matrix";
+  if (sharded) md << " (shard " << shard_index << "/" << shard_count << ": its trials only)";
+  md << "\n\n";
+  md << "Seed " << plan.seed << ", " << (plan.full ? "full" : "quick") << " mode, " << plan.trials
+     << " trial(s) per cell, " << plan.jobs << " at a time, " << static_cast<int>(elapsed_s)
+     << " s. Each cell: the verdict found in the histories (V violated, L stuck, S safe, ? unknown),"
+        " violated trials / trials, and the median time to the first violation. `rS` marks a lock"
+        " whose holders overlapped while the resource stayed intact (fencing).";
+  if (!plan.expect_path.empty()) md << " `≠ X` marks a cell that disagrees with the expectation X.";
+  md << "\n\n| lock |";
+  for (const auto& f : plan.cols) md << " " << f << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < plan.cols.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& lock : plan.lock_ids) {
+    md << "| `" << lock << "` |";
+    for (const auto& f : plan.cols) {
+      const Cell& c = *std::find_if(cells.begin(), cells.end(),
+                                    [&](const Cell& x) { return x.lock == lock && x.fault == f; });
+      md << " ";
+      if (!c.applicable) {
+        md << "n/a |";
+        continue;
+      }
+      md << "**" << c.verdict << "**";
+      if (c.verdict == "V" && c.resource == "S") md << " rS";
+      md << " " << c.violated << "/" << c.trials.size();
+      if (c.median_first_violation_ms >= 0) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), " @%.1fs", c.median_first_violation_ms / 1000.0);
+        md << buf;
+      }
+      if (c.mismatch) md << " ≠" << (c.expected.empty() ? "r" + c.expected_resource : c.expected);
+      md << " |";
+    }
+    md << "\n";
+  }
+  if (!plan.expect_path.empty()) {
+    md << "\n" << mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
+  }
+  WriteFile(dir + "/matrix.md", md.str());
+
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const auto& c : cells) {
+    if (!c.applicable || (sharded && c.trials.empty())) continue;
+    std::string msg = c.lock + " under " + c.fault + ": " + c.verdict + " (" +
+                      std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated)";
+    if (c.mismatch) msg += ", expected " + c.expected + (c.expected_resource.empty() ? "" : " resource " + c.expected_resource) + " (" + c.origin + ")";
+    checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0}, {"message", msg}});
+  }
+  WriteFile(dir + "/junit.xml", JunitXml("matrix", checks, elapsed_s));
+  std::cout << md.str();
+  return mismatches;
+}
+
 }  // namespace
 
 int RunMatrixCommand(const std::vector<std::string>& args) {
   std::vector<std::string> lock_ids, fault_ids;
   std::map<std::string, std::vector<std::string>> driver_args;  // per driver:PATH lock
-  int trials = 0, jobs = 4;
+  int trials = 0, jobs = 4, shard_index = 1, shard_count = 1;
   bool full = false, report = true;
   uint64_t seed = 0;
   std::string out = "runs", expect_path;
   std::string preset_dir = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix";
+  std::vector<std::string> endpoints;
+  std::string endpoint_control;  // --endpoint-control: node clock faults run too
+  bool jobs_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--quick") { full = false; continue; }
@@ -220,7 +425,23 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       return false;
     };
     int64_t n = 0;
-    if (a == "--locks") {
+    if (a == "--endpoints") {
+      endpoints = Split(v);
+      std::string host, error;
+      int port = 0;
+      for (const auto& e : endpoints) {
+        if (!ParseRedisUrl(e, &host, &port, &error)) {
+          std::cerr << "locklab matrix: flag --endpoints: " << error << "\n";
+          return 64;
+        }
+      }
+      if (endpoints.empty()) {
+        std::cerr << "locklab matrix: flag --endpoints: expected redis://host:port,...\n";
+        return 64;
+      }
+    }
+    else if (a == "--endpoint-control") endpoint_control = v;
+    else if (a == "--locks") {
       for (const auto& id : Split(v)) lock_ids.push_back(id);
     } else if (a == "--lock") {
       lock_ids.push_back(v);  // one id (a driver path may contain commas)
@@ -236,15 +457,28 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     else if (a == "--expect") expect_path = v;
     else if (a == "--scenarios") preset_dir = v;
     else if (a == "--trials") { if (!number(1, 1000, &n)) return 64; trials = static_cast<int>(n); }
-    else if (a == "--jobs") { if (!number(1, 64, &n)) return 64; jobs = static_cast<int>(n); }
+    else if (a == "--jobs") { if (!number(1, 64, &n)) return 64; jobs = static_cast<int>(n); jobs_given = true; }
     else if (a == "--seed") { if (!number(1, INT64_MAX, &n)) return 64; seed = static_cast<uint64_t>(n); }
+    else if (a == "--shard") {
+      if (!ParseShard(v, &shard_index, &shard_count)) {
+        std::cerr << "locklab matrix: flag --shard: '" << v << "' is not I/N with 1 <= I <= N <= 10000\n";
+        return 64;
+      }
+    }
     else {
       std::cerr << "locklab matrix: unknown flag " << a << "\n";
       return 64;
     }
   }
   if (trials == 0) trials = full ? 3 : 1;
-  if (seed == 0) seed = std::stoull(RandomToken().substr(0, 10), nullptr, 16) + 1;  // 40 bits
+  if (seed == 0) {
+    if (shard_count > 1) {
+      // Shards on different machines must draw the same trial seeds.
+      std::cerr << "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n";
+      return 64;
+    }
+    seed = std::stoull(RandomToken().substr(0, 10), nullptr, 16) + 1;  // 40 bits
+  }
 
   std::vector<Preset> presets;
   Status s = LoadPresets(preset_dir, &presets);
@@ -280,6 +514,37 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     }
     presets = kept;
   }
+  if (!endpoints.empty()) {
+    // Your own servers: only client-side faults. Named ones that need the servers are
+    // refused; by default the matrix keeps its client-side columns.
+    std::string refused;
+    std::vector<Preset> kept;
+    for (const auto& p : presets) {
+      bool client_side = true;
+      for (const auto& f : p.options.faults) {
+        client_side = client_side && (faults::IsClientSideFault(f.id) ||
+                                      (faults::IsNodeControlFault(f.id) && !endpoint_control.empty()));
+      }
+      if (client_side) kept.push_back(p);
+      else refused += (refused.empty() ? "" : ", ") + p.fault;
+    }
+    if (!refused.empty() && !fault_ids.empty()) {
+      std::cerr << "locklab matrix: flag --endpoints: fault(s) " << refused
+                << " need control of the servers; against your own servers only client-side faults run\n";
+      return 64;
+    }
+    if (!refused.empty()) {
+      std::cerr << "locklab matrix: --endpoints: leaving out the faults that need control of the servers ("
+                << refused << ")\n";
+    }
+    presets = kept;
+    // Trials against one set of servers share its keys: one at a time.
+    if (jobs_given && jobs > 1) {
+      std::cerr << "locklab matrix: flag --jobs: trials against --endpoints run one at a time (they share the servers' keys)\n";
+      return 64;
+    }
+    jobs = 1;
+  }
   std::map<std::pair<std::string, std::string>, Expectation> expectations;
   if (!expect_path.empty()) {
     s = LoadExpectations(expect_path, &expectations);
@@ -288,18 +553,20 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       return s.ExitCode();
     }
   }
-  std::string matrix_dir;
-  s = CreateRunDir(out, "matrix", seed, &matrix_dir);
-  if (!s.ok()) {
-    std::cerr << "locklab matrix: " << s.message() << "\n";
-    return s.ExitCode();
-  }
-  MakeDirs(matrix_dir + "/cells");
-  InstallInterruptHandlers();
 
-  // Cells and their trials (full mode: 3 trials per cell instead of 1).
-  std::vector<Cell> cells;
-  std::vector<Trial> all;
+  // Cells and their trials (full mode: 3 trials per cell instead of 1). Every trial's seed
+  // is drawn here for the whole matrix, before any slicing: trial n has the same seed in a
+  // whole run and in any shard of any shard count.
+  Plan plan;
+  plan.seed = seed;
+  plan.full = full;
+  plan.trials = trials;
+  plan.jobs = jobs;
+  plan.lock_ids = lock_ids;
+  plan.expect_path = expect_path;
+  for (const auto& p : presets) plan.cols.push_back(p.fault);
+  auto& cells = plan.cells;
+  auto& all = plan.all;
   Rng seeds(seed);
   for (const auto& lock_id : lock_ids) {
     const locks::LockInfo& info = *locks::FindLock(lock_id);
@@ -310,6 +577,21 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       auto da = driver_args.find(lock_id);
       RunOptions o = ForLock(p, lock_id, info, da == driver_args.end() ? std::vector<std::string>{} : da->second,
                              full, &c);
+      if (!endpoints.empty()) {
+        // Lock nodes first, then the resource: a lock of N nodes takes the first N endpoints
+        // and, when more are given, the last one for the resource (else n1 holds it).
+        int need = o.nodes, given = static_cast<int>(endpoints.size());
+        if (given < need) {
+          c.applicable = false;
+          c.why_not = lock_id + " needs " + std::to_string(need) + " endpoints, --endpoints gives " +
+                      std::to_string(given);
+        } else {
+          o.endpoints.assign(endpoints.begin(), endpoints.begin() + need);
+          if (given > need) o.endpoints.push_back(endpoints.back());
+          o.endpoints_origin = "flag --endpoints";
+          o.endpoint_control = endpoint_control;
+        }
+      }
       auto e = expectations.find({c.lock, c.fault});
       if (e != expectations.end()) {
         c.expected = e->second.verdict;
@@ -327,13 +609,35 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
         tr.options = o;
         tr.options.seed = trial_seed;
         tr.options.trials = 1;
-        tr.options.out_dir = matrix_dir + "/cells";
         c.trials.push_back(all.size());
         all.push_back(std::move(tr));
       }
       if (!c.applicable) c.verdict = "n/a";
       cells.push_back(std::move(c));
     }
+  }
+  plan.id = PlanId(plan);
+  // Shard I of N runs trials I-1, I-1+N, I-1+2N, ... of the whole run's order: round robin,
+  // so every shard gets a mix of locks and faults and about the same work.
+  std::vector<size_t> mine;
+  for (size_t n = 0; n < all.size(); ++n) {
+    all[n].in_slice = static_cast<int>(n % shard_count) == shard_index - 1;
+    if (all[n].in_slice) mine.push_back(n);
+  }
+
+  std::string matrix_dir;
+  s = CreateRunDir(out, shard_count > 1 ? "matrix-shard-" + std::to_string(shard_index) : "matrix",
+                   seed, &matrix_dir);
+  if (!s.ok()) {
+    std::cerr << "locklab matrix: " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  MakeDirs(matrix_dir + "/cells");
+  for (auto& tr : all) tr.options.out_dir = matrix_dir + "/cells";
+  InstallInterruptHandlers();
+  if (shard_count > 1) {
+    std::cerr << "locklab matrix: shard " << shard_index << "/" << shard_count << ": " << mine.size()
+              << " of " << all.size() << " trials (plan " << plan.id << ")\n";
   }
 
   // Run `jobs` trials at a time, each a child `locklab run` on its own scenario file.
@@ -347,16 +651,16 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     const Cell& c = cells[tr.cell];
     std::string v = tr.results.is_object() ? tr.results.value("verdict", std::string("?")) : "error";
     std::ostringstream line;
-    line << "[" << finished << "/" << all.size() << "] " << c.lock << " x " << c.fault << " trial "
+    line << "[" << finished << "/" << mine.size() << "] " << c.lock << " x " << c.fault << " trial "
          << (tr.index + 1) << ": " << v << "  (" << static_cast<int>(ToMillis(MonotonicNow() - t0) / 1000)
          << " s; violated " << tally["violated"] << ", safe " << tally["safe"] << ", other "
          << tally["unknown"] + tally["error"] << ")";
     if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
     else std::cerr << "locklab matrix: " << line.str() << "\n";
   };
-  while (finished < all.size()) {
-    while (running < static_cast<size_t>(jobs) && next < all.size() && !Interrupted()) {
-      Trial& tr = all[next];
+  while (finished < mine.size()) {
+    while (running < static_cast<size_t>(jobs) && next < mine.size() && !Interrupted()) {
+      Trial& tr = all[mine[next]];
       std::string scenario = matrix_dir + "/cells/" + tr.options.name + "-" + std::to_string(tr.index + 1) + ".toml";
       WriteFile(scenario, ScenarioToToml(tr.options));
       tr.log = scenario.substr(0, scenario.size() - 5) + ".log";
@@ -411,120 +715,8 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   }
   if (tty) std::cerr << "\n";
 
-  // Cell verdicts from their trials.
-  int mismatches = 0;
-  for (auto& c : cells) {
-    if (!c.applicable) continue;
-    std::vector<double> firsts;
-    int resource_bad = 0, resource_safe = 0;
-    for (size_t ti : c.trials) {
-      const auto& r = all[ti].results;
-      std::string v = all[ti].ran ? r.value("verdict", std::string("unknown")) : "error";
-      bool stuck = all[ti].ran && r.contains("liveness") && r["liveness"].value("stuck", false);
-      if (v == "violated") ++c.violated;
-      else if (stuck) ++c.stuck;
-      else if (v == "safe") ++c.safe;
-      else ++c.unknown;
-      std::string rv = all[ti].ran ? r.value("resource_verdict", std::string("unknown")) : "unknown";
-      resource_bad += rv == "violated";
-      resource_safe += rv == "safe";
-      if (r.is_object() && r.contains("first_violation_ms")) firsts.push_back(r["first_violation_ms"].get<double>());
-    }
-    int n = static_cast<int>(c.trials.size());
-    c.verdict = c.violated ? "V" : c.stuck ? "L" : (c.safe == n && n > 0) ? "S" : "?";
-    c.resource = resource_bad ? "V" : (resource_safe == n && n > 0) ? "S" : "?";
-    if (!firsts.empty()) {
-      std::sort(firsts.begin(), firsts.end());
-      c.median_first_violation_ms = firsts[firsts.size() / 2];
-    }
-    if (!c.expected.empty() && c.expected != c.verdict) c.mismatch = true;
-    if (!c.expected_resource.empty() && c.expected_resource != c.resource) c.mismatch = true;
-    mismatches += c.mismatch;
-  }
-
-  // matrix.json, matrix.md, junit.xml.
-  nlohmann::ordered_json j;
-  j["seed"] = seed;
-  j["mode"] = full ? "full" : "quick";
-  j["trials_per_cell"] = trials;
-  j["jobs"] = jobs;
-  j["elapsed_s"] = ToMillis(MonotonicNow() - t0) / 1000.0;
-  j["cells"] = nlohmann::ordered_json::array();
-  for (const auto& c : cells) {
-    nlohmann::ordered_json cj = {{"algorithm", c.lock}, {"faults", c.fault}, {"verdict", c.verdict},
-                                 {"resource", c.resource}, {"trials", c.trials.size()},
-                                 {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
-                                 {"unknown", c.unknown}};
-    cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
-    if (c.median_first_violation_ms >= 0) cj["median_first_violation_ms"] = c.median_first_violation_ms;
-    if (!c.applicable) cj["why_not"] = c.why_not;
-    if (!c.expected.empty() || !c.expected_resource.empty()) {
-      cj["expected"] = c.expected;
-      cj["expected_resource"] = c.expected_resource;
-      cj["matches"] = !c.mismatch;
-    }
-    j["cells"].push_back(cj);
-  }
-  j["trials"] = nlohmann::ordered_json::array();
-  for (const auto& tr : all) {
-    if (tr.results.is_object()) j["trials"].push_back(tr.results);
-  }
-  WriteFile(matrix_dir + "/matrix.json", j.dump(2) + "\n");
-
-  std::ostringstream md;
-  md << "# Safety matrix\n\n";
-  md << "Seed " << seed << ", " << (full ? "full" : "quick") << " mode, " << trials
-     << " trial(s) per cell, " << jobs << " at a time, " << static_cast<int>(j["elapsed_s"].get<double>())
-     << " s. Each cell: the verdict found in the histories (V violated, L stuck, S safe, ? unknown),"
-        " violated trials / trials, and the median time to the first violation. `rS` marks a lock"
-        " whose holders overlapped while the resource stayed intact (fencing).";
-  if (!expectations.empty()) md << " `≠ X` marks a cell that disagrees with the expectation X.";
-  md << "\n\n| lock |";
-  std::vector<std::string> cols;
-  for (const auto& p : presets) cols.push_back(p.fault);
-  for (const auto& f : cols) md << " " << f << " |";
-  md << "\n|---|";
-  for (size_t i = 0; i < cols.size(); ++i) md << "---|";
-  md << "\n";
-  for (const auto& lock : lock_ids) {
-    md << "| `" << lock << "` |";
-    for (const auto& f : cols) {
-      const Cell& c = *std::find_if(cells.begin(), cells.end(),
-                                    [&](const Cell& x) { return x.lock == lock && x.fault == f; });
-      md << " ";
-      if (!c.applicable) {
-        md << "n/a |";
-        continue;
-      }
-      md << "**" << c.verdict << "**";
-      if (c.verdict == "V" && c.resource == "S") md << " rS";
-      md << " " << c.violated << "/" << c.trials.size();
-      if (c.median_first_violation_ms >= 0) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), " @%.1fs", c.median_first_violation_ms / 1000.0);
-        md << buf;
-      }
-      if (c.mismatch) md << " ≠" << (c.expected.empty() ? "r" + c.expected_resource : c.expected);
-      md << " |";
-    }
-    md << "\n";
-  }
-  if (!expectations.empty()) {
-    md << "\n" << mismatches << " cell(s) disagree with " << expect_path << ".\n";
-  }
-  WriteFile(matrix_dir + "/matrix.md", md.str());
-
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-  for (const auto& c : cells) {
-    if (!c.applicable) continue;
-    std::string msg = c.lock + " under " + c.fault + ": " + c.verdict + " (" +
-                      std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated)";
-    if (c.mismatch) msg += ", expected " + c.expected + (c.expected_resource.empty() ? "" : " resource " + c.expected_resource) + " (" + c.origin + ")";
-    checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0}, {"message", msg}});
-  }
-  WriteFile(matrix_dir + "/junit.xml", JunitXml("matrix", checks, j["elapsed_s"].get<double>()));
-
-  std::cout << md.str();
+  int mismatches = WriteMatrix(plan, matrix_dir, ToMillis(MonotonicNow() - t0) / 1000.0,
+                               shard_index, shard_count, nlohmann::ordered_json());
   std::cout << "\nmatrix: " << matrix_dir << "/matrix.md (matrix.json, junit.xml; trial runs under "
             << matrix_dir << "/cells)\n";
   if (report && !Interrupted() && RunReportScript({"--matrix", matrix_dir, "--no-trials"}) == 0) {
@@ -532,6 +724,171 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   }
   if (Interrupted()) return 2;
   if (infra_failures > 0) return 69;
+  if (shard_count > 1) return 0;  // expectations are judged on the merged matrix
+  return mismatches > 0 ? 1 : 0;
+}
+
+int RunMergeCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  std::string out = "runs";
+  bool report = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--no-report") {
+      report = false;
+    } else if (args[i] == "--out") {
+      if (i + 1 >= args.size()) {
+        std::cerr << "locklab merge: flag --out needs a value\n";
+        return 64;
+      }
+      out = args[++i];
+    } else if (args[i].rfind("--", 0) == 0) {
+      std::cerr << "locklab merge: unknown flag " << args[i] << "\n";
+      return 64;
+    } else {
+      dirs.push_back(args[i]);
+    }
+  }
+  if (dirs.empty()) {
+    std::cerr << "locklab merge: needs the matrix directories of the shards (locklab merge DIR... [--out DIR])\n";
+    return 64;
+  }
+  // Read every shard and check they are the shards of one matrix, each once, none missing.
+  std::vector<nlohmann::ordered_json> shards;
+  std::map<int, std::string> by_index;
+  int count = 0;
+  std::string id;
+  for (const auto& d : dirs) {
+    std::string path = d + "/matrix.json";
+    std::string text = ReadAll(path);
+    auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (text.empty() || j.is_discarded() || !j.is_object() || !j.contains("plan") ||
+        !j["plan"].is_object() || !j.contains("trial_records") || !j.contains("cells")) {
+      std::cerr << "locklab merge: " << path << ": not a matrix.json written by `locklab matrix` (no plan)\n";
+      return 64;
+    }
+    try {
+      int index = j.contains("shard") ? j["shard"]["index"].get<int>() : 1;
+      int n = j.contains("shard") ? j["shard"]["count"].get<int>() : 1;
+      std::string this_id = j["plan"]["id"].get<std::string>();
+      auto describe = [](const nlohmann::ordered_json& m) {
+        std::ostringstream o;
+        o << "seed " << m["seed"].dump() << ", " << m["mode"].get<std::string>() << ", "
+          << m["trials_per_cell"].dump() << " trial(s) per cell, locks "
+          << m["plan"]["locks"].size() << ", faults " << m["plan"]["faults"].size() << ", plan "
+          << m["plan"]["id"].get<std::string>();
+        return o.str();
+      };
+      if (shards.empty()) {
+        count = n;
+        id = this_id;
+      } else if (this_id != id || n != count) {
+        std::cerr << "locklab merge: " << d << " is not a shard of the same matrix as " << dirs[0]
+                  << " (" << describe(j) << " of " << n << " shard(s) vs " << describe(shards[0])
+                  << " of " << count << ")\n";
+        return 64;
+      }
+      if (by_index.count(index)) {
+        std::cerr << "locklab merge: shard " << index << "/" << count << " given twice: "
+                  << by_index[index] << " and " << d << "\n";
+        return 64;
+      }
+      by_index[index] = d;
+    } catch (const nlohmann::json::exception& e) {
+      std::cerr << "locklab merge: " << path << ": malformed matrix.json (" << e.what() << ")\n";
+      return 64;
+    }
+    shards.push_back(std::move(j));
+  }
+  std::vector<std::string> missing;
+  for (int i = 1; i <= count; ++i) {
+    if (!by_index.count(i)) missing.push_back(std::to_string(i) + "/" + std::to_string(count));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    std::cerr << "locklab merge: missing shard(s) " << list << " of plan " << id << "\n";
+    return 64;
+  }
+
+  // Rebuild the plan from the first shard, then put every shard's trials back in place.
+  Plan plan;
+  const auto& first = shards[0];
+  double elapsed = 0;
+  nlohmann::ordered_json from = nlohmann::ordered_json::array();
+  try {
+    plan.seed = first["seed"].get<uint64_t>();
+    plan.full = first["mode"].get<std::string>() == "full";
+    plan.trials = first["trials_per_cell"].get<int>();
+    plan.jobs = first["jobs"].get<int>();
+    plan.lock_ids = first["plan"]["locks"].get<std::vector<std::string>>();
+    plan.cols = first["plan"]["faults"].get<std::vector<std::string>>();
+    plan.expect_path = first["plan"]["expect"].get<std::string>();
+    plan.id = id;
+    for (const auto& cj : first["cells"]) {
+      Cell c;
+      c.lock = cj["algorithm"].get<std::string>();
+      c.fault = cj["faults"].get<std::string>();
+      c.applicable = !cj.contains("why_not");
+      if (!c.applicable) {
+        c.why_not = cj["why_not"].get<std::string>();
+        c.verdict = "n/a";
+      }
+      c.expected = cj.value("expected", std::string());
+      c.expected_resource = cj.value("expected_resource", std::string());
+      c.origin = cj.value("expected_origin", std::string());
+      plan.cells.push_back(std::move(c));
+    }
+    size_t total = first["plan"]["trial_count"].get<size_t>();
+    plan.all.resize(total);
+    std::vector<bool> seen(total, false);
+    for (const auto& j : shards) {
+      elapsed = std::max(elapsed, j["elapsed_s"].get<double>());
+      for (const auto& r : j["trial_records"]) {
+        size_t n = r["n"].get<size_t>();
+        size_t cell = r["cell"].get<size_t>();
+        if (n >= total || seen[n] || cell >= plan.cells.size()) {
+          std::cerr << "locklab merge: trial " << n << " appears twice or out of range (plan " << id << ")\n";
+          return 64;
+        }
+        seen[n] = true;
+        Trial& tr = plan.all[n];
+        tr.cell = cell;
+        tr.index = r["trial"].get<int>();
+        tr.options.seed = r["seed"].get<uint64_t>();
+        tr.ran = r["ran"].get<bool>();
+        int at = r["results"].get<int>();
+        if (at >= 0) tr.results = j["trials"].at(static_cast<size_t>(at));
+      }
+    }
+    for (size_t n = 0; n < total; ++n) {
+      if (!seen[n]) {
+        std::cerr << "locklab merge: trial " << n << " of plan " << id
+                  << " is in no shard (a shard was interrupted?)\n";
+        return 64;
+      }
+      plan.cells[plan.all[n].cell].trials.push_back(n);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "locklab merge: " << dirs[0] << "/matrix.json: malformed (" << e.what() << ")\n";
+    return 64;
+  }
+  for (const auto& [index, d] : by_index) from.push_back(d);
+
+  std::string merged_dir;
+  Status s = CreateRunDir(out, "matrix", plan.seed, &merged_dir);
+  if (!s.ok()) {
+    std::cerr << "locklab merge: " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  int failed = 0;
+  for (const auto& tr : plan.all) failed += !tr.ran;
+  int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from);
+  std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
+            << shards.size() << " shard(s), trial runs under their cells/)\n";
+  if (report && RunReportScript({"--matrix", merged_dir, "--no-trials"}) == 0) {
+    std::cout << "report: " << merged_dir << "/report/index.html\n";
+  }
+  if (failed > 0) return 69;
   return mismatches > 0 ? 1 : 0;
 }
 

@@ -8,14 +8,29 @@
 // matrix.json, matrix.md and junit.xml summarise them. Seeds derive from one matrix seed.
 //
 //   locklab matrix [--quick | --full] [--locks a,b] [--faults x,y] [--trials N] [--jobs N]
-//                  [--seed N] [--expect FILE] [--out DIR] [--no-report]
+//                  [--seed N] [--expect FILE] [--out DIR] [--no-report] [--shard I/N]
+//                  [--endpoints redis://host:port,...]
 //                  [--lock driver:PATH [--driver-arg ARG ...]] ...
+//   locklab merge SHARD_DIR... [--out DIR] [--no-report]
 //
 // Without --locks/--lock the rows are every registry lock plus the example lock drivers
 // (examples/drivers/); in quick mode a driver row runs a subset of the faults.
 //
+// Sharding: every trial's seed is drawn from the matrix seed for the whole matrix before any
+// slicing, so trial n has the same seed in a whole run and in any shard. `--shard I/N` (needs
+// --seed) runs trials I-1, I-1+N, ... of the whole run's order and writes a partial
+// matrix.json with the plan id (a hash of every trial's scenario and the expectations) and
+// its shard number. `merge` refuses shards of different plans, duplicates and missing
+// shards (one line, exit 64), then writes matrix.json, matrix.md, junit.xml and the report
+// as a whole run of the same seed would (only elapsed time, paths and "merged_from" differ).
+//
+// --endpoints: every trial runs against the user's servers (lock nodes first, the resource
+// last; a lock takes its first N and the last), one trial at a time, client-side faults only
+// (named server-side faults are refused; by default their columns are left out).
+//
 // Exit code: 0 when every trial ran (and, with --expect, every covered cell matched), 1 on
-// a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run.
+// a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run. A shard
+// does not judge expectations (exit 0 when its trials ran): the merged matrix does.
 #pragma once
 
 #include <string>
@@ -24,5 +39,6 @@
 namespace locklab::harness {
 
 int RunMatrixCommand(const std::vector<std::string>& args);
+int RunMergeCommand(const std::vector<std::string>& args);
 
 }  // namespace locklab::harness

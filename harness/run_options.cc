@@ -1,5 +1,6 @@
 #include "harness/run_options.h"
 
+#include <cctype>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,83 @@ bool ParseNodeList(const std::string& s, std::vector<int>* out) {
 
 }  // namespace
 
+bool ParseRedisUrl(const std::string& url, std::string* host, int* port, std::string* error) {
+  const std::string scheme = "redis://";
+  if (url.rfind(scheme, 0) != 0) {
+    *error = "'" + url + "' is not redis://host:port";
+    return false;
+  }
+  std::string rest = url.substr(scheme.size());
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  if (rest.find('@') != std::string::npos || rest.find('/') != std::string::npos ||
+      rest.find('?') != std::string::npos) {
+    *error = "'" + url + "': only redis://host:port (no user, password, database or options)";
+    return false;
+  }
+  size_t colon = rest.rfind(':');
+  int64_t p = 0;
+  if (colon == std::string::npos || colon == 0 || !ParseInt(rest.substr(colon + 1), &p) || p < 1 ||
+      p > 65535) {
+    *error = "'" + url + "' is not redis://host:port (port 1-65535)";
+    return false;
+  }
+  *host = rest.substr(0, colon);
+  for (char c : *host) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
+      *error = "'" + url + "': host '" + *host + "' is not a host name or IPv4 address";
+      return false;
+    }
+  }
+  *port = static_cast<int>(p);
+  return true;
+}
+
+int LockNodes(const RunOptions& o) {
+  if (o.nodes > 0) return o.nodes;
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  return info ? info->default_nodes : 0;
+}
+
+Status CheckEndpoints(const RunOptions& o) {
+  if (o.endpoints.empty()) {
+    if (o.endpoint_control.empty()) return Status::Ok();
+    return Status::Usage("run: flag --endpoint-control (or topology.endpoint_control): needs --endpoints");
+  }
+  std::string where = o.endpoints_origin.empty() ? "endpoints" : o.endpoints_origin;
+  for (const auto& e : o.endpoints) {
+    std::string host, error;
+    int port = 0;
+    if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
+  }
+  std::string refused;
+  bool clocks_would_help = false;
+  for (const auto& f : o.faults) {
+    bool clock_ok = faults::IsNodeControlFault(f.id) && !o.endpoint_control.empty();
+    if (!faults::IsClientSideFault(f.id) && !clock_ok) {
+      refused += (refused.empty() ? "" : ", ") + f.id;
+      clocks_would_help = clocks_would_help || faults::IsNodeControlFault(f.id);
+    }
+  }
+  if (!refused.empty()) {
+    std::string allowed;
+    for (const auto& f : faults::ListFaults()) {
+      if (faults::IsClientSideFault(f.id) && f.id != "none") allowed += (allowed.empty() ? "" : ", ") + f.id;
+    }
+    return Status::Usage("run: " + where + ": fault(s) " + refused +
+                         " need control of the servers; against your own servers only client-side "
+                         "faults run (" + allowed + ")" +
+                         (clocks_would_help ? ", and node faults with --endpoint-control DIR" : ""));
+  }
+  int n = LockNodes(o);
+  int given = static_cast<int>(o.endpoints.size());
+  if (n > 0 && (given < n || given > n + 1)) {
+    return Status::Usage("run: " + where + ": lock " + o.lock + " needs " + std::to_string(n) +
+                         " endpoint(s) (n1..n" + std::to_string(n) +
+                         ", then optionally one for the resource), got " + std::to_string(given));
+  }
+  return Status::Ok();
+}
+
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
                      std::string* scenario_path) {
   scenario_path->clear();
@@ -156,6 +234,19 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
     }
     else if (a == "--name") { o->name = v; name_given = true; }
     else if (a == "--out") o->out_dir = v;
+    else if (a == "--endpoints") {
+      o->endpoints.clear();
+      std::stringstream ss(v);
+      std::string item, host, error;
+      int port = 0;
+      while (std::getline(ss, item, ',')) {
+        if (!ParseRedisUrl(item, &host, &port, &error)) return Status::Usage("run: flag --endpoints: " + error);
+        o->endpoints.push_back(item);
+      }
+      if (o->endpoints.empty()) return Status::Usage("run: flag --endpoints: expected redis://host:port,...");
+      o->endpoints_origin = "flag --endpoints";
+    }
+    else if (a == "--endpoint-control") o->endpoint_control = v;
     else if (a == "--duration") { if ((s = need_int(1, 86400)).ok()) o->duration = Millis(n * 1000); }
     else if (a == "--duration-ms") { if ((s = need_int(100, 86400000)).ok()) o->duration = Millis(n); }
     else if (a == "--clients") { if ((s = need_int(1, 64)).ok()) o->clients = static_cast<int>(n); }
@@ -247,6 +338,13 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "hold_ms = " << o.hold.count() << "\n";
   t << "think_ms = " << o.think.count() << "\n";
   t << "acquire_timeout_ms = " << o.acquire_timeout.count() << "\n\n";
+  if (!o.endpoints.empty()) {
+    t << "[topology]\nendpoints = [";
+    for (size_t i = 0; i < o.endpoints.size(); ++i) t << (i ? ", " : "") << q(o.endpoints[i]);
+    t << "]\n";
+    if (!o.endpoint_control.empty()) t << "endpoint_control = " << q(o.endpoint_control) << "\n";
+    t << "\n";
+  }
   for (const auto& f : o.faults) {
     t << "[[faults]]\n";
     t << "id = " << q(f.id) << "\n";
@@ -522,7 +620,25 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (!(s = r.Int("nodes", 0, 15, &nodes)).ok()) return s;
     if (!(s = r.Int("replicas", 0, 15, &replicas)).ok()) return s;
     if (!(s = r.Int("sentinels", 0, 15, &sentinels)).ok()) return s;
+    r.Allow("endpoints");
+    if (!(s = r.Str("endpoint_control", &o->endpoint_control)).ok()) return s;
     if (!(s = r.RejectUnknown()).ok()) return s;
+    if (const toml::node* en = t->get("endpoints")) {
+      std::string at = path + ":" + std::to_string(en->source().begin.line) + ": field 'topology.endpoints'";
+      if (!en->is_array() || en->as_array()->empty()) {
+        return Status::BadInput(at + ": expected an array of \"redis://host:port\" strings");
+      }
+      o->endpoints.clear();
+      for (const auto& e : *en->as_array()) {
+        std::string host, error;
+        int port = 0;
+        if (!e.is_string()) return Status::BadInput(at + ": expected an array of \"redis://host:port\" strings");
+        std::string url = *e.value<std::string>();
+        if (!ParseRedisUrl(url, &host, &port, &error)) return Status::BadInput(at + ": " + error);
+        o->endpoints.push_back(url);
+      }
+      o->endpoints_origin = path + ":" + std::to_string(en->source().begin.line) + ": field 'topology.endpoints'";
+    }
     bool failover = false;
     for (const auto& f : o->faults) failover = failover || f.id == "failover";
     auto bad = [&](const char* key, const std::string& what) {

@@ -26,6 +26,19 @@ struct RunOptions {
   Millis retry_delay{20};
   Millis command_timeout{200};
   int nodes = 0;                    // lock nodes; 0: the lock's default
+  // The user's own Redis servers ("redis://host:port", --endpoints or [topology] endpoints),
+  // used instead of a lab cluster. The first N are the lock nodes n1..nN (N = `nodes`: 5
+  // for redlock, 1 for the single-node locks); the guarded counter lives on the endpoint
+  // after them when one more is given, else on n1 under its own keys. Every connection
+  // still goes through the fault proxy. Only client-side faults run (IsClientSideFault).
+  // Empty: the lab starts its own servers.
+  std::vector<std::string> endpoints;
+  std::string endpoints_origin;     // "flag --endpoints" or "FILE:LINE: field '...'"
+  // With endpoints: the control directory the lock nodes share with the harness
+  // (docker/node-entrypoint.sh): nN is node N's libfaketime clock file, nN.pid its
+  // redis-server pid (same PID namespace), nN.down holds it down after a kill. Given, the
+  // node faults (clock-jump, clock-drift, server-pause, restart) run against the endpoints.
+  std::string endpoint_control;
   std::map<std::string, std::string> knobs;
   // driver:PATH locks: the program's arguments (--driver-arg, [lock] driver_args).
   std::vector<std::string> driver_args;
@@ -61,6 +74,16 @@ std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json&
 // Parses `locklab run` flags (the words after "run"). Errors name the flag.
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,
                      std::string* scenario_path);
+
+// "redis://host:port" (host a name or IPv4 address, port 1-65535) -> host and port; false
+// with `error` saying what is wrong.
+bool ParseRedisUrl(const std::string& url, std::string* host, int* port, std::string* error);
+
+// With endpoints: the lock gets enough of them (N or N+1) and every fault is client-side.
+// Errors are one line naming endpoints_origin and the refused faults. Ok without endpoints.
+Status CheckEndpoints(const RunOptions& o);
+// How many lock nodes a run of `o` uses (o.nodes, or the lock's default; 0: unknown lock).
+int LockNodes(const RunOptions& o);
 
 // "none", or the fault ids joined by "+".
 std::string FaultIds(const RunOptions& o);

@@ -24,8 +24,16 @@ Status MakeDirs(const std::string& path) {
   return Status::Ok();
 }
 
-Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uint64_t seed,
+Status CreateRunDir(const std::string& out_dir_arg, const std::string& scenario, uint64_t seed,
                     std::string* run_dir) {
+  // Absolute, because the nodes run with their own directory as cwd and get --dir from it:
+  // a relative --out (e.g. "runs") would point redis-server at a path that does not exist.
+  std::string out_dir = out_dir_arg;
+  if (!out_dir.empty() && out_dir[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) == nullptr) return Status::Infrastructure("getcwd failed");
+    out_dir = std::string(cwd) + "/" + out_dir;
+  }
   for (char c : scenario) {
     if (c == '/' || c == '\0' || (scenario == "..") || (scenario == ".")) {
       return Status::Usage("scenario name '" + scenario + "' cannot be a directory name");

@@ -1,6 +1,8 @@
 #include "harness/runner.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -64,7 +66,10 @@ class Trial : public faults::LabControl {
 
   // faults::LabControl
   int client_count() const override { return static_cast<int>(clients_.size()); }
-  int node_count() const override { return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0; }
+  int node_count() const override {
+    if (!external_nodes_.empty()) return static_cast<int>(external_nodes_.size());
+    return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0;
+  }
   bool ClientRunning(int p) const override { return Client(p) && Client(p)->running; }
   bool PauseClient(int p) override;
   bool ResumeClient(int p) override;
@@ -94,6 +99,15 @@ class Trial : public faults::LabControl {
     return const_cast<ClientProc*>(&clients_[p - 1]);
   }
   Status Setup();
+  Status SetupEndpoints(const std::vector<std::string>& node_args);
+  // --endpoint-control: DIR/n<N>, node N's control files' stem, and its server's pid.
+  std::string ControlPath(int n) const { return o_.endpoint_control + "/n" + std::to_string(n); }
+  pid_t ExternalPid(int n) const;
+  // Lock node n (1-based) or the resource node (0), lab-started or the user's.
+  locks::Endpoint NodeEndpoint(int n) const {
+    if (!external_nodes_.empty()) return n == 0 ? external_resource_ : external_nodes_[n - 1];
+    return n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
+  }
   Status StartClients();
   void EventLoop(Nanos end, bool stopping);
   void HandleLine(ClientProc& c, const std::string& line);
@@ -114,6 +128,9 @@ class Trial : public faults::LabControl {
   Nanos start_{0};
   Nanos created_ = MonotonicNow();
   std::unique_ptr<LabCluster> cluster_;
+  // --endpoints: the user's servers (resolved to IPv4 for the proxy) instead of cluster_.
+  std::vector<locks::Endpoint> external_nodes_;
+  locks::Endpoint external_resource_;
   std::vector<ClientProc> clients_;
   LabNode* Node(int n) const {
     if (!cluster_ || n < 1 || n > node_count()) return nullptr;
@@ -215,21 +232,70 @@ std::vector<int> Trial::Holders() const {
   return out;
 }
 
+pid_t Trial::ExternalPid(int n) const {
+  if (o_.endpoint_control.empty() || n < 1 || n > node_count()) return 0;
+  std::ifstream in(ControlPath(n) + ".pid");
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) return 0;
+  // A stale pid file must never make the harness signal some other process.
+  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  return line.find("redis-server") != std::string::npos ? static_cast<pid_t>(pid) : 0;
+}
+
 bool Trial::PauseNode(int n) {
+  if (!external_nodes_.empty()) {
+    pid_t pid = ExternalPid(n);
+    return pid > 0 && kill(pid, SIGSTOP) == 0;
+  }
   LabNode* node = Node(n);
   return node && node->pid() > 0 && kill(-node->pid(), SIGSTOP) == 0;
 }
 
 bool Trial::ResumeNode(int n) {
+  if (!external_nodes_.empty()) {
+    pid_t pid = ExternalPid(n);
+    return pid > 0 && kill(pid, SIGCONT) == 0;
+  }
   LabNode* node = Node(n);
   return node && node->pid() > 0 && kill(-node->pid(), SIGCONT) == 0;
 }
 
 void Trial::KillNode(int n) {
+  if (!external_nodes_.empty()) {
+    // The supervisor (docker/node-entrypoint.sh) keeps it down while nN.down exists; it
+    // removes nN.pid once it reaped the server: wait for that (2 s at most).
+    pid_t pid = ExternalPid(n);
+    if (pid <= 0) return;
+    WriteFile(ControlPath(n) + ".down", "down\n");
+    kill(pid, SIGCONT);
+    kill(pid, SIGKILL);
+    Nanos end = MonotonicNow() + Millis(2000);
+    while (ExternalPid(n) == pid && MonotonicNow() < end) SleepFor(Millis(5));
+    Log("node n" + std::to_string(n) + " killed (server process " + std::to_string(pid) + ")");
+    return;
+  }
   if (LabNode* node = Node(n)) node->Kill();
 }
 
 Status Trial::RestartNode(int n) {
+  if (!external_nodes_.empty()) {
+    if (ExternalPid(n) > 0) return Status::Ok();  // still (or again) up
+    unlink((ControlPath(n) + ".down").c_str());
+    Nanos end = MonotonicNow() + Millis(5000);
+    for (;;) {
+      if (ExternalPid(n) > 0) {
+        locks::RedisConnection c(NodeEndpoint(n), Millis(100), Millis(200));
+        locks::Reply r = c.Command({"PING"});
+        if (r.outcome == locks::Outcome::kOk && r.str == "PONG") {
+          Log("node n" + std::to_string(n) + " restarted (server process " + std::to_string(ExternalPid(n)) + ")");
+          return Status::Ok();
+        }
+      }
+      if (MonotonicNow() >= end) return Status::Infrastructure("node n" + std::to_string(n) + " did not come back in 5 s");
+      SleepFor(Millis(10));
+    }
+  }
   LabNode* node = Node(n);
   if (!node) return Status::Usage("no node n" + std::to_string(n));
   Status s = node->Restart();
@@ -238,6 +304,13 @@ Status Trial::RestartNode(int n) {
 }
 
 Status Trial::SetNodeClock(int n, const std::string& offset) {
+  if (!external_nodes_.empty()) {
+    // The user's node runs under libfaketime reading DIR/n<N> (docker/node-entrypoint.sh).
+    if (o_.endpoint_control.empty() || n < 1 || n > node_count()) {
+      return Status::Usage("no clock control for node n" + std::to_string(n) + " (--endpoint-control)");
+    }
+    return ClockControlFile(o_.endpoint_control + "/n" + std::to_string(n)).Set(offset);
+  }
   LabNode* node = Node(n);
   if (!node) return Status::Usage("no node n" + std::to_string(n));
   return node->clock().Set(offset);
@@ -304,6 +377,7 @@ Status Trial::Setup() {
 
   s = LabPaths::Discover(&paths_);
   if (!s.ok()) return s;
+  if (!o_.endpoints.empty()) return SetupEndpoints(node_args);
   cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
   s = cluster_->Start(o_.nodes, false, node_args);
   if (!s.ok()) return s;
@@ -335,6 +409,85 @@ Status Trial::Setup() {
   return Status::Ok();
 }
 
+// The user's servers: nothing to start or stop. Resolve each (the proxy dials IPv4), check
+// it answers, and delete what an earlier run left under the lab's keys (lock:<i>,
+// fence:lock:<i>, counter:<i>) so the counter starts at 0 as on a fresh lab node.
+Status Trial::SetupEndpoints(const std::vector<std::string>& node_args) {
+  Status s = CheckEndpoints(o_);
+  if (!s.ok()) return s;
+  std::vector<locks::Endpoint> all;
+  for (const auto& url : o_.endpoints) {
+    std::string host, error;
+    int port = 0;
+    ParseRedisUrl(url, &host, &port, &error);
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || res == nullptr) {
+      return Status::Infrastructure("endpoint " + url + ": cannot resolve " + host + ": " + gai_strerror(rc));
+    }
+    char ip[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, ip, sizeof(ip));
+    freeaddrinfo(res);
+    all.push_back({ip, port});
+  }
+  int n = LockNodes(o_);
+  external_nodes_.assign(all.begin(), all.begin() + n);
+  external_resource_ = static_cast<int>(all.size()) > n ? all[n] : all[0];
+  for (size_t i = 0; i < all.size(); ++i) {
+    locks::RedisConnection conn(all[i], Millis(1000), Millis(1000));
+    std::vector<std::string> del = {"DEL"};
+    for (int k = 0; k < o_.keys; ++k) {
+      del.push_back(workloads::LockKey(k));
+      del.push_back("fence:" + workloads::LockKey(k));
+      del.push_back(workloads::CounterKey(k));
+    }
+    locks::Reply r = conn.Command(del);
+    if (r.outcome != locks::Outcome::kOk || r.is_error) {
+      return Status::Infrastructure("endpoint " + o_.endpoints[i] + ": " +
+                                    (r.is_error ? r.str : r.transport_error));
+    }
+    std::string role = static_cast<int>(i) < n ? "node n" + std::to_string(i + 1) : "node resource";
+    Log(role + " is " + o_.endpoints[i] + " (" + all[i].ToString() + ", not started by the lab)");
+  }
+  if (static_cast<int>(all.size()) == n) {
+    Log("node resource is n1's server " + o_.endpoints[0] + " (counter keys on it)");
+  }
+  if (!o_.endpoint_control.empty()) {
+    for (int i = 1; i <= n; ++i) {
+      // Every node up, its clock true, whatever an interrupted earlier run left behind.
+      if (access((ControlPath(i) + ".down").c_str(), F_OK) == 0) {
+        Status rs = RestartNode(i);
+        if (!rs.ok()) return rs;
+      }
+      if (ExternalPid(i) <= 0) {
+        return Status::Infrastructure("--endpoint-control: no " + ControlPath(i) + ".pid: is " +
+                                      o_.endpoints[i - 1] +
+                                      " started by docker/node-entrypoint.sh n" + std::to_string(i) +
+                                      " with LOCKLAB_CONTROL_DIR=" + o_.endpoint_control + "?");
+      }
+      kill(ExternalPid(i), SIGCONT);
+      Status cs = SetNodeClock(i, "+0");
+      if (!cs.ok()) return Status::Infrastructure("--endpoint-control: " + cs.message());
+      // What a lab node gets on its command line (e.g. the restart fault's aof-always),
+      // set on the running server instead.
+      locks::RedisConnection conn(external_nodes_[i - 1], Millis(1000), Millis(1000));
+      for (size_t a = 0; a + 1 < node_args.size(); a += 2) {
+        std::string key = node_args[a].substr(node_args[a].rfind('-') + 1);
+        locks::Reply r = conn.Command({"CONFIG", "SET", key, node_args[a + 1]});
+        if (r.outcome != locks::Outcome::kOk || r.is_error) {
+          return Status::Infrastructure("endpoint " + o_.endpoints[i - 1] + ": CONFIG SET " + key + ": " +
+                                        (r.is_error ? r.str : r.transport_error));
+        }
+      }
+    }
+    Log("node clocks: libfaketime control files " + o_.endpoint_control + "/n1..n" + std::to_string(n));
+  }
+  return proxy_.Start();
+}
+
 Status Trial::StartClients() {
   Rng rng(o_.seed ^ 0x5eedc11e);
   std::string exe = SelfExe();
@@ -357,7 +510,7 @@ Status Trial::StartClients() {
     // Every connection goes through its own fault proxy link (DESIGN.md 2).
     std::string n1_link;
     for (int n = 0; n <= node_count(); ++n) {
-      locks::Endpoint e = n == 0 ? cluster_->resource().endpoint() : Node(n)->endpoint();
+      locks::Endpoint e = NodeEndpoint(n);
       int port = 0;
       Status ls = proxy_.AddLink(LinkName(p, n), {e.host, e.port}, &port);
       if (!ls.ok()) return ls;
@@ -582,8 +735,8 @@ void Trial::StopClients() {
 }
 
 void Trial::FinalReads() {
-  if (!cluster_) return;
-  locks::RedisConnection conn(cluster_->resource().endpoint(), Millis(500), Millis(500));
+  if (!cluster_ && external_nodes_.empty()) return;
+  locks::RedisConnection conn(NodeEndpoint(0), Millis(500), Millis(500));
   for (int k = 0; k < o_.keys; ++k) {
     std::string key = workloads::CounterKey(k);
     auto event = [&](const char* type, const nlohmann::json& v) {
@@ -794,6 +947,7 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
   r["config"] = {{"clients", o_.clients}, {"keys", o_.keys}, {"ttl_ms", o_.ttl.count()},
                  {"hold_ms", o_.hold.count()}, {"nodes", o_.nodes},
                  {"command_timeout_ms", o_.command_timeout.count()}};
+  if (!o_.endpoints.empty()) r["config"]["endpoints"] = o_.endpoints;
   r["checks"] = checks;
   return r;
 }

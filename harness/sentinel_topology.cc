@@ -48,6 +48,14 @@ locks::EndpointResolver MakeSentinelResolver(std::vector<locks::Endpoint> sentin
   };
 }
 
+std::string SentinelTopology::SentinelConfig(const std::string& host, int port) {
+  return std::string("sentinel monitor ") + kMasterName + " " + host + " " + std::to_string(port) +
+         " " + std::to_string(kQuorum) + "\n" + "sentinel down-after-milliseconds " + kMasterName +
+         " " + std::to_string(kDownAfterMs) + "\n" + "sentinel failover-timeout " + kMasterName +
+         " " + std::to_string(kFailoverTimeoutMs) + "\n" + "sentinel parallel-syncs " +
+         kMasterName + " 1\n";
+}
+
 Status SentinelTopology::Start(LabNode& master) {
   {
     // Sync the replica at once instead of after the default 5 s diskless-sync delay.
@@ -63,18 +71,14 @@ Status SentinelTopology::Start(LabNode& master) {
   replica_ = std::make_unique<LabNode>(ro, dir_ + "/r1", paths_);
   s = replica_->Start();
   if (!s.ok()) return s;
-  for (int i = 1; i <= 3; ++i) {
+  for (int i = 1; i <= kSentinels; ++i) {
     NodeOptions so;
     so.name = "s" + std::to_string(i);
     so.faketime = false;
     so.sentinel = true;
     // Sentinels monitor the master through the replication link's address: a replica
     // replicating from any other address than the monitored one is "fixed" by Sentinel.
-    so.sentinel_config = std::string("sentinel monitor ") + kMasterName + " 127.0.0.1 " +
-                         std::to_string(repl_port) + " 2\n" +
-                         "sentinel down-after-milliseconds " + kMasterName + " 500\n" +
-                         "sentinel failover-timeout " + kMasterName + " 3000\n" +
-                         "sentinel parallel-syncs " + kMasterName + " 1\n";
+    so.sentinel_config = SentinelConfig("127.0.0.1", repl_port);
     sentinels_.push_back(std::make_unique<LabNode>(so, dir_ + "/" + so.name, paths_));
     s = sentinels_.back()->Start();
     if (!s.ok()) return s;
@@ -90,7 +94,8 @@ Status SentinelTopology::Start(LabNode& master) {
       locks::RedisConnection c(sn->endpoint(), Millis(100), Millis(200));
       locks::Reply reps = c.Command({"SENTINEL", "replicas", kMasterName});
       locks::Reply sens = c.Command({"SENTINEL", "sentinels", kMasterName});
-      ready = ready && reps.elements.size() == 1 && sens.elements.size() == 2;
+      ready = ready && reps.elements.size() == 1 &&
+              sens.elements.size() == static_cast<size_t>(kSentinels - 1);
     }
     if (ready) return Status::Ok();
     if (MonotonicNow() >= end) {

@@ -22,6 +22,15 @@ namespace locklab::harness {
 class SentinelTopology {
  public:
   static constexpr const char* kMasterName = "locklab";
+  static constexpr int kSentinels = 3;
+  static constexpr int kQuorum = 2;
+  // Sentinel settings, in milliseconds: a master silent this long is down; a failover
+  // attempt gives up after this long.
+  static constexpr int kDownAfterMs = 500;
+  static constexpr int kFailoverTimeoutMs = 3000;
+  // The sentinel.conf lines that monitor the master at host:port (also the topology
+  // description's, `locklab cluster topology`, so compose.yaml is checked against them).
+  static std::string SentinelConfig(const std::string& host, int port);
 
   SentinelTopology(std::string dir, LabPaths paths, faults::FaultProxy* proxy)
       : dir_(std::move(dir)), paths_(std::move(paths)), proxy_(proxy) {}

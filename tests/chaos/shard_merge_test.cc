@@ -1,0 +1,189 @@
+// `locklab matrix --shard I/N` + `locklab merge`: a matrix cut into shards and merged back
+// is the matrix a single machine runs with the same seed (same trial seeds, same verdicts
+// and counts), and merge refuses shards that do not make one matrix.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+std::string MatrixDirOf(const Invocation& inv) {
+  std::smatch m;
+  return std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md")) ? m[1].str()
+                                                                                  : std::string();
+}
+
+class ShardMergeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("locklab-shards");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
+  }
+  // 2 locks x 2 faults (3 s cells), 2 trials per cell: 8 trials.
+  Invocation Matrix(uint64_t seed, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"matrix",
+                                     "--locks",
+                                     "set-nx-px-lua,setnx",
+                                     "--faults",
+                                     "none,client-pause",
+                                     "--trials",
+                                     "2",
+                                     "--seed",
+                                     std::to_string(seed),
+                                     "--jobs",
+                                     "4",
+                                     "--no-report",
+                                     "--out",
+                                     dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunLocklab(args, dir_, Millis(120000));
+  }
+  std::string dir_;
+};
+
+TEST_F(ShardMergeTest, ThreeShardsMergedMatchTheWholeRun) {
+  Invocation whole = Matrix(7, {});
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  std::string whole_dir = MatrixDirOf(whole);
+  ASSERT_FALSE(whole_dir.empty()) << whole.output;
+
+  std::vector<std::string> shard_dirs;
+  size_t trials_in_shards = 0;
+  for (int i = 1; i <= 3; ++i) {
+    Invocation shard = Matrix(7, {"--shard", std::to_string(i) + "/3"});
+    ASSERT_EQ(shard.exit_code, 0) << shard.output;
+    shard_dirs.push_back(MatrixDirOf(shard));
+    auto sj = nlohmann::json::parse(ReadAll(shard_dirs.back() + "/matrix.json"));
+    EXPECT_EQ(sj["shard"]["index"], i);
+    trials_in_shards += sj["trial_records"].size();
+  }
+  EXPECT_EQ(trials_in_shards, 8u);  // round robin: 3 + 3 + 2, none run twice
+
+  // Shards in any order.
+  Invocation merged = RunLocklab({"merge", shard_dirs[2], shard_dirs[0], shard_dirs[1],
+                                  "--no-report", "--out", dir_ + "/merged"},
+                                 dir_);
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  std::string merged_dir = MatrixDirOf(merged);
+  ASSERT_FALSE(merged_dir.empty()) << merged.output;
+
+  auto w = nlohmann::json::parse(ReadAll(whole_dir + "/matrix.json"));
+  auto m = nlohmann::json::parse(ReadAll(merged_dir + "/matrix.json"));
+  EXPECT_EQ(m["plan"], w["plan"]);
+  EXPECT_FALSE(m.contains("shard"));
+  ASSERT_EQ(m["cells"].size(), w["cells"].size());
+  for (size_t c = 0; c < w["cells"].size(); ++c) {
+    for (const char* k : {"algorithm", "faults", "verdict", "resource", "trials", "violated",
+                          "stuck", "safe", "unknown"}) {
+      EXPECT_EQ(m["cells"][c][k], w["cells"][c][k]) << k << " of cell " << w["cells"][c].dump();
+    }
+  }
+  // The same trials, with the same seeds, in the same order.
+  ASSERT_EQ(m["trial_records"].size(), 8u);
+  ASSERT_EQ(w["trial_records"].size(), 8u);
+  std::set<uint64_t> seeds;
+  for (size_t n = 0; n < 8; ++n) {
+    EXPECT_EQ(m["trial_records"][n]["seed"], w["trial_records"][n]["seed"]);
+    EXPECT_EQ(m["trial_records"][n]["cell"], w["trial_records"][n]["cell"]);
+    EXPECT_EQ(m["trials"][n]["seed"], w["trials"][n]["seed"]);
+    seeds.insert(m["trials"][n]["seed"].get<uint64_t>());
+  }
+  EXPECT_EQ(seeds.size(), 8u);
+  // matrix.md: the same table. Times differ between two runs of one seed (the elapsed
+  // seconds in the header, each cell's median time to the first violation "@1.5s").
+  auto table = [](const std::string& md) {
+    return std::regex_replace(md.substr(md.find("| lock |")), std::regex(" @[0-9.]+s"), " @");
+  };
+  EXPECT_EQ(table(ReadAll(merged_dir + "/matrix.md")), table(ReadAll(whole_dir + "/matrix.md")));
+  std::regex time_attr("time=\"[^\"]*\"");
+  EXPECT_EQ(std::regex_replace(ReadAll(merged_dir + "/junit.xml"), time_attr, ""),
+            std::regex_replace(ReadAll(whole_dir + "/junit.xml"), time_attr, ""));
+
+  // Refusals, one line each, exit 64.
+  Invocation missing =
+      RunLocklab({"merge", shard_dirs[0], shard_dirs[2], "--out", dir_ + "/x"}, dir_);
+  EXPECT_EQ(missing.exit_code, 64);
+  EXPECT_EQ(missing.output.rfind("locklab merge: missing shard(s) 2/3 of plan ", 0), 0u)
+      << missing.output;
+  EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1);
+  Invocation twice = RunLocklab(
+      {"merge", shard_dirs[0], shard_dirs[1], shard_dirs[1], shard_dirs[2], "--out", dir_ + "/x"},
+      dir_);
+  EXPECT_EQ(twice.exit_code, 64);
+  EXPECT_EQ(twice.output.rfind("locklab merge: shard 2/3 given twice", 0), 0u) << twice.output;
+  Invocation other = RunLocklab({"merge", shard_dirs[0], whole_dir, "--out", dir_ + "/x"}, dir_);
+  EXPECT_EQ(other.exit_code, 64);
+  EXPECT_NE(other.output.find("is not a shard of the same matrix"), std::string::npos)
+      << other.output;
+  EXPECT_EQ(std::count(other.output.begin(), other.output.end(), '\n'), 1);
+}
+
+TEST_F(ShardMergeTest, ShardsOfDifferentSeedsAreRefused) {
+  // Seeds 7 and 8 of a one-cell matrix: two shards that look complete together.
+  std::vector<std::string> dirs;
+  for (auto [seed, shard] : {std::pair{7, "1/2"}, std::pair{8, "2/2"}}) {
+    Invocation inv =
+        RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--trials", "2", "--seed",
+                    std::to_string(seed), "--shard", shard, "--no-report", "--out", dir_},
+                   dir_, Millis(60000));
+    ASSERT_EQ(inv.exit_code, 0) << inv.output;
+    dirs.push_back(MatrixDirOf(inv));
+  }
+  Invocation inv = RunLocklab({"merge", dirs[0], dirs[1], "--out", dir_ + "/x"}, dir_);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_NE(inv.output.find("(seed 8, quick"), std::string::npos) << inv.output;
+  EXPECT_NE(inv.output.find("vs seed 7, quick"), std::string::npos) << inv.output;
+}
+
+TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
+  std::string dir = MakeTempDir("locklab-shards");
+  Invocation inv = RunLocklab({"matrix", "--shard", "4/3", "--seed", "1"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output,
+            "locklab matrix: flag --shard: '4/3' is not I/N with 1 <= I <= N <= 10000\n");
+  inv = RunLocklab({"matrix", "--shard", "1/3"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output,
+            "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n");
+  inv = RunLocklab({"merge", dir + "/nothing"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output,
+            "locklab merge: " + dir +
+                "/nothing/matrix.json: not a matrix.json written by `locklab matrix` (no plan)\n");
+  (void)!system(("rm -rf " + dir).c_str());
+}
+
+// Regression: nodes run with their own directory as cwd, so a relative --out (the CI
+// example's "shard-out", the default "runs") gave redis-server a --dir that did not exist
+// and every trial ended unknown with 0 ops.
+TEST(RelativeOutDirTest, RunWithRelativeOutDirStartsItsNodes) {
+  std::string dir = MakeTempDir("locklab-relout");
+  harness::SpawnOptions o;
+  o.argv = {LOCKLAB_BINARY, "run",   "--lock", "setnx", "--duration", "1",
+            "--no-report",  "--out", "rel"};
+  o.cwd = dir;
+  o.log_path = dir + "/out.log";
+  pid_t pid = -1;
+  ASSERT_TRUE(harness::Spawn(o, &pid).ok());
+  Invocation inv = FinishLocklab(pid, o.log_path, Millis(30000));
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::string run_dir = RunDirOf(inv);
+  EXPECT_EQ(run_dir.rfind(dir + "/rel/setnx--none/", 0), 0u) << inv.output;
+  auto r = Results(run_dir);
+  EXPECT_EQ(r["verdict"], "safe") << r.dump();
+  EXPECT_GT(r["ops"].get<int>(), 0);
+  if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace locklab::testing
