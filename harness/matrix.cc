@@ -150,6 +150,10 @@ RunOptions ForLock(const Preset& p, const locks::LockInfo& lock, Cell* cell) {
   o.nodes = lock.default_nodes;
   o.name = lock.id + "--" + p.fault;
   for (auto& f : o.faults) {
+    if (!locks::FaultApplies(lock, f.id)) {
+      cell->applicable = false;
+      cell->why_not = "fault " + f.id + " does not apply to " + lock.id + " (its LockInfo)";
+    }
     std::vector<int> kept;
     for (int n : f.nodes) {
       if (n <= o.nodes) kept.push_back(n);

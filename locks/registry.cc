@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "locks/article_locks.h"
+#include "locks/db_row_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
 #include "locks/redlock.h"
@@ -93,6 +94,21 @@ const std::vector<LockInfo>& ListLocks() {
         {"fallback_expire_s", "30", "the catch block's blind EXPIRE (line 138)"},
         {"spin_ms", "0", "sleep between acquire attempts (the article's loop has none)"}},
        1},
+      {"db-row",
+       "the database lock of articles/002_f9afaf25e46500fc.txt on MariaDB: a row with a "
+       "UNIQUE key (INSERT, duplicate = exists), SELECT ... FOR UPDATE in an open "
+       "transaction, release = COMMIT. No TTL: the lock lives as long as the transaction "
+       "(commit, connection end, server kill of an idle session, server restart); the lab "
+       "--ttl is not used. A waiter blocks up to the acquire deadline (WAIT n)",
+       {{"transaction", "explicit",
+         "explicit (START TRANSACTION, the article's intent) or autocommit (its lock() as "
+         "printed: no setAutoCommit(false), the row lock ends with the SELECT)"},
+        {"wait_timeout_s", "0",
+         "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
+         "holder loses its lock); 0 = the server default, 8 h"}},
+       1, "mariadb",
+       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
+        "partition"}},
   };
   return kLocks;
 }
@@ -102,6 +118,11 @@ const LockInfo* FindLock(const std::string& id) {
     if (l.id == id) return &l;
   }
   return nullptr;
+}
+
+bool FaultApplies(const LockInfo& lock, const std::string& fault_id) {
+  return lock.faults.empty() ||
+         std::find(lock.faults.begin(), lock.faults.end(), fault_id) != lock.faults.end();
 }
 
 Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
@@ -157,6 +178,11 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
     Status s = ParseArticleWatchdogOptions(config, &o);
     if (!s.ok()) return s;
     *out = std::make_unique<ArticleWatchdogLock>(config, o);
+  } else if (id == "db-row") {
+    DbRowOptions o;
+    Status s = ParseDbRowOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<DbRowLock>(config, o);
   } else {
     return Status::Usage("lock '" + id + "': listed but not built");
   }
