@@ -76,12 +76,15 @@ Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid
   }
 }
 
-Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
+Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid, bool need_quorum) {
   Nanos end = MonotonicNow() + timeout;
   std::string last;
   for (;;) {
     locks::HttpResult r =
-        locks::HttpCall(endpoint, "GET", "/health", "", Millis(200), Millis(1000));
+        locks::HttpCall(endpoint, "GET", "/health", "", Millis(200), Millis(need_quorum ? 1000 : 100));
+    // A member serves no client request until it has rejoined through raft (even /version
+    // waits), so without a quorum "runs" means: its client port accepts connections.
+    if (!need_quorum && r.outcome != locks::Outcome::kFail) return Status::Ok();
     if (r.outcome == locks::Outcome::kOk && r.status == 200 &&
         r.body.find("\"health\":\"true\"") != std::string::npos) {
       return Status::Ok();

@@ -46,6 +46,9 @@ std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& n
 
 // Waits until the server on `endpoint` serves (see above) or `timeout` passes or `pid` exits.
 Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
-Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
+// need_quorum = false: its client port accepting connections will do (the member runs,
+// maybe alone, and rejoins the cluster on its own).
+Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,
+                   bool need_quorum = true);
 
 }  // namespace locklab::harness

@@ -3,6 +3,7 @@
 
 #include "locks/article_locks.h"
 #include "locks/db_row_lock.h"
+#include "locks/etcd_lease_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
 #include "locks/redlock.h"
@@ -109,6 +110,18 @@ const std::vector<LockInfo>& ListLocks() {
        1, "mariadb",
        {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
         "partition"}},
+      {"etcd-lease",
+       "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
+       "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
+       "with it, the lock key's create revision as the fencing token (checked by the fenced "
+       "resource), release = /v3/lock/unlock then lease revoke. Consensus survives member "
+       "restarts; a paused holder still outlives its lease (fencing saves the resource)",
+       {{"fencing", "true",
+         "hand out the key's create revision as the fencing token (false: plain writes)"},
+        {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
+       3, "etcd",
+       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
+        "partition"}},
   };
   return kLocks;
 }
@@ -183,6 +196,11 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
     Status s = ParseDbRowOptions(config, &o);
     if (!s.ok()) return s;
     *out = std::make_unique<DbRowLock>(config, o);
+  } else if (id == "etcd-lease") {
+    EtcdLeaseOptions o;
+    Status s = ParseEtcdLeaseOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<EtcdLeaseLock>(config, o);
   } else {
     return Status::Usage("lock '" + id + "': listed but not built");
   }
