@@ -83,6 +83,8 @@ class LabNode {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
+  // Non-Redis nodes: the scratch directory holding the server's data ("" for Redis).
+  const std::string& scratch() const { return scratch_; }
   std::string log_path() const;
   locks::Endpoint endpoint() const { return {"127.0.0.1", port_}; }
   const ClockControlFile& clock() const { return clock_; }

@@ -125,6 +125,7 @@ bool EtcdLeaseLock::KeepAliveAndRecord(const std::string& key, const std::string
                       config_.command_timeout);
   Outcome o = r.outcome;
   std::string error = r.error;
+  bool lease_gone = false;
   if (o == Outcome::kOk) {
     // The gateway streams {"result":{...,"TTL":"2"}}; a lease that is gone has no TTL.
     nlohmann::json j = Parse(r.body);
@@ -133,18 +134,21 @@ bool EtcdLeaseLock::KeepAliveAndRecord(const std::string& key, const std::string
     if (r.status != 200) {
       o = ErrorOutcome(r);
       error = r.body.substr(0, 200);
+      lease_gone = o == Outcome::kFail;
     } else if (ttl.empty() || ttl == "0") {
       o = Outcome::kFail;
       error = "lease gone";
+      lease_gone = true;
     }
   }
   if (emit) {
     emit(1, OutcomeName(o), "renew", key,
          o == Outcome::kOk ? value : nlohmann::json{{"error", error}});
   }
-  // Keep trying after an unknown (a member may be down: the next call goes to another one);
-  // stop once the lease is certainly gone.
-  return o != Outcome::kFail;
+  // Keep trying after a refused or unanswered call (a member may be down: the next call goes
+  // to another one); stop once a member said the lease is gone. (Stopping on a refused
+  // connection let a member restart end a live lease: found by the one-member-down test.)
+  return !lease_gone;
 }
 
 LockResult EtcdLeaseLock::Acquire(const std::string& key, Nanos deadline) {
