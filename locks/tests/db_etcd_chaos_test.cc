@@ -17,6 +17,14 @@ TEST_F(DbEtcdChaosTest, DbRowUnderAPauseLongerThanTheTtlStaysSafe) {
   EXPECT_GT(r["resource"]["acknowledged_writes"].get<int>(), 5) << r.dump(2);
 }
 
+TEST_F(DbEtcdChaosTest, DbRowWithAShortWaitTimeoutLosesTheRowToAPause) {
+  // The one server-side "TTL" a session has: wait_timeout. At 1 s the server kills the
+  // paused holder's idle session, rolls back, and the next client gets the row.
+  auto r = Trial("db-row", "client-pause", {"--knob", "wait_timeout_s=1", "--pause", "2500"});
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1) << r.dump(2);
+}
+
 TEST_F(DbEtcdChaosTest, DbRowCrashedHolderReleasesAtOnce) {
   auto r = Trial("db-row", "client-crash");
   EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
