@@ -1,5 +1,6 @@
 #include "harness/lab_cluster.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -150,18 +151,41 @@ Status LabNode::Restart() {
   return s;
 }
 
+namespace {
+
+// Scratch directories of harnesses that were SIGKILLed (their servers died with them by
+// PDEATHSIG, but nobody removed the data): each holds owner.pid; a dead owner's is removed.
+void SweepStaleScratch(const std::string& tmp, const std::string& kind) {
+  std::error_code ec;
+  std::string prefix = "locklab-" + kind + "-";
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::ifstream in(e.path() / "owner.pid");
+    long owner = 0;
+    if (!(in >> owner) || owner <= 0) continue;  // not ours to judge
+    if (kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
+}
+
+}  // namespace
+
 Status LabNode::Launch() {
   Status s = MakeDirs(dir_);
   if (!s.ok()) return s;
   if (scratch_.empty()) {
-    const char* tmp = getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/locklab-" + options_.kind +
-                       "-XXXXXX";
+    const char* env = getenv("TMPDIR");
+    std::string tmp = env && *env ? env : "/tmp";
+    SweepStaleScratch(tmp, options_.kind);
+    std::string tmpl = tmp + "/locklab-" + options_.kind + "-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       return Status::Infrastructure("mkdtemp " + tmpl + ": " + strerror(errno));
     }
     scratch_ = tmpl;
     s = MakeDirs(scratch_ + "/data");
+    if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
     if (!s.ok()) return s;
   }
   int port = options_.port;
