@@ -50,6 +50,25 @@ TEST_F(DbEtcdChaosTest, DbRowInapplicableFaultIsAUsageError) {
   EXPECT_NE(inv.output.find("does not apply"), std::string::npos) << inv.output;
 }
 
+TEST_F(DbEtcdChaosTest, MatrixRunsOnlyTheFaultsThatApplyToDbRow) {
+  Invocation inv = RunLocklab({"matrix", "--locks", "db-row", "--faults", "none,clock-jump",
+                               "--seed", "7", "--no-report", "--out", dir_},
+                              dir_, Millis(60000));
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(m[1].str() + "/matrix.json"));
+  EXPECT_EQ(j["trials"].size(), 1u) << j.dump(2);  // clock-jump never ran
+  for (const auto& c : j["cells"]) {
+    if (c["faults"] == "clock-jump") {
+      EXPECT_EQ(c["verdict"], "n/a") << c.dump();
+      EXPECT_TRUE(c.contains("why_not")) << c.dump();
+    } else {
+      EXPECT_EQ(c["verdict"], "S") << c.dump();
+    }
+  }
+}
+
 TEST_F(DbEtcdChaosTest, EtcdLeasePausedHolderOverlapsButItsStaleWriteIsRejected) {
   // What consensus does not fix: the lease expires under a paused holder (2.5 s > TTL 1 s)
   // and the next client gets the lock; only the fencing token saves the resource.
