@@ -29,12 +29,21 @@ Status ServerPaths::Discover(const std::string& kind, ServerPaths* out) {
 
 std::vector<std::string> MariaDbArgv(const ServerPaths& paths, const std::string& scratch,
                                      int port) {
-  return {paths.mariadbd, "--no-defaults", "--datadir=" + scratch + "/data",
-          "--port=" + std::to_string(port), "--bind-address=127.0.0.1",
-          "--socket=" + scratch + "/mysqld.sock", "--pid-file=" + scratch + "/mysqld.pid",
-          "--user=root", "--skip-grant-tables", "--skip-name-resolve", "--skip-log-bin",
-          "--performance-schema=0", "--innodb-buffer-pool-size=8M",
-          "--innodb-log-file-size=4M", "--innodb-flush-log-at-trx-commit=2",
+  return {paths.mariadbd,
+          "--no-defaults",
+          "--datadir=" + scratch + "/data",
+          "--port=" + std::to_string(port),
+          "--bind-address=127.0.0.1",
+          "--socket=" + scratch + "/mysqld.sock",
+          "--pid-file=" + scratch + "/mysqld.pid",
+          "--user=root",
+          "--skip-grant-tables",
+          "--skip-name-resolve",
+          "--skip-log-bin",
+          "--performance-schema=0",
+          "--innodb-buffer-pool-size=8M",
+          "--innodb-log-file-size=4M",
+          "--innodb-flush-log-at-trx-commit=2",
           "--max-connections=200"};
 }
 
@@ -43,12 +52,33 @@ std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& n
                                   const std::string& initial_cluster, const std::string& token) {
   std::string client = "http://127.0.0.1:" + std::to_string(port);
   std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
-  return {paths.etcd, "--name", name, "--data-dir", scratch + "/data",
-          "--listen-client-urls", client, "--advertise-client-urls", client,
-          "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-          "--initial-cluster", initial_cluster, "--initial-cluster-state", "new",
-          "--initial-cluster-token", token, "--heartbeat-interval", "50",
-          "--election-timeout", "500", "--logger", "zap", "--log-outputs", "stderr"};
+  return {paths.etcd,
+          "--name",
+          name,
+          "--data-dir",
+          scratch + "/data",
+          "--listen-client-urls",
+          client,
+          "--advertise-client-urls",
+          client,
+          "--listen-peer-urls",
+          peer,
+          "--initial-advertise-peer-urls",
+          peer,
+          "--initial-cluster",
+          initial_cluster,
+          "--initial-cluster-state",
+          "new",
+          "--initial-cluster-token",
+          token,
+          "--heartbeat-interval",
+          "50",
+          "--election-timeout",
+          "500",
+          "--logger",
+          "zap",
+          "--log-outputs",
+          "stderr"};
 }
 
 Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
@@ -80,8 +110,8 @@ Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid, b
   Nanos end = MonotonicNow() + timeout;
   std::string last;
   for (;;) {
-    locks::HttpResult r =
-        locks::HttpCall(endpoint, "GET", "/health", "", Millis(200), Millis(need_quorum ? 1000 : 100));
+    locks::HttpResult r = locks::HttpCall(endpoint, "GET", "/health", "", Millis(200),
+                                          Millis(need_quorum ? 1000 : 100));
     // A member serves no client request until it has rejoined through raft (even /version
     // waits), so without a quorum "runs" means: its client port accepts connections.
     if (!need_quorum && r.outcome != locks::Outcome::kFail) return Status::Ok();

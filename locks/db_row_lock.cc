@@ -39,9 +39,9 @@ DbRowLock::DbRowLock(const LockConfig& config, const DbRowOptions& options)
 Outcome DbRowLock::Prepare(const std::string& key, std::string* detail) {
   if (!conn_.connected() || conn_.session_id() != prepared_session_) {
     if (options_.wait_timeout_s > 0) {
-      SqlResult r = conn_.Query("SET SESSION wait_timeout = " +
-                                    std::to_string(options_.wait_timeout_s),
-                                config_.command_timeout);
+      SqlResult r =
+          conn_.Query("SET SESSION wait_timeout = " + std::to_string(options_.wait_timeout_s),
+                      config_.command_timeout);
       if (r.outcome != Outcome::kOk || r.sql_errno != 0) {
         *detail = r.error;
         // A SET that may or may not have run holds no lock: retrying is safe.
@@ -80,14 +80,14 @@ Outcome DbRowLock::Attempt(const std::string& key, int64_t wait_s, Nanos deadlin
       return Outcome::kFail;  // no lock statement was sent
     }
   }
-  std::string sql = "SELECT id FROM distributed_lock WHERE transaction_id = " +
-                    MariaDbConnection::Quote(key) + " FOR UPDATE " +
-                    (wait_s > 0 ? "WAIT " + std::to_string(wait_s) : std::string("NOWAIT"));
+  std::string sql =
+      "SELECT id FROM distributed_lock WHERE transaction_id = " + MariaDbConnection::Quote(key) +
+      " FOR UPDATE " + (wait_s > 0 ? "WAIT " + std::to_string(wait_s) : std::string("NOWAIT"));
   // The server answers within wait_s; the client waits that long plus a command timeout,
   // but never past the caller's deadline plus a command timeout.
   Millis budget = Millis(wait_s * 1000) + config_.command_timeout;
-  Millis to_deadline = std::chrono::duration_cast<Millis>(deadline - MonotonicNow()) +
-                       config_.command_timeout;
+  Millis to_deadline =
+      std::chrono::duration_cast<Millis>(deadline - MonotonicNow()) + config_.command_timeout;
   budget = std::max(config_.command_timeout, std::min(budget, to_deadline));
   SqlResult r = conn_.Query(sql, budget);
   if (r.outcome != Outcome::kOk) {

@@ -65,8 +65,8 @@ class DbRowLock : public Lock {
   LockConfig config_;
   DbRowOptions options_;
   MariaDbConnection conn_;
-  unsigned long prepared_session_ = 0;   // session whose wait_timeout is set
-  std::set<std::string> created_;        // keys whose row exists (rows are never deleted)
+  unsigned long prepared_session_ = 0;  // session whose wait_timeout is set
+  std::set<std::string> created_;       // keys whose row exists (rows are never deleted)
 };
 
 }  // namespace locklab::locks

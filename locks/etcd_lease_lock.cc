@@ -121,8 +121,8 @@ bool EtcdLeaseLock::KeepAliveAndRecord(const std::string& key, const std::string
   // renewal does.
   nlohmann::json value = {{"token", token}, {"lease", lease_id}, {"ttl_s", ttl_s_}};
   if (emit) emit(1, "invoke", "renew", key, value);
-  HttpResult r = Call("/v3/lease/keepalive", nlohmann::json{{"ID", lease_id}}.dump(),
-                      config_.command_timeout);
+  HttpResult r =
+      Call("/v3/lease/keepalive", nlohmann::json{{"ID", lease_id}}.dump(), config_.command_timeout);
   Outcome o = r.outcome;
   std::string error = r.error;
   bool lease_gone = false;
@@ -181,10 +181,10 @@ LockResult EtcdLeaseLock::Acquire(const std::string& key, Nanos deadline) {
         [this, key, lease_id] { return KeepAliveAndRecord(key, lease_id); });
     // 2. The lock: the server answers once we are first in line.
     now = MonotonicNow();
-    Millis wait = std::max(config_.command_timeout,
-                           std::chrono::duration_cast<Millis>(deadline - now));
-    HttpResult l = Call("/v3/lock/lock", nlohmann::json{{"name", name}, {"lease", lease_id}}.dump(),
-                        wait);
+    Millis wait =
+        std::max(config_.command_timeout, std::chrono::duration_cast<Millis>(deadline - now));
+    HttpResult l =
+        Call("/v3/lock/lock", nlohmann::json{{"name", name}, {"lease", lease_id}}.dump(), wait);
     std::string lock_key;
     if (l.outcome == Outcome::kOk && l.status == 200) {
       Base64Decode(Str(Parse(l.body), "key"), &lock_key);

@@ -41,8 +41,8 @@
 namespace locklab::locks {
 
 struct EtcdLeaseOptions {
-  bool fencing = true;   // hand out the key's create revision as the fencing token
-  Millis keepalive{0};   // time between keep-alives; 0 = TTL/3
+  bool fencing = true;  // hand out the key's create revision as the fencing token
+  Millis keepalive{0};  // time between keep-alives; 0 = TTL/3
 };
 
 Status ParseEtcdLeaseOptions(const LockConfig& config, EtcdLeaseOptions* out);

@@ -105,8 +105,8 @@ HttpResult HttpCall(const Endpoint& endpoint, const std::string& method, const s
   std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + endpoint.ToString() +
                     "\r\nConnection: close\r\n";
   if (!body.empty() || method == "POST") {
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-           "\r\n";
+    req +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   }
   req += "\r\n" + body;
   // From here on the server may have received (part of) the request: failures are unknown.

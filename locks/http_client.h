@@ -21,9 +21,9 @@ namespace locklab::locks {
 
 struct HttpResult {
   Outcome outcome = Outcome::kFail;
-  int status = 0;        // HTTP status code when kOk
-  std::string body;      // decoded body when kOk
-  std::string error;     // why, when not kOk
+  int status = 0;     // HTTP status code when kOk
+  std::string body;   // decoded body when kOk
+  std::string error;  // why, when not kOk
 };
 
 // `method` GET or POST; `body` sent with Content-Type application/json when not empty.

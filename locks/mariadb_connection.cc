@@ -1,9 +1,8 @@
 #include "locks/mariadb_connection.h"
 
+#include <mysql.h>
 #include <poll.h>
 #include <sys/socket.h>
-
-#include <mysql.h>
 
 #include <algorithm>
 
@@ -18,12 +17,23 @@ std::string MariaDbConnection::Quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
     switch (c) {
-      case '\'': out += "\\'"; break;
-      case '\\': out += "\\\\"; break;
-      case '\0': out += "\\0"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\0':
+        out += "\\0";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "'";
@@ -83,9 +93,8 @@ bool MariaDbConnection::Connect(std::string* error) {
   Nanos end = MonotonicNow() + options_.connect_timeout;
   MYSQL* ret = nullptr;
   const char* db = options_.database.empty() ? nullptr : options_.database.c_str();
-  int status = mysql_real_connect_start(&ret, mysql_, endpoint_.host.c_str(),
-                                        options_.user.c_str(), "", db,
-                                        static_cast<unsigned>(endpoint_.port), nullptr, 0);
+  int status = mysql_real_connect_start(&ret, mysql_, endpoint_.host.c_str(), options_.user.c_str(),
+                                        "", db, static_cast<unsigned>(endpoint_.port), nullptr, 0);
   while (status != 0) {
     if (!Wait(&status, end)) {
       *error = "connect timeout to " + endpoint_.ToString();
@@ -125,7 +134,8 @@ SqlResult MariaDbConnection::Query(const std::string& sql, Millis timeout) {
   int err = 0;
   int status = mysql_real_query_start(&err, mysql_, sql.data(), sql.size());
   while (status != 0) {
-    if (!Wait(&status, end)) return lost("timeout after " + std::to_string(timeout.count()) + " ms");
+    if (!Wait(&status, end))
+      return lost("timeout after " + std::to_string(timeout.count()) + " ms");
     status = mysql_real_query_cont(&err, mysql_, status);
   }
   if (err != 0) {

@@ -29,13 +29,13 @@ namespace locklab::locks {
 
 struct SqlResult {
   Outcome outcome = Outcome::kFail;
-  unsigned sql_errno = 0;                     // server error (1205 lock wait timeout, ...), 0 = none
-  std::string error;                          // server or transport error text
+  unsigned sql_errno = 0;  // server error (1205 lock wait timeout, ...), 0 = none
+  std::string error;       // server or transport error text
   std::vector<std::vector<std::string>> rows;  // result set, NULL as ""
 };
 
 struct MariaDbOptions {
-  std::string user = "locklab";     // the lab server runs --skip-grant-tables: any user works
+  std::string user = "locklab";      // the lab server runs --skip-grant-tables: any user works
   std::string database = "locklab";  // "" = none (the bootstrap creates it)
   Millis connect_timeout{200};
 };

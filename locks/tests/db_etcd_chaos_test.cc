@@ -56,7 +56,8 @@ TEST_F(DbEtcdChaosTest, MatrixRunsOnlyTheFaultsThatApplyToDbRow) {
                               dir_, Millis(60000));
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md")))
+      << inv.output;
   auto j = nlohmann::json::parse(ReadAll(m[1].str() + "/matrix.json"));
   EXPECT_EQ(j["trials"].size(), 1u) << j.dump(2);  // clock-jump never ran
   for (const auto& c : j["cells"]) {
@@ -83,8 +84,8 @@ TEST_F(DbEtcdChaosTest, EtcdLeaseSurvivesAMemberKilledAndRestarted) {
   // What consensus fixes: one of three members killed (-9) and restarted twice while a
   // holder is in a 1 s critical section; the lease and the lock key live on the others.
   auto r = Trial("etcd-lease", "restart",
-                 {"--fault-nodes", "1", "--hold", "1000", "--fault-duration", "300",
-                  "--interval", "1000", "--ttl", "1000"});
+                 {"--fault-nodes", "1", "--hold", "1000", "--fault-duration", "300", "--interval",
+                  "1000", "--ttl", "1000"});
   EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
   EXPECT_GT(r["resource"]["acknowledged_writes"].get<int>(), 2) << r.dump(2);
 }

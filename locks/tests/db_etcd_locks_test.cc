@@ -1,11 +1,10 @@
 // db-row against a real lab mariadbd and etcd-lease against a real 3-member lab etcd
 // cluster (both started by the lab code under test, on free loopback ports).
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
@@ -22,7 +21,6 @@ bool DirExists(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
 }
-
 
 class DbRowTest : public LabNodeTest {
  protected:
@@ -229,7 +227,8 @@ TEST_F(EtcdLeaseTest, StopLeavesNoMemberAndNoScratchDirectory) {
 }
 
 TEST(Base64Test, RoundTripsEveryLength) {
-  for (const std::string& s : std::vector<std::string>{"", "l", "lo", "loc", "lock:0", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "l", "lo", "loc", "lock:0", std::string("\0\xff\x10", 3)}) {
     std::string back;
     ASSERT_TRUE(locks::Base64Decode(locks::Base64Encode(s), &back));
     EXPECT_EQ(back, s);
