@@ -1,13 +1,17 @@
 #include "harness/lab_cluster.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
+#include "harness/lab_servers.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
 
@@ -98,7 +102,13 @@ LabNode::LabNode(NodeOptions options, std::string dir, const LabPaths& paths)
       clock_(dir_ + "/clock") {}
 
 LabNode::~LabNode() {
-  if (!options_.detached) Kill();
+  if (!options_.detached) {
+    Kill();
+    if (!scratch_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch_, ec);
+    }
+  }
 }
 
 std::string LabNode::log_path() const { return dir_ + ".log"; }
@@ -106,6 +116,11 @@ std::string LabNode::log_path() const { return dir_ + ".log"; }
 bool LabNode::Running() const { return ProcessAlive(pid_); }
 
 Status LabNode::Start() {
+  if (options_.kind != "redis") {
+    Status s = Launch();
+    if (s.ok()) s = WaitReady(Millis(20000));
+    return s;
+  }
   Status s = MakeDirs(dir_);
   if (!s.ok()) return s;
   s = clock_.Set("+0");
@@ -123,7 +138,99 @@ Status LabNode::Start() {
 
 Status LabNode::Restart() {
   Kill();
-  return StartOnPort(port_);
+  if (options_.kind == "redis") return StartOnPort(port_);
+  Status s = SpawnOnPort(port_);
+  // An etcd member is healthy only with a quorum, and a fault may restart every member one
+  // after the other: wait only until this one answers HTTP (it rejoins on its own).
+  if (s.ok() && options_.kind == "etcd") {
+    s = WaitForEtcd(endpoint(), Millis(20000), pid_, /*need_quorum=*/false);
+    if (!s.ok()) Kill();
+    return s;
+  }
+  if (s.ok()) s = WaitReady(Millis(20000));
+  return s;
+}
+
+namespace {
+
+// Scratch directories of harnesses that were SIGKILLed (their servers died with them by
+// PDEATHSIG, but nobody removed the data): each holds owner.pid; a dead owner's is removed.
+void SweepStaleScratch(const std::string& tmp, const std::string& kind) {
+  std::error_code ec;
+  std::string prefix = "locklab-" + kind + "-";
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::ifstream in(e.path() / "owner.pid");
+    long owner = 0;
+    if (!(in >> owner) || owner <= 0) continue;  // not ours to judge
+    if (kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
+}
+
+}  // namespace
+
+Status LabNode::Launch() {
+  Status s = MakeDirs(dir_);
+  if (!s.ok()) return s;
+  if (scratch_.empty()) {
+    const char* env = getenv("TMPDIR");
+    std::string tmp = env && *env ? env : "/tmp";
+    SweepStaleScratch(tmp, options_.kind);
+    std::string tmpl = tmp + "/locklab-" + options_.kind + "-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return Status::Infrastructure("mkdtemp " + tmpl + ": " + strerror(errno));
+    }
+    scratch_ = tmpl;
+    s = MakeDirs(scratch_ + "/data");
+    if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
+    if (!s.ok()) return s;
+  }
+  int port = options_.port;
+  if (port == 0) {
+    s = FreeLoopbackPort(&port);
+    if (!s.ok()) return s;
+  }
+  return SpawnOnPort(port);
+}
+
+Status LabNode::SpawnOnPort(int port) {
+  ServerPaths sp;
+  Status s = ServerPaths::Discover(options_.kind, &sp);
+  if (!s.ok()) return s;
+  SpawnOptions o;
+  if (options_.kind == "mariadb") {
+    o.argv = MariaDbArgv(sp, scratch_, port);
+  } else if (options_.kind == "etcd") {
+    o.argv = EtcdArgv(sp, options_.name, scratch_, port, options_.peer_port,
+                      options_.initial_cluster, options_.cluster_token);
+  } else {
+    return Status::Usage("node " + options_.name + ": unknown server kind '" + options_.kind + "'");
+  }
+  o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
+  o.cwd = scratch_;
+  o.log_path = log_path();
+  o.detached = options_.detached;
+  pid_t pid;
+  s = Spawn(o, &pid);
+  if (!s.ok()) return s;
+  pid_ = pid;
+  port_ = port;
+  return Status::Ok();
+}
+
+Status LabNode::WaitReady(Millis timeout) {
+  Status s = options_.kind == "mariadb" ? WaitForMariaDb(endpoint(), timeout, pid_)
+             : options_.kind == "etcd"  ? WaitForEtcd(endpoint(), timeout, pid_)
+                                        : WaitForPing(endpoint(), timeout, pid_);
+  if (!s.ok()) {
+    s = Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
+                               Tail(log_path(), 300));
+    Kill();
+  }
+  return s;
 }
 
 Status LabNode::StartOnPort(int port) {
@@ -166,12 +273,50 @@ void LabNode::Kill() {
   pid_ = -1;
 }
 
-Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args) {
-  for (int i = 1; i <= lock_nodes; ++i) {
+Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
+                         const std::string& kind) {
+  if (kind == "etcd") {
+    // Every member's ports are known before any starts: each lists the others' peer URLs.
+    std::vector<NodeOptions> members;
+    std::vector<int> taken;
+    std::string initial;
+    for (int i = 1; i <= lock_nodes; ++i) {
+      NodeOptions o;
+      o.name = "n" + std::to_string(i);
+      o.kind = kind;
+      o.detached = detached;
+      for (int* port : {&o.port, &o.peer_port}) {
+        do {  // a port that was free a moment ago may come back twice: keep them distinct
+          Status s = FreeLoopbackPort(port);
+          if (!s.ok()) return s;
+        } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
+        taken.push_back(*port);
+      }
+      initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
+                 std::to_string(o.peer_port);
+      members.push_back(o);
+    }
+    std::string token = "locklab-" + std::to_string(getpid()) + "-" +
+                        std::to_string(MonotonicNow().count());
+    for (auto& o : members) {
+      o.initial_cluster = initial;
+      o.cluster_token = token;
+      auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
+      Status s = node->Launch();
+      nodes_.push_back(std::move(node));
+      if (!s.ok()) return s;
+    }
+    for (auto& n : nodes_) {
+      Status s = n->WaitReady(Millis(20000));
+      if (!s.ok()) return s;
+    }
+  }
+  for (int i = 1; i <= lock_nodes && kind != "etcd"; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
     o.detached = detached;
     o.extra_args = node_args;
+    o.kind = kind;
     auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
     Status s = node->Start();
     nodes_.push_back(std::move(node));

@@ -49,6 +49,15 @@ struct NodeOptions {
   // (the file is written to the node's directory; Sentinel rewrites it as it runs).
   bool sentinel = false;
   std::string sentinel_config;
+  // What server this node is: "redis" (above), "mariadb" (mariadbd, harness/lab_servers.h)
+  // or "etcd" (one member of an etcd cluster). Non-Redis nodes ignore `faketime` and
+  // `extra_args` (those are redis-server flags) and keep their data in a scratch directory
+  // under $TMPDIR that the node deletes when it is destroyed.
+  std::string kind = "redis";
+  int port = 0;                  // a preset client port (etcd members know each other's); 0 = pick
+  int peer_port = 0;             // etcd: the member's peer port
+  std::string initial_cluster;   // etcd: "n1=http://127.0.0.1:P1,n2=..."
+  std::string cluster_token;     // etcd: --initial-cluster-token
 };
 
 class LabNode {
@@ -63,6 +72,10 @@ class LabNode {
   Status Start();
   // Starts again on the same port and directory (after Kill()).
   Status Restart();
+  // Start() in two halves, for servers that only answer once their peers run (etcd):
+  // Launch() spawns on the preset or a picked port, WaitReady() waits for it to serve.
+  Status Launch();
+  Status WaitReady(Millis timeout);
   void Kill();  // SIGKILL and reap; no-op when not running
   bool Running() const;
 
@@ -70,13 +83,17 @@ class LabNode {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
+  // Non-Redis nodes: the scratch directory holding the server's data ("" for Redis).
+  const std::string& scratch() const { return scratch_; }
   std::string log_path() const;
   locks::Endpoint endpoint() const { return {"127.0.0.1", port_}; }
   const ClockControlFile& clock() const { return clock_; }
 
  private:
   Status StartOnPort(int port);
+  Status SpawnOnPort(int port);
   NodeOptions options_;
+  std::string scratch_;  // non-Redis data directory (deleted with the node)
   std::string dir_;
   LabPaths paths_;
   ClockControlFile clock_;
@@ -90,9 +107,11 @@ class LabCluster {
   LabCluster(std::string dir, LabPaths paths) : dir_(std::move(dir)), paths_(std::move(paths)) {}
   ~LabCluster() { Stop(); }
 
-  // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node.
+  // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node (a
+  // Redis). `kind` is the lock nodes' server (NodeOptions::kind); etcd nodes form one cluster.
   Status Start(int lock_nodes, bool detached = false,
-               const std::vector<std::string>& node_args = {});
+               const std::vector<std::string>& node_args = {},
+               const std::string& kind = "redis");
   void Stop();
 
   std::vector<std::unique_ptr<LabNode>>& nodes() { return nodes_; }

@@ -51,8 +51,12 @@ int ListCommand(const std::vector<std::string>& args) {
     for (const auto& k : l.knobs) {
       knobs.push_back({{"name", k.name}, {"default", k.default_value}, {"description", k.description}});
     }
-    j["locks"].push_back({{"id", l.id}, {"description", l.description},
-                          {"default_nodes", l.default_nodes}, {"knobs", knobs}});
+    nlohmann::ordered_json lock = {{"id", l.id}, {"description", l.description},
+                                   {"default_nodes", l.default_nodes}, {"knobs", knobs},
+                                   {"backend", l.backend}};
+    // Only the faults that apply (LockInfo::faults); absent = every fault.
+    if (!l.faults.empty()) lock["faults"] = l.faults;
+    j["locks"].push_back(lock);
   }
   j["faults"] = nlohmann::ordered_json::array();
   for (const auto& f : faults::ListFaults()) {
@@ -71,6 +75,11 @@ int ListCommand(const std::vector<std::string>& args) {
     for (const auto& e : j[section]) {
       std::cout << "  " << e["id"].get<std::string>() << "\n      "
                 << e["description"].get<std::string>() << "\n";
+      if (e.contains("faults")) {
+        std::string ids;
+        for (const auto& f : e["faults"]) ids += (ids.empty() ? "" : ", ") + f.get<std::string>();
+        std::cout << "      faults that apply: " << ids << "\n";
+      }
     }
   }
   return 0;

@@ -172,6 +172,10 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
                     " faults only (--full for all)";
   }
   for (auto& f : o.faults) {
+    if (!locks::FaultApplies(lock, f.id)) {
+      cell->applicable = false;
+      cell->why_not = "fault " + f.id + " does not apply to " + lock.id + " (its LockInfo)";
+    }
     std::vector<int> kept;
     for (int n : f.nodes) {
       if (n <= o.nodes) kept.push_back(n);

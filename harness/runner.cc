@@ -338,6 +338,12 @@ Status Trial::Setup() {
   }
   const locks::LockInfo* info = locks::FindLock(o_.lock);
   if (info == nullptr) return Status::Usage("run: lock '" + o_.lock + "': unknown lock id (see `locklab list`)");
+  for (const auto& fo : o_.faults) {
+    if (!locks::FaultApplies(*info, fo.id)) {
+      return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock +
+                           "' (see `locklab list`)");
+    }
+  }
   if (o_.nodes == 0) o_.nodes = info->default_nodes;
   if (o_.stuck_after.count() == 0) o_.stuck_after = 2 * o_.ttl + Millis(1000);
   Status s = CreateRunDir(o_.out_dir, o_.name, o_.seed, &run_dir_);
@@ -379,7 +385,7 @@ Status Trial::Setup() {
   if (!s.ok()) return s;
   if (!o_.endpoints.empty()) return SetupEndpoints(node_args);
   cluster_ = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
-  s = cluster_->Start(o_.nodes, false, node_args);
+  s = cluster_->Start(o_.nodes, false, node_args, info->backend);
   if (!s.ok()) return s;
   s = proxy_.Start();
   if (!s.ok()) return s;

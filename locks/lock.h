@@ -98,7 +98,17 @@ struct LockInfo {
   std::string description;
   std::vector<KnobInfo> knobs;  // beyond the common ttl / retry_delay / timeouts
   int default_nodes = 1;
+  // The servers the lab starts as this lock's nodes: "redis" (the lab Redis), "mariadb"
+  // (mariadbd) or "etcd" (members of one etcd cluster).
+  std::string backend = "redis";
+  // The fault ids that apply to this lock; empty = every fault. The matrix runs only these
+  // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to
+  // a database lock).
+  std::vector<std::string> faults;
 };
+
+// Whether fault `fault_id` applies to `lock` (LockInfo::faults).
+bool FaultApplies(const LockInfo& lock, const std::string& fault_id);
 
 const std::vector<LockInfo>& ListLocks();
 const LockInfo* FindLock(const std::string& id);

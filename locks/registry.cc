@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "locks/article_locks.h"
+#include "locks/db_row_lock.h"
 #include "locks/driver_lock.h"
+#include "locks/etcd_lease_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
 #include "locks/redlock.h"
@@ -95,6 +97,33 @@ const std::vector<LockInfo>& ListLocks() {
         {"fallback_expire_s", "30", "the catch block's blind EXPIRE (line 138)"},
         {"spin_ms", "0", "sleep between acquire attempts (the article's loop has none)"}},
        1},
+      {"db-row",
+       "the database lock of articles/002_f9afaf25e46500fc.txt on MariaDB: a row with a "
+       "UNIQUE key (INSERT, duplicate = exists), SELECT ... FOR UPDATE in an open "
+       "transaction, release = COMMIT. No TTL: the lock lives as long as the transaction "
+       "(commit, connection end, server kill of an idle session, server restart); the lab "
+       "--ttl is not used. A waiter blocks up to the acquire deadline (WAIT n)",
+       {{"transaction", "explicit",
+         "explicit (START TRANSACTION, the article's intent) or autocommit (its lock() as "
+         "printed: no setAutoCommit(false), the row lock ends with the SELECT)"},
+        {"wait_timeout_s", "0",
+         "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
+         "holder loses its lock); 0 = the server default, 8 h"}},
+       1, "mariadb",
+       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
+        "partition"}},
+      {"etcd-lease",
+       "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
+       "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
+       "with it, the lock key's create revision as the fencing token (checked by the fenced "
+       "resource), release = /v3/lock/unlock then lease revoke. Consensus survives member "
+       "restarts; a paused holder still outlives its lease (fencing saves the resource)",
+       {{"fencing", "true",
+         "hand out the key's create revision as the fencing token (false: plain writes)"},
+        {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
+       3, "etcd",
+       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
+        "partition"}},
   };
   return kLocks;
 }
@@ -105,6 +134,11 @@ const LockInfo* FindLock(const std::string& id) {
     if (l.id == id) return &l;
   }
   return nullptr;
+}
+
+bool FaultApplies(const LockInfo& lock, const std::string& fault_id) {
+  return lock.faults.empty() ||
+         std::find(lock.faults.begin(), lock.faults.end(), fault_id) != lock.faults.end();
 }
 
 Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
@@ -165,6 +199,16 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
     Status s = ParseArticleWatchdogOptions(config, &o);
     if (!s.ok()) return s;
     *out = std::make_unique<ArticleWatchdogLock>(config, o);
+  } else if (id == "db-row") {
+    DbRowOptions o;
+    Status s = ParseDbRowOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<DbRowLock>(config, o);
+  } else if (id == "etcd-lease") {
+    EtcdLeaseOptions o;
+    Status s = ParseEtcdLeaseOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<EtcdLeaseLock>(config, o);
   } else {
     return Status::Usage("lock '" + id + "': listed but not built");
   }

@@ -1,0 +1,54 @@
+// Lab servers other than Redis: how LabNode starts mariadbd and etcd, and how it knows they
+// serve.
+//
+// mariadbd (Debian's mariadb-server 10.11): started on an empty data directory (InnoDB makes
+// its system tablespace itself; mariadb-install-db's grant tables are not needed because the
+// lab server runs --skip-grant-tables: any user name connects, over TCP on 127.0.0.1 only),
+// --user=root so it runs as root, no binary log, a small buffer pool, no performance schema.
+// Ready = a session answers and the bootstrap (database `locklab`, the article's table) ran.
+// Measured on this 2-core machine: about 0.2 s to ready (mariadb-install-db alone takes 3 s,
+// which is why it is not used). A restart after kill -9 runs InnoDB crash recovery on the
+// same data directory; committed rows survive, row locks do not.
+//
+// etcd (Debian's etcd-server 3.4): one member of a loopback cluster, heartbeat 50 ms and
+// election timeout 500 ms (the defaults are 100/1000 ms; shorter makes a lost leader
+// replaced in about a second). Ready = GET /health answers {"health":"true"}, which needs
+// a quorum of members, so a cluster is launched whole before any member is waited for.
+//
+// The socket path and data live in a scratch directory under $TMPDIR (a unix socket path
+// must stay under 108 bytes, run directories are deeper than that); the log goes to the run
+// directory like a Redis node's. Thread-compatible (used from the harness's main thread).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "locks/redis_connection.h"
+
+namespace locklab::harness {
+
+struct ServerPaths {
+  std::string mariadbd = "/usr/sbin/mariadbd";
+  std::string etcd = "/usr/bin/etcd";
+  // LOCKLAB_MARIADBD / LOCKLAB_ETCD override; an error names the missing program and package.
+  static Status Discover(const std::string& kind, ServerPaths* out);
+};
+
+// The argv of a mariadbd on `port` keeping its files in `scratch`.
+std::vector<std::string> MariaDbArgv(const ServerPaths& paths, const std::string& scratch,
+                                     int port);
+// The argv of etcd member `name` (client port `port`, peer port `peer_port`).
+std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& name,
+                                  const std::string& scratch, int port, int peer_port,
+                                  const std::string& initial_cluster, const std::string& token);
+
+// Waits until the server on `endpoint` serves (see above) or `timeout` passes or `pid` exits.
+Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
+// need_quorum = false: its client port accepting connections will do (the member runs,
+// maybe alone, and rejoins the cluster on its own).
+Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,
+                   bool need_quorum = true);
+
+}  // namespace locklab::harness

@@ -1,0 +1,247 @@
+// db-row against a real lab mariadbd and etcd-lease against a real 3-member lab etcd
+// cluster (both started by the lab code under test, on free loopback ports).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "harness/lab_cluster.h"
+#include "harness/process.h"
+#include "locks/db_row_lock.h"
+#include "locks/etcd_lease_lock.h"
+#include "locks/http_client.h"
+#include "locks/mariadb_connection.h"
+#include "tests/lab_fixture.h"
+
+namespace locklab::testing {
+namespace {
+
+bool DirExists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+class DbRowTest : public LabNodeTest {
+ protected:
+  harness::LabNode& StartMariaDb() {
+    harness::NodeOptions o;
+    o.name = "db1";
+    o.kind = "mariadb";
+    nodes_.push_back(std::make_unique<harness::LabNode>(o, dir_ + "/db1", paths_));
+    Nanos t0 = MonotonicNow();
+    Status s = nodes_.back()->Start();
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::cerr << "mariadbd ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
+    return *nodes_.back();
+  }
+  locks::LockConfig Config(const harness::LabNode& n) {
+    locks::LockConfig c;
+    c.algorithm = "db-row";
+    c.nodes = {n.endpoint()};
+    return c;
+  }
+};
+
+TEST_F(DbRowTest, SecondClientWaitsUntilTheFirstCommits) {
+  auto& n = StartMariaDb();
+  auto a = BuildLock(Config(n));
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  EXPECT_EQ(ra.lease.fence, -1);
+  // The row is locked: b is refused (a certain refusal, not unknown) once its deadline passes.
+  Nanos t0 = MonotonicNow();
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(1500));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kFail) << rb.detail;
+  EXPECT_GE(ToMillis(MonotonicNow() - t0), 1000.0);
+  // Another key is independent.
+  auto rb1 = b->Acquire("lock:1", MonotonicNow() + Millis(1000));
+  EXPECT_EQ(rb1.outcome, locks::Outcome::kOk) << rb1.detail;
+  EXPECT_EQ(b->Release(rb1.lease).outcome, locks::Outcome::kOk);
+  // COMMIT releases it, and a waiter blocked in SELECT ... FOR UPDATE gets it at once.
+  std::thread releaser([&] {
+    SleepFor(Millis(300));
+    EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  });
+  t0 = MonotonicNow();
+  rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
+  releaser.join();
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500.0);
+  EXPECT_NE(rb.lease.token, ra.lease.token);  // another session owns it
+}
+
+TEST_F(DbRowTest, AClosedHolderSessionReleasesTheRow) {
+  auto& n = StartMariaDb();
+  auto b = BuildLock(Config(n));
+  {
+    auto a = BuildLock(Config(n));
+    ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
+  }  // a's connection closes without COMMIT, as a crashed client's would
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+}
+
+TEST_F(DbRowTest, AutocommitAsPrintedHoldsNothing) {
+  // The article's lock() never turns autocommit off: the row lock ends with the SELECT.
+  auto& n = StartMariaDb();
+  auto c = Config(n);
+  c.knobs["transaction"] = "autocommit";
+  auto a = BuildLock(c);
+  auto b = BuildLock(c);
+  ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(500)).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(DbRowTest, ServerRestartDropsTheRowLockWhileTheHolderStillBelievesIt) {
+  auto& n = StartMariaDb();
+  auto a = BuildLock(Config(n));
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk);
+  pid_t old = n.pid();
+  ASSERT_TRUE(n.Restart().ok());
+  EXPECT_FALSE(harness::ProcessAlive(old));
+  // Row locks are not persistent: the restarted server grants the row to b...
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(3000)).outcome, locks::Outcome::kOk);
+  // ...and a learns it only when its COMMIT finds the session gone.
+  EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(DbRowTest, BadKnobIsAUsageError) {
+  locks::LockConfig c;
+  c.algorithm = "db-row";
+  c.nodes = {locks::Endpoint{}};
+  c.knobs["transaction"] = "sometimes";
+  std::unique_ptr<locks::Lock> l;
+  Status s = locks::MakeLock(c, &l);
+  EXPECT_EQ(s.code(), Status::Code::kUsage);
+  EXPECT_NE(s.message().find("transaction"), std::string::npos) << s.message();
+}
+
+TEST_F(DbRowTest, StopLeavesNoServerAndNoScratchDirectory) {
+  pid_t pid;
+  std::string scratch;
+  {
+    harness::NodeOptions o;
+    o.name = "db1";
+    o.kind = "mariadb";
+    harness::LabNode node(o, dir_ + "/db1", paths_);
+    ASSERT_TRUE(node.Start().ok());
+    pid = node.pid();
+    scratch = node.scratch();
+    ASSERT_FALSE(scratch.empty());
+    EXPECT_TRUE(DirExists(scratch + "/data"));
+  }
+  EXPECT_FALSE(harness::ProcessAlive(pid));
+  EXPECT_FALSE(DirExists(scratch));
+}
+
+TEST(MariaDbConnectionTest, NothingListeningIsAFailNotUnknown) {
+  int port = 0;
+  ASSERT_TRUE(harness::FreeLoopbackPort(&port).ok());
+  locks::MariaDbConnection c({"127.0.0.1", port}, {"locklab", "", Millis(200)});
+  auto r = c.Query("SELECT 1", Millis(200));
+  EXPECT_EQ(r.outcome, locks::Outcome::kFail) << r.error;
+}
+
+class EtcdLeaseTest : public LabNodeTest {
+ protected:
+  void StartEtcd() {
+    cluster_ = std::make_unique<harness::LabCluster>(dir_ + "/nodes", paths_);
+    Nanos t0 = MonotonicNow();
+    Status s = cluster_->Start(3, false, {}, "etcd");
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::cerr << "3-member etcd ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
+  }
+  locks::LockConfig Config() {
+    locks::LockConfig c;
+    c.algorithm = "etcd-lease";
+    c.nodes = cluster_->lock_endpoints();
+    c.ttl = Millis(1000);
+    return c;
+  }
+  std::unique_ptr<harness::LabCluster> cluster_;
+};
+
+TEST_F(EtcdLeaseTest, FencesGrowFromHolderToHolderAndTheLeaseOutlivesItsTtl) {
+  StartEtcd();
+  auto a = BuildLock(Config());
+  auto b = BuildLock(Config());
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  EXPECT_GT(ra.lease.fence, 0);
+  // Three TTLs later the keep-alive still holds the lease: b cannot get in.
+  SleepFor(Millis(3000));
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(800));
+  EXPECT_NE(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  rb = b->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_GT(rb.lease.fence, ra.lease.fence);
+  EXPECT_EQ(b->Release(rb.lease).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(EtcdLeaseTest, HolderKeepsTheLockWhileOneMemberIsDownAndBack) {
+  StartEtcd();
+  auto a = BuildLock(Config());
+  auto b = BuildLock(Config());
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  cluster_->nodes()[0]->Kill();  // the member a and b talk to first
+  SleepFor(Millis(2500));        // > 2 TTLs: keep-alives go to the other members
+  EXPECT_NE(b->Acquire("lock:0", MonotonicNow() + Millis(800)).outcome, locks::Outcome::kOk);
+  ASSERT_TRUE(cluster_->nodes()[0]->Restart().ok());
+  EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_GT(rb.lease.fence, ra.lease.fence);
+}
+
+TEST_F(EtcdLeaseTest, AnAbandonedLeaseExpiresAndTheNextHolderGetsIt) {
+  StartEtcd();
+  auto b = BuildLock(Config());
+  auto a = BuildLock(Config());
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk);
+  a.reset();  // stops the keep-alive without unlocking: a crashed holder
+  Nanos t0 = MonotonicNow();
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(4000));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 3000.0);
+}
+
+TEST_F(EtcdLeaseTest, StopLeavesNoMemberAndNoScratchDirectory) {
+  StartEtcd();
+  std::vector<pid_t> pids;
+  std::vector<std::string> scratch;
+  for (auto& n : cluster_->nodes()) {
+    pids.push_back(n->pid());
+    scratch.push_back(n->scratch());
+    EXPECT_FALSE(scratch.back().empty());
+  }
+  cluster_.reset();
+  for (pid_t p : pids) EXPECT_FALSE(harness::ProcessAlive(p)) << p;
+  for (const auto& d : scratch) EXPECT_FALSE(DirExists(d)) << d;
+}
+
+TEST(Base64Test, RoundTripsEveryLength) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "l", "lo", "loc", "lock:0", std::string("\0\xff\x10", 3)}) {
+    std::string back;
+    ASSERT_TRUE(locks::Base64Decode(locks::Base64Encode(s), &back));
+    EXPECT_EQ(back, s);
+  }
+  EXPECT_EQ(locks::Base64Encode("lock:0"), "bG9jazow");
+}
+
+TEST(HttpClientTest, ChunkedBodyDecodesAndACutOneIsRefused) {
+  std::string out;
+  EXPECT_TRUE(locks::DecodeChunked("4\r\nabcd\r\n2\r\nef\r\n0\r\n\r\n", &out));
+  EXPECT_EQ(out, "abcdef");
+  EXPECT_FALSE(locks::DecodeChunked("4\r\nab", &out));
+}
+
+}  // namespace
+}  // namespace locklab::testing
