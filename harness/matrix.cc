@@ -140,6 +140,7 @@ struct Cell {
   std::string verdict = "?";     // S | V | L | ? | n/a
   std::string resource = "?";    // S | V | ?
   int violated = 0, stuck = 0, safe = 0, unknown = 0;
+  int untrusted = 0;  // trials whose lab ran late by more than a tenth of the TTL (lab_lag)
   double median_first_violation_ms = -1;
   std::string expected, expected_resource, origin;
   bool mismatch = false;
@@ -260,7 +261,8 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
   auto& cells = plan.cells;
   auto& all = plan.all;
   bool sharded = shard_count > 1;
-  int mismatches = 0;
+  int mismatches = 0, untrusted_trials = 0;
+  double worst_lag_ms = 0;
   for (auto& c : cells) {
     std::vector<size_t> kept;
     for (size_t ti : c.trials) {
@@ -282,7 +284,12 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
       resource_bad += rv == "violated";
       resource_safe += rv == "safe";
       if (r.is_object() && r.contains("first_violation_ms")) firsts.push_back(r["first_violation_ms"].get<double>());
+      if (r.is_object() && r.contains("lab_lag") && !r["lab_lag"].value("timing_trusted", true)) {
+        ++c.untrusted;
+        worst_lag_ms = std::max(worst_lag_ms, r["lab_lag"].value("max_ms", 0.0));
+      }
     }
+    untrusted_trials += c.untrusted;
     int n = static_cast<int>(c.trials.size());
     c.verdict = c.violated ? "V" : c.stuck ? "L" : (c.safe == n && n > 0) ? "S" : "?";
     c.resource = resource_bad ? "V" : (resource_safe == n && n > 0) ? "S" : "?";
@@ -301,6 +308,7 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
   j["trials_per_cell"] = plan.trials;
   j["jobs"] = plan.jobs;
   j["elapsed_s"] = elapsed_s;
+  j["lab_lag"] = {{"untrusted_trials", untrusted_trials}, {"worst_ms", worst_lag_ms}};
   // What `locklab merge` checks (one plan id) and rebuilds the matrix from.
   j["plan"] = {{"id", plan.id}, {"locks", plan.lock_ids}, {"faults", plan.cols},
                {"trial_count", all.size()}, {"expect", plan.expect_path}};
@@ -311,7 +319,7 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     nlohmann::ordered_json cj = {{"algorithm", c.lock}, {"faults", c.fault}, {"verdict", c.verdict},
                                  {"resource", c.resource}, {"trials", c.trials.size()},
                                  {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
-                                 {"unknown", c.unknown}};
+                                 {"unknown", c.unknown}, {"untrusted_timing", c.untrusted}};
     cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
     if (c.median_first_violation_ms >= 0) cj["median_first_violation_ms"] = c.median_first_violation_ms;
     if (!c.applicable) cj["why_not"] = c.why_not;
@@ -372,12 +380,25 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
         md << buf;
       }
       if (c.mismatch) md << " ≠" << (c.expected.empty() ? "r" + c.expected_resource : c.expected);
+      if (c.untrusted > 0) md << " ~";
       md << " |";
     }
     md << "\n";
   }
   if (!plan.expect_path.empty()) {
     md << "\n" << mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
+  }
+  if (untrusted_trials > 0) {
+    // The verdicts stay what the histories show; the reader is told which timings the lab
+    // itself bent (workloads/lag_meter.h).
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.0f", worst_lag_ms);
+    md << "\n`~`: " << untrusted_trials << " trial(s) ran with the lab's own sleeps up to " << buf
+       << " ms late, more than a tenth of their TTL: the machine was overloaded (fewer --jobs, or"
+          " a quieter machine), and a violation in those cells may owe to the lab, not the fault"
+          " (results.json lab_lag).\n";
+    std::cerr << "locklab matrix: warning: " << untrusted_trials << " trial(s) ran with the lab up to "
+              << buf << " ms late; their cells are marked ~ in matrix.md\n";
   }
   WriteFile(dir + "/matrix.md", md.str());
 

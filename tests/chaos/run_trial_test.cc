@@ -42,6 +42,19 @@ TEST_F(RunTrialTest, SetNxPxLuaWithoutFaultsIsSafe) {
   EXPECT_EQ(code, 0);
 }
 
+// lab_lag measures the lab's own lateness, not the fault: random-mode pauses of 1.2 s land
+// in the middle of the clients' sleeps, and those sleeps must not count as lag (else every
+// paused run would look untrusted), while every client still reports its other sleeps.
+TEST_F(RunTrialTest, LabLagLeavesOutTheInjectedPausesAndCountsTheRest) {
+  auto r = Trial("set-nx-px-lua", "client-pause", {"--pause-mode", "random"});
+  ASSERT_TRUE(r.contains("lab_lag")) << r.dump(2);
+  const auto& lag = r["lab_lag"];
+  EXPECT_EQ(lag["clients_reporting"], 3) << lag.dump();
+  EXPECT_GT(lag["sleeps"].get<int>(), 10) << lag.dump();
+  EXPECT_LT(lag["max_ms"].get<double>(), 1000.0) << "a 1.2 s pause counted as lag: " << lag.dump();
+  EXPECT_EQ(lag["bound_ms"], 50.0) << "a tenth of the 500 ms TTL";
+}
+
 TEST_F(RunTrialTest, SetnxUnderTheSamePauseIsSafe) {
   // No expiry: the others wait out the pause.
   auto r = Trial("setnx", "client-pause", {"--pause-point", "before-write"});
