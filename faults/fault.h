@@ -31,6 +31,8 @@ class LabControl {
   virtual ~LabControl() = default;
   virtual int client_count() const = 0;
   virtual int node_count() const = 0;
+  // When the run phase ends (MonotonicNow time); the teardown heals every fault then.
+  virtual Nanos run_end() const { return Nanos::max(); }
   virtual bool ClientRunning(int process) const = 0;
   // SIGSTOP / SIGCONT of the client's whole process group (a stop-the-world pause).
   virtual bool PauseClient(int process) = 0;

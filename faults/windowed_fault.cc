@@ -51,7 +51,20 @@ int WindowedFault::PickClient(LabControl &lab) {
   return lab.ClientRunning(p) ? p : 0;
 }
 
+bool WindowedFault::FitsBeforeTheEnd(LabControl &lab, Nanos time) {
+  if (time + o_.duration <= lab.run_end()) return true;
+  // A window the teardown would cut short is a different, shorter fault (a 2 s pause healed
+  // after 0.4 s), with its own outcome: it is not opened, and the schedule ends.
+  lab.Log(std::string(id()) + ": no more windows: the next would end after the run");
+  state_ = State::kDone;
+  return false;
+}
+
 void WindowedFault::OpenWindow(LabControl &lab, Nanos time, int process) {
+  if (!FitsBeforeTheEnd(lab, time)) {
+    if (process != 0) lab.ResumeClient(process);
+    return;
+  }
   nlohmann::json v = Open(lab, time, process);
   if (v.is_null()) {
     if (process != 0) lab.ResumeClient(process);
@@ -72,6 +85,7 @@ void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
     state_ = State::kDone;
     return;
   }
+  if (!FitsBeforeTheEnd(lab, now)) return;
   std::string point = ArmedPoint();
   if (point.empty()) {
     OpenWindow(lab, now, 0);

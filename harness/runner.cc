@@ -66,6 +66,7 @@ class Trial : public faults::LabControl {
 
   // faults::LabControl
   int client_count() const override { return static_cast<int>(clients_.size()); }
+  Nanos run_end() const override { return start_ + o_.duration; }
   int node_count() const override {
     if (!external_nodes_.empty()) return static_cast<int>(external_nodes_.size());
     return cluster_ ? static_cast<int>(cluster_->nodes().size()) : 0;
