@@ -52,9 +52,11 @@ int WindowedFault::PickClient(LabControl &lab) {
 }
 
 bool WindowedFault::FitsBeforeTheEnd(LabControl &lab, Nanos time) {
-  if (time + o_.duration <= lab.run_end()) return true;
-  // A window the teardown would cut short is a different, shorter fault (a 2 s pause healed
-  // after 0.4 s), with its own outcome: it is not opened, and the schedule ends.
+  // The first window always opens: a duration longer than the run means "until the end"
+  // (the known-answers partitions). A later window is a repeat of the first, and one the
+  // teardown would cut short is a different, shorter fault (a 2 s pause healed after 0.4 s)
+  // with its own outcome: it is not opened, and the schedule ends.
+  if (opened_ == 0 || time + o_.duration <= lab.run_end()) return true;
   lab.Log(std::string(id()) + ": no more windows: the next would end after the run");
   state_ = State::kDone;
   return false;

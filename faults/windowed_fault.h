@@ -61,7 +61,8 @@ class WindowedFault : public Fault {
  private:
   enum class State { kIdle, kArmed, kOpen, kDone };
   void OpenWindow(LabControl& lab, Nanos time, int process);
-  // False (and the schedule done) when a window opened at `time` would end after the run.
+  // False (and the schedule done) when a window after the first, opened at `time`, would
+  // end after the run.
   bool FitsBeforeTheEnd(LabControl& lab, Nanos time);
   void TryOpen(LabControl& lab, Nanos now);
   State state_ = State::kIdle;
