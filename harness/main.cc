@@ -176,6 +176,13 @@ int main(int argc, char** argv) {
   }
   std::string cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
+  // `locklab matrix --help`: the usage, not "flag --help needs a value".
+  for (const auto& a : rest) {
+    if ((a == "--help" || a == "-h") && cmd != "client") {
+      std::cout << harness::kUsage;
+      return 0;
+    }
+  }
   if (cmd == "run") return harness::RunCommand(rest);
   if (cmd == "client") return harness::RunClientCommand(rest);
   if (cmd == "check") return checker::RunCheckCommand(rest);

@@ -119,5 +119,14 @@ TEST_F(ScenarioErrorTest, SameSeedSameScheduleAndVerdict) {
   EXPECT_EQ(Schedule(RunDirOf(ic)), sa);
 }
 
+// Regression: `locklab matrix --help` answered "flag --help needs a value", exit 64.
+TEST_F(ScenarioErrorTest, HelpAfterAnyCommandPrintsTheUsageAndExits0) {
+  for (const char* cmd : {"run", "matrix", "merge", "check", "report", "cluster", "list"}) {
+    Invocation inv = RunLocklab({cmd, "--help"}, dir_);
+    EXPECT_EQ(inv.exit_code, 0) << cmd << ": " << inv.output;
+    EXPECT_NE(inv.output.find("usage:"), std::string::npos) << cmd << ": " << inv.output;
+  }
+}
+
 }  // namespace
 }  // namespace locklab::testing
