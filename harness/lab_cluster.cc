@@ -273,43 +273,58 @@ void LabNode::Kill() {
   pid_ = -1;
 }
 
+Status LabCluster::StartEtcd(int count, bool detached) {
+  // Every member's ports are known before any starts: each lists the others' peer URLs.
+  std::vector<NodeOptions> members;
+  std::vector<int> taken;
+  std::string initial;
+  for (int i = 1; i <= count; ++i) {
+    NodeOptions o;
+    o.name = "n" + std::to_string(i);
+    o.kind = "etcd";
+    o.detached = detached;
+    for (int* port : {&o.port, &o.peer_port}) {
+      do {  // a port that was free a moment ago may come back twice: keep them distinct
+        Status s = FreeLoopbackPort(port);
+        if (!s.ok()) return s;
+      } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
+      taken.push_back(*port);
+    }
+    initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
+               std::to_string(o.peer_port);
+    members.push_back(o);
+  }
+  std::string token = "locklab-" + std::to_string(getpid()) + "-" +
+                      std::to_string(MonotonicNow().count());
+  for (auto& o : members) {
+    o.initial_cluster = initial;
+    o.cluster_token = token;
+    auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
+    Status s = node->Launch();
+    nodes_.push_back(std::move(node));
+    if (!s.ok()) return s;
+  }
+  for (auto& n : nodes_) {
+    Status s = n->WaitReady(Millis(20000));
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
                          const std::string& kind) {
   if (kind == "etcd") {
-    // Every member's ports are known before any starts: each lists the others' peer URLs.
-    std::vector<NodeOptions> members;
-    std::vector<int> taken;
-    std::string initial;
-    for (int i = 1; i <= lock_nodes; ++i) {
-      NodeOptions o;
-      o.name = "n" + std::to_string(i);
-      o.kind = kind;
-      o.detached = detached;
-      for (int* port : {&o.port, &o.peer_port}) {
-        do {  // a port that was free a moment ago may come back twice: keep them distinct
-          Status s = FreeLoopbackPort(port);
-          if (!s.ok()) return s;
-        } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
-        taken.push_back(*port);
-      }
-      initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
-                 std::to_string(o.peer_port);
-      members.push_back(o);
+    // The ports are picked before any member starts, so another process can take one in
+    // between (etcd then exits with "address already in use"): stop every member and start
+    // the cluster again on new ports, three attempts.
+    Status s;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      s = StartEtcd(lock_nodes, detached);
+      if (s.ok() || s.message().find("address already in use") == std::string::npos) break;
+      for (auto& n : nodes_) n->Kill();
+      nodes_.clear();
     }
-    std::string token = "locklab-" + std::to_string(getpid()) + "-" +
-                        std::to_string(MonotonicNow().count());
-    for (auto& o : members) {
-      o.initial_cluster = initial;
-      o.cluster_token = token;
-      auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
-      Status s = node->Launch();
-      nodes_.push_back(std::move(node));
-      if (!s.ok()) return s;
-    }
-    for (auto& n : nodes_) {
-      Status s = n->WaitReady(Millis(20000));
-      if (!s.ok()) return s;
-    }
+    if (!s.ok()) return s;
   }
   for (int i = 1; i <= lock_nodes && kind != "etcd"; ++i) {
     NodeOptions o;

@@ -119,6 +119,9 @@ class LabCluster {
   std::vector<locks::Endpoint> lock_endpoints() const;
 
  private:
+  // One attempt at an etcd cluster of `count` members (ports picked first: each member lists the
+  // others' peer URLs).
+  Status StartEtcd(int count, bool detached);
   std::string dir_;
   LabPaths paths_;
   std::vector<std::unique_ptr<LabNode>> nodes_;
