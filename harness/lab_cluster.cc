@@ -321,7 +321,7 @@ Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::s
     for (int attempt = 1; attempt <= 3; ++attempt) {
       s = StartEtcd(lock_nodes, detached);
       if (s.ok() || s.message().find("address already in use") == std::string::npos) break;
-      for (auto& n : nodes_) n->Kill();
+      Stop();
       nodes_.clear();
     }
     if (!s.ok()) return s;

@@ -7,6 +7,14 @@
 #include "locks/watchdog_lock.h"
 
 namespace locklab::locks {
+namespace {
+
+// A node granted the key: SET ... NX answered +OK (nil: the key was held).
+bool Granted(const Reply& r) {
+  return r.outcome == Outcome::kOk && !r.is_error && !r.is_nil && r.str == "OK";
+}
+
+}  // namespace
 
 Status ParseRedlockOptions(const LockConfig& config, RedlockOptions* out) {
   RedlockOptions o;
@@ -79,8 +87,7 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
       int granted = 0;
       for (size_t i = 0; i < n; ++i) {
         if (i < first_unread) {
-          const Reply& rep = out.replies[i];
-          granted += rep.outcome == Outcome::kOk && !rep.is_error && !rep.is_nil && rep.str == "OK";
+          granted += Granted(out.replies[i]);
         } else if (sent[i]) {
           granted += conns_[i]->PeekReplyStart(options_.node_timeout) == '+';
         }
@@ -156,7 +163,7 @@ LockResult RedlockLock::Acquire(const std::string& key, Nanos deadline) {
     std::string errors;
     for (size_t i = 0; i < r.replies.size(); ++i) {
       const Reply& rep = r.replies[i];
-      if (rep.outcome == Outcome::kOk && !rep.is_error && !rep.is_nil && rep.str == "OK") {
+      if (Granted(rep)) {
         ++ok;
       } else if (rep.outcome == Outcome::kUnknown) {
         ++unknown;

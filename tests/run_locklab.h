@@ -76,6 +76,13 @@ inline std::string RunDirOf(const Invocation& inv) {
   return std::regex_search(inv.output, m, re) ? m[1].str() : std::string();
 }
 
+// The matrix directory a `locklab matrix` or `locklab merge` printed ("matrix: DIR/matrix.md").
+inline std::string MatrixDirOf(const Invocation& inv) {
+  std::smatch m;
+  static const std::regex re("matrix: (\\S+)/matrix.md");
+  return std::regex_search(inv.output, m, re) ? m[1].str() : std::string();
+}
+
 // Pids the harness logged for its nodes and clients ("... pid N").
 inline std::vector<pid_t> LoggedPids(const std::string& run_dir) {
   std::vector<pid_t> out;
@@ -97,15 +104,23 @@ inline bool PidExists(pid_t pid) {
 // A short trial through the binary: TTL 500 ms, pauses of 1200 ms (> TTL) first at 500 ms
 // then every 800 ms, hold 100 ms, 3 clients, seed 11, 5 s; `extra` flags are appended.
 // Checks that the run left no process behind and returns its results.json.
-class TrialTest : public ::testing::Test {
+// A private temp dir per test, kept when the test failed (to look at its runs).
+class TempDirTest : public ::testing::Test {
  protected:
+  explicit TempDirTest(std::string prefix = "locklab-chaos") : prefix_(std::move(prefix)) {}
   void SetUp() override {
-    dir_ = MakeTempDir("locklab-chaos");
+    dir_ = MakeTempDir(prefix_);
     ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override {
     if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
   }
+  std::string prefix_;
+  std::string dir_;
+};
+
+class TrialTest : public TempDirTest {
+ protected:
   nlohmann::json Trial(const std::string& lock, const std::string& fault,
                        std::vector<std::string> extra = {}, int* exit_code = nullptr) {
     std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
@@ -122,7 +137,14 @@ class TrialTest : public ::testing::Test {
     for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
     return Results(run_dir_);
   }
-  std::string dir_;
+  // The last trial's history.jsonl, one event per line.
+  std::vector<nlohmann::json> History() const {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(ReadAll(run_dir_ + "/history.jsonl"));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line, nullptr, false));
+    return out;
+  }
   std::string run_dir_;
 };
 

@@ -8,16 +8,7 @@ namespace locklab::testing {
 namespace {
 
 // TTL 500 ms, pauses of 1200 ms (> TTL) at after-acquire, 3 clients, 5 s (see TrialTest).
-class LocksChaosTest : public TrialTest {
- protected:
-  std::vector<nlohmann::json> History() {
-    std::vector<nlohmann::json> out;
-    std::istringstream in(ReadAll(run_dir_ + "/history.jsonl"));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line, nullptr, false));
-    return out;
-  }
-};
+using LocksChaosTest = TrialTest;
 
 TEST_F(LocksChaosTest, WatchdogUnderAPauseLongerThanTheTtlIsViolated) {
   auto r = Trial("watchdog", "client-pause");

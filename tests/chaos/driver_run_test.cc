@@ -32,16 +32,7 @@ std::vector<pid_t> DriverPids(const std::string& run_dir) {
   return out;
 }
 
-class DriverRunTest : public TrialTest {
- protected:
-  std::vector<nlohmann::json> History() {
-    std::vector<nlohmann::json> out;
-    std::istringstream in(ReadAll(run_dir_ + "/history.jsonl"));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line, nullptr, false));
-    return out;
-  }
-};
+using DriverRunTest = TrialTest;
 
 TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
   Nanos t0 = MonotonicNow();

@@ -142,9 +142,8 @@ TEST(MatrixTest, SmallMatrixWritesItsFilesAndPinsExpectations) {
                                "--expect", expect, "--seed", "7", "--no-report", "--out", dir},
                               dir, Millis(120000));
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
-  std::string mdir = m[1].str();
+  const std::string mdir = MatrixDirOf(inv);
+  ASSERT_FALSE(mdir.empty()) << inv.output;
   auto j = nlohmann::json::parse(ReadAll(mdir + "/matrix.json"));
   EXPECT_EQ(j["cells"].size(), 4u);
   EXPECT_EQ(j["trials"].size(), 4u);

@@ -14,21 +14,9 @@
 namespace locklab::testing {
 namespace {
 
-std::string MatrixDirOf(const Invocation& inv) {
-  std::smatch m;
-  return std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md")) ? m[1].str()
-                                                                                  : std::string();
-}
-
-class ShardMergeTest : public ::testing::Test {
+class ShardMergeTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir("locklab-shards");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (!HasFailure()) (void)!system(("rm -rf " + dir_).c_str());
-  }
+  ShardMergeTest() : TempDirTest("locklab-shards") {}
   // 2 locks x 2 faults (3 s cells), 2 trials per cell: 8 trials.
   Invocation Matrix(uint64_t seed, std::vector<std::string> extra) {
     std::vector<std::string> args = {"matrix",
@@ -48,7 +36,6 @@ class ShardMergeTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return RunLocklab(args, dir_, Millis(120000));
   }
-  std::string dir_;
 };
 
 TEST_F(ShardMergeTest, ThreeShardsMergedMatchTheWholeRun) {
