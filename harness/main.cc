@@ -61,8 +61,15 @@ int ListCommand(const std::vector<std::string>& args) {
   j["faults"] = nlohmann::ordered_json::array();
   for (const auto& f : faults::ListFaults()) {
     // client_side: runs against servers the lab does not control (--endpoints).
+    // params: the fault's own keys in a [[faults]] table (or --param K=V), beside the
+    // schedule keys every fault shares (first_at_ms, duration_ms, interval_ms, windows,
+    // targets, nodes; README "Scenario files").
+    nlohmann::ordered_json params = nlohmann::ordered_json::array();
+    for (const auto& p : f.params) {
+      params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
+    }
     j["faults"].push_back({{"id", f.id}, {"description", f.description},
-                           {"client_side", faults::IsClientSideFault(f.id)}});
+                           {"client_side", faults::IsClientSideFault(f.id)}, {"params", params}});
   }
   j["workloads"] = {{{"id", "counter"},
                      {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};
@@ -75,6 +82,14 @@ int ListCommand(const std::vector<std::string>& args) {
     for (const auto& e : j[section]) {
       std::cout << "  " << e["id"].get<std::string>() << "\n      "
                 << e["description"].get<std::string>() << "\n";
+      if (e.contains("params") && !e["params"].empty()) {
+        std::string ps;
+        for (const auto& p : e["params"]) {
+          ps += (ps.empty() ? "" : ", ") + p["name"].get<std::string>() + " = " +
+                p["default"].get<std::string>();
+        }
+        std::cout << "      params (defaults): " << ps << "\n";
+      }
       if (e.contains("faults")) {
         std::string ids;
         for (const auto& f : e["faults"]) ids += (ids.empty() ? "" : ", ") + f.get<std::string>();

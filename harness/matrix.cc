@@ -16,6 +16,7 @@
 
 #include "base/random.h"
 #include "faults/fault.h"
+#include "harness/detection_power.h"
 #include "harness/process.h"
 #include "harness/report_command.h"
 #include "harness/run_options.h"
@@ -399,6 +400,16 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
           " (results.json lab_lag).\n";
     std::cerr << "locklab matrix: warning: " << untrusted_trials << " trial(s) ran with the lab up to "
               << buf << " ms late; their cells are marked ~ in matrix.md\n";
+  }
+  if (shard_count == 1) {
+    // How often these cells find their verdict across seeds (measured, checked in beside
+    // the presets): one run's table cannot say it.
+    std::vector<std::pair<std::string, std::string>> shown;
+    for (const auto& c : cells) {
+      if (c.applicable) shown.push_back({c.lock, c.fault});
+    }
+    md << DetectionPowerMarkdown(std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix/detection-power.json",
+                                 shown, plan.full ? "full" : "quick");
   }
   WriteFile(dir + "/matrix.md", md.str());
 

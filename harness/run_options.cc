@@ -286,6 +286,23 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
   for (auto it = o->faults.begin(); it != o->faults.end();) {
     it = it->id == "none" ? o->faults.erase(it) : it + 1;
   }
+  // A misspelt --param would otherwise run the fault with its default, silently.
+  for (const auto& f : o->faults) {
+    const faults::FaultInfo* info = faults::FindFault(f.id);
+    if (info == nullptr) continue;  // unknown ids are named where the fault is made
+    for (const auto& [name, value] : f.params) {
+      bool known = false;
+      std::string names;
+      for (const auto& p : info->params) {
+        known = known || p.name == name;
+        names += (names.empty() ? "" : ", ") + p.name;
+      }
+      if (!known) {
+        return Status::Usage("run: flag --param: fault " + f.id + " has no param '" + name + "' (" +
+                             (names.empty() ? "it takes none" : "its params: " + names) + ")");
+      }
+    }
+  }
   if (!o->driver_args.empty() && !locks::IsDriverId(o->lock)) {
     return Status::Usage("run: flag --driver-arg: only with --lock driver:PATH");
   }

@@ -2,8 +2,10 @@
 // exit code 65 (data) or 64 (usage), never a crash or a started server; and the same seed
 // replays the same fault schedule.
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/run_locklab.h"
 
@@ -54,6 +56,43 @@ TEST_F(ScenarioErrorTest, UnknownFaultId) {
 TEST_F(ScenarioErrorTest, UnknownFaultParameter) {
   ExpectError("[[faults]]\nid = \"clock-jump\"\nofset = \"+20s\"\n",
               ":3: field 'faults[0].ofset': unknown field");
+}
+
+// Regression: `--param ofset=+20s` ran the fault with its default offset, silently.
+TEST_F(ScenarioErrorTest, UnknownFaultParameterFlagIsNamed) {
+  Invocation inv = RunLocklab({"run", "--lock", "setnx", "--fault", "clock-jump", "--param",
+                               "ofset=+20s", "--no-report", "--out", dir_ + "/runs"},
+                              dir_);
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_EQ(inv.output,
+            "locklab run: flag --param: fault clock-jump has no param 'ofset' (its params: "
+            "offset, revert)\n");
+  EXPECT_EQ(access((dir_ + "/runs").c_str(), F_OK), -1) << "no run was started";
+  inv = RunLocklab({"run", "--lock", "setnx", "--fault", "reply-loss", "--param", "x=1",
+                    "--no-report", "--out", dir_ + "/runs"},
+                   dir_);
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_NE(inv.output.find("fault reply-loss has no param 'x' (it takes none)"), std::string::npos)
+      << inv.output;
+}
+
+// `locklab list --json` is how tools learn what a scenario may say: every fault carries its
+// params with their defaults (README promised them before they were there).
+TEST_F(ScenarioErrorTest, ListJsonGivesEveryFaultItsParams) {
+  Invocation inv = RunLocklab({"list", "--json"}, dir_);
+  ASSERT_EQ(inv.exit_code, 0) << inv.output;
+  auto j = nlohmann::json::parse(inv.output);
+  std::map<std::string, nlohmann::json> faults;
+  for (const auto& f : j["faults"]) faults[f["id"].get<std::string>()] = f;
+  ASSERT_TRUE(faults.count("client-pause") && faults.count("delay") && faults.count("none"));
+  for (const auto& [id, f] : faults) EXPECT_TRUE(f["params"].is_array()) << id;
+  EXPECT_TRUE(faults["none"]["params"].empty());
+  bool point = false;
+  for (const auto& p : faults["client-pause"]["params"]) {
+    if (p["name"] == "point") point = p["default"] == "after-acquire";
+  }
+  EXPECT_TRUE(point) << faults["client-pause"].dump();
+  EXPECT_EQ(faults["delay"]["params"][0]["name"], "delay_ms") << faults["delay"].dump();
 }
 
 TEST_F(ScenarioErrorTest, ImpossibleTopology) {

@@ -1,0 +1,82 @@
+// DetectionPowerMarkdown on hand-written measurement files: the counts are the file's, the
+// cells are the table's, and a file that cannot be read is named, never a crash.
+#include "harness/detection_power.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace locklab::harness {
+namespace {
+
+class DetectionPowerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/locklab-power-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    path_ = std::string(tmpl) + "/detection-power.json";
+  }
+  void TearDown() override {
+    unlink(path_.c_str());
+    rmdir(path_.substr(0, path_.rfind('/')).c_str());
+  }
+  void Write(const std::string& text) { std::ofstream(path_) << text; }
+  std::string path_;
+};
+
+const char kTenRuns[] = R"({"measured": "2026-11-22", "mode": "quick", "runs": 10,
+  "seeds": [301,302,303,304,305,306,307,308,309,310],
+  "cells": [
+   {"lock": "setnx", "fault": "delay", "verdicts": ["V","V","V","V","V","V","V","V","V","V"]},
+   {"lock": "a", "fault": "delay", "verdicts": ["V","V","V","V","S","V","V","V","V","V"]},
+   {"lock": "b", "fault": "delay", "verdicts": ["V","S","V","S","V","V","V","V","V","V"]},
+   {"lock": "c", "fault": "reply-loss", "verdicts": ["L","S","L","L","L","L","L","L","L","L"]},
+   {"lock": "d", "fault": "none", "verdicts": ["S","S","S","S","S","S","S","S","S","S"]}]})";
+
+TEST_F(DetectionPowerTest, CountsTheTablesCellsAgainstTheNineOfTenBar) {
+  Write(kTenRuns);
+  std::string md = DetectionPowerMarkdown(
+      path_, {{"setnx", "delay"}, {"a", "delay"}, {"b", "delay"}, {"c", "reply-loss"}, {"d", "none"}},
+      "quick");
+  EXPECT_NE(md.find("seeds 301-310, measured 2026-11-22"), std::string::npos) << md;
+  EXPECT_NE(md.find("3 showed a violation in some run, 2 of them in at least 9 of 10 and 1 in "
+                    "every run; 2 never showed one"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("`a` x delay 9/10; `b` x delay 8/10"), std::string::npos) << md;
+  EXPECT_NE(md.find("`c` x reply-loss (L S L L L L L L L L)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("`d` x none ("), std::string::npos) << "a cell that never varied is not listed";
+}
+
+TEST_F(DetectionPowerTest, OnlyTheTablesCellsCountAndUnmeasuredRowsAreNamed) {
+  Write(kTenRuns);
+  std::string md =
+      DetectionPowerMarkdown(path_, {{"setnx", "delay"}, {"driver:my.py", "delay"}}, "quick");
+  EXPECT_NE(md.find("1 showed a violation in some run, 1 of them in at least 9 of 10 and 1 in "
+                    "every run; 0 never showed one"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Not in the measurement (no figures): `driver:my.py` x delay."),
+            std::string::npos)
+      << md;
+}
+
+TEST_F(DetectionPowerTest, FiguresOfTheOtherModeOrNoFileShowNothing) {
+  EXPECT_EQ(DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick"), "");
+  Write(kTenRuns);
+  EXPECT_EQ(DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "full"), "");
+}
+
+TEST_F(DetectionPowerTest, AnUnreadableFileIsNamedInOneNote) {
+  Write(R"({"measured": "2026-11-22", "mode": "quick", "runs": "ten"})");
+  std::string md = DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick");
+  EXPECT_NE(md.find("Not shown: " + path_ + " cannot be read"), std::string::npos) << md;
+  Write("{ not json");
+  md = DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick");
+  EXPECT_NE(md.find("cannot be read"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace locklab::harness
