@@ -152,7 +152,12 @@ TEST(MatrixTest, SmallMatrixWritesItsFilesAndPinsExpectations) {
       EXPECT_TRUE(c["matches"].get<bool>()) << c.dump();
     }
   }
-  EXPECT_NE(ReadAll(mdir + "/matrix.md").find("| `setnx` |"), std::string::npos);
+  const std::string md = ReadAll(mdir + "/matrix.md");
+  EXPECT_NE(md.find("| `setnx` |"), std::string::npos);
+  // The figures measured over many seeds (scenarios/matrix/detection-power.json), for
+  // this table's four cells only.
+  EXPECT_NE(md.find("## Detection power (measured over many seeds"), std::string::npos) << md;
+  EXPECT_NE(md.find("this table's cells: "), std::string::npos) << md;
   EXPECT_NE(ReadAll(mdir + "/junit.xml").find("testcase"), std::string::npos);
 
   // The same matrix pinned to a wrong answer fails.
