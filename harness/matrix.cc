@@ -454,15 +454,9 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     }
     const std::string& v = args[++i];
     auto number = [&](int64_t lo, int64_t hi, int64_t* n) {
-      try {
-        size_t used = 0;
-        *n = std::stoll(v, &used);
-        if (used == v.size() && *n >= lo && *n <= hi) return true;
-      } catch (...) {
-      }
-      std::cerr << "locklab matrix: flag " << a << ": '" << v << "' is not a number in [" << lo
-                << ", " << hi << "]\n";
-      return false;
+      Status s = ParseIntFlag("matrix", a, v, lo, hi, n);
+      if (!s.ok()) std::cerr << "locklab " << s.message() << "\n";
+      return s.ok();
     };
     int64_t n = 0;
     if (a == "--endpoints") {

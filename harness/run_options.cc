@@ -183,6 +183,17 @@ Status CheckEndpoints(const RunOptions& o) {
   return Status::Ok();
 }
 
+Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
+                    int64_t lo, int64_t hi, int64_t* out) {
+  int64_t n = 0;
+  if (!ParseInt(value, &n) || n < lo || n > hi) {
+    return Status::Usage(command + ": flag " + flag + ": '" + value + "' is not a whole number in [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  *out = n;
+  return Status::Ok();
+}
+
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
                      std::string* scenario_path) {
   scenario_path->clear();
@@ -203,13 +214,7 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
     if (i + 1 >= args.size()) return Status::Usage("run: flag " + a + " needs a value");
     const std::string v = args[++i];
     int64_t n = 0;
-    auto need_int = [&](int64_t lo, int64_t hi) -> Status {
-      if (!ParseInt(v, &n) || n < lo || n > hi) {
-        return Status::Usage("run: flag " + a + ": '" + v + "' is not a whole number in [" +
-                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      }
-      return Status::Ok();
-    };
+    auto need_int = [&](int64_t lo, int64_t hi) { return ParseIntFlag("run", a, v, lo, hi, &n); };
     auto param = [&](const std::string& kv) -> Status {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) return Status::Usage("run: flag " + a + ": '" + kv + "' is not NAME=VALUE");

@@ -72,6 +72,11 @@ struct RunOptions {
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& results);
 
 // Parses `locklab run` flags (the words after "run"). Errors name the flag.
+// `value` of flag `flag` as a whole number in [lo, hi]; otherwise a usage error worded the
+// same for every command: "<command>: flag --x: 'v' is not a whole number in [lo, hi]".
+Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
+                    int64_t lo, int64_t hi, int64_t* out);
+
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,
                      std::string* scenario_path);
 

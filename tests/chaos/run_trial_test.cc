@@ -177,7 +177,7 @@ TEST(MatrixTest, BadFlagsAreNamed) {
   EXPECT_EQ(inv.output, "locklab matrix: flag --locks: unknown lock 'nope'\n");
   inv = RunLocklab({"matrix", "--trials", "zero"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab matrix: flag --trials: 'zero' is not a number in [1, 1000]\n");
+  EXPECT_EQ(inv.output, "locklab matrix: flag --trials: 'zero' is not a whole number in [1, 1000]\n");
   (void)!system(("rm -rf " + dir).c_str());
 }
 
