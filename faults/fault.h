@@ -120,6 +120,9 @@ struct FaultInfo {
 };
 const std::vector<FaultInfo>& ListFaults();
 const FaultInfo* FindFault(const std::string& id);
+// Usage error naming the first of `o.params` that `info` (o.id's entry) does not list:
+// "fault clock-jump has no param 'ofset' (its params: offset, revert)".
+Status CheckFaultParams(const FaultOptions& o, const FaultInfo& info);
 // Whether a fault acts from the client side only (client processes, their clocks, the fault
 // proxy), so it runs against servers the lab does not control (--endpoints). Faults not
 // listed as client-side (new ones included) are treated as needing the servers.

@@ -84,16 +84,29 @@ bool IsNodeControlFault(const std::string& id) {
   return id == "clock-jump" || id == "clock-drift" || id == "server-pause" || id == "restart";
 }
 
+Status CheckFaultParams(const FaultOptions& o, const FaultInfo& info) {
+  for (const auto& [name, value] : o.params) {
+    bool known = false;
+    std::string names;
+    for (const auto& p : info.params) {
+      known = known || p.name == name;
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (!known) {
+      return Status::Usage("fault " + o.id + " has no param '" + name + "' (" +
+                           (names.empty() ? "it takes none" : "its params: " + names) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* out) {
   const FaultInfo* info = FindFault(o.id);
   if (info == nullptr) {
     return Status::Usage("fault '" + o.id + "': unknown fault id (see `locklab list`)");
   }
-  for (const auto& [k, v] : o.params) {
-    bool known = false;
-    for (const auto& p : info->params) known = known || p.name == k;
-    if (!known) return Status::Usage("fault " + o.id + ": unknown param '" + k + "'");
-  }
+  Status s = CheckFaultParams(o, *info);
+  if (!s.ok()) return s;
   const std::string& id = o.id;
   if (id == "none") *out = std::make_unique<NoFault>();
   else if (id == "client-pause") *out = std::make_unique<ClientPauseFault>(o, seed);

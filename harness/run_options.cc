@@ -295,18 +295,8 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
   for (const auto& f : o->faults) {
     const faults::FaultInfo* info = faults::FindFault(f.id);
     if (info == nullptr) continue;  // unknown ids are named where the fault is made
-    for (const auto& [name, value] : f.params) {
-      bool known = false;
-      std::string names;
-      for (const auto& p : info->params) {
-        known = known || p.name == name;
-        names += (names.empty() ? "" : ", ") + p.name;
-      }
-      if (!known) {
-        return Status::Usage("run: flag --param: fault " + f.id + " has no param '" + name + "' (" +
-                             (names.empty() ? "it takes none" : "its params: " + names) + ")");
-      }
-    }
+    Status s = faults::CheckFaultParams(f, *info);
+    if (!s.ok()) return Status::Usage("run: flag --param: " + s.message());
   }
   if (!o->driver_args.empty() && !locks::IsDriverId(o->lock)) {
     return Status::Usage("run: flag --driver-arg: only with --lock driver:PATH");
