@@ -273,6 +273,11 @@ void LabNode::Kill() {
   pid_ = -1;
 }
 
+LabNode& LabCluster::AddNode(const NodeOptions& o) {
+  nodes_.push_back(std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_));
+  return *nodes_.back();
+}
+
 Status LabCluster::StartEtcd(int count, bool detached) {
   // Every member's ports are known before any starts: each lists the others' peer URLs.
   std::vector<NodeOptions> members;
@@ -299,9 +304,7 @@ Status LabCluster::StartEtcd(int count, bool detached) {
   for (auto& o : members) {
     o.initial_cluster = initial;
     o.cluster_token = token;
-    auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
-    Status s = node->Launch();
-    nodes_.push_back(std::move(node));
+    Status s = AddNode(o).Launch();
     if (!s.ok()) return s;
   }
   for (auto& n : nodes_) {
@@ -332,9 +335,7 @@ Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::s
     o.detached = detached;
     o.extra_args = node_args;
     o.kind = kind;
-    auto node = std::make_unique<LabNode>(o, dir_ + "/" + o.name, paths_);
-    Status s = node->Start();
-    nodes_.push_back(std::move(node));
+    Status s = AddNode(o).Start();
     if (!s.ok()) return s;
   }
   NodeOptions r;

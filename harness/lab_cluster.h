@@ -122,6 +122,9 @@ class LabCluster {
   // One attempt at an etcd cluster of `count` members (ports picked first: each member lists the
   // others' peer URLs).
   Status StartEtcd(int count, bool detached);
+  // A lock node in its own directory, kept before it starts so that Stop() also cleans up
+  // one that failed to.
+  LabNode& AddNode(const NodeOptions& o);
   std::string dir_;
   LabPaths paths_;
   std::vector<std::unique_ptr<LabNode>> nodes_;
