@@ -32,6 +32,9 @@
 namespace locklab::harness {
 namespace {
 
+// The default matrix: one cell scenario per fault, and their measured detection power.
+const std::string kDefaultPresetDir = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix";
+
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -204,6 +207,7 @@ struct Plan {
   int jobs = 6;
   std::vector<std::string> lock_ids, cols;
   std::string expect_path;  // empty: no expectations
+  std::string preset_dir;   // the cell scenarios (--scenarios), and their detection-power.json
   std::vector<Cell> cells;
   std::vector<Trial> all;  // every trial of every shard, in the order of a whole run
   // Hash of every trial's scenario, the cells and their expectations: two shards belong to
@@ -312,7 +316,8 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
   j["lab_lag"] = {{"untrusted_trials", untrusted_trials}, {"worst_ms", worst_lag_ms}};
   // What `locklab merge` checks (one plan id) and rebuilds the matrix from.
   j["plan"] = {{"id", plan.id}, {"locks", plan.lock_ids}, {"faults", plan.cols},
-               {"trial_count", all.size()}, {"expect", plan.expect_path}};
+               {"trial_count", all.size()}, {"expect", plan.expect_path},
+               {"presets", plan.preset_dir}};
   if (sharded) j["shard"] = {{"index", shard_index}, {"count", shard_count}};
   if (!merged_from.is_null()) j["merged_from"] = merged_from;
   j["cells"] = nlohmann::ordered_json::array();
@@ -408,8 +413,10 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     for (const auto& c : cells) {
       if (c.applicable) shown.push_back({c.lock, c.fault});
     }
-    md << DetectionPowerMarkdown(std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix/detection-power.json",
-                                 shown, plan.full ? "full" : "quick");
+    // The figures belong to the presets they were measured with: a --scenarios directory
+    // shows its own file or none.
+    md << DetectionPowerMarkdown(plan.preset_dir + "/detection-power.json", shown,
+                                 plan.full ? "full" : "quick");
   }
   WriteFile(dir + "/matrix.md", md.str());
 
@@ -439,7 +446,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   bool full = false, report = true;
   uint64_t seed = 0;
   std::string out = "runs", expect_path;
-  std::string preset_dir = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix";
+  std::string preset_dir = kDefaultPresetDir;
   std::vector<std::string> endpoints;
   std::string endpoint_control;  // --endpoint-control: node clock faults run too
   bool jobs_given = false;
@@ -598,6 +605,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   plan.jobs = jobs;
   plan.lock_ids = lock_ids;
   plan.expect_path = expect_path;
+  plan.preset_dir = preset_dir;
   for (const auto& p : presets) plan.cols.push_back(p.fault);
   auto& cells = plan.cells;
   auto& all = plan.all;
@@ -857,6 +865,7 @@ int RunMergeCommand(const std::vector<std::string>& args) {
     plan.lock_ids = first["plan"]["locks"].get<std::vector<std::string>>();
     plan.cols = first["plan"]["faults"].get<std::vector<std::string>>();
     plan.expect_path = first["plan"]["expect"].get<std::string>();
+    plan.preset_dir = first["plan"].value("presets", kDefaultPresetDir);
     plan.id = id;
     for (const auto& cj : first["cells"]) {
       Cell c;

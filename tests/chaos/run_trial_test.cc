@@ -170,6 +170,31 @@ TEST(MatrixTest, SmallMatrixWritesItsFilesAndPinsExpectations) {
   if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
 }
 
+// Regression: a --scenarios directory of one's own got the default presets' detection
+// power in its matrix.md, figures measured on other cells. They come from the presets'
+// own directory now, or not at all.
+TEST(MatrixTest, DetectionPowerComesFromThePresetsDirectory) {
+  std::string dir = MakeTempDir("locklab-matrix");
+  std::ofstream(dir + "/none.toml") << "name = \"none\"\nduration_ms = 1000\n[lock]\n"
+                                       "id = \"set-nx-px-lua\"\nttl_ms = 500\n";
+  auto run = [&] {
+    Invocation inv = RunLocklab({"matrix", "--scenarios", dir, "--locks", "setnx", "--faults",
+                                 "none", "--seed", "3", "--no-report", "--out", dir + "/out"},
+                                dir, Millis(60000));
+    EXPECT_EQ(inv.exit_code, 0) << inv.output;
+    return ReadAll(MatrixDirOf(inv) + "/matrix.md");
+  };
+  std::string md = run();
+  EXPECT_NE(md.find("| `setnx` |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Detection power"), std::string::npos) << md;
+  std::ofstream(dir + "/detection-power.json")
+      << R"({"measured": "2026-11-22", "mode": "quick", "runs": 3, "seeds": [1, 2, 3],)"
+      << R"( "cells": [{"lock": "setnx", "fault": "none", "verdicts": ["S", "S", "S"]}]})";
+  md = run();
+  EXPECT_NE(md.find("Over 3 quick matrices (seeds 1-3"), std::string::npos) << md;
+  if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
+}
+
 TEST(MatrixTest, BadFlagsAreNamed) {
   std::string dir = MakeTempDir("locklab-matrix");
   Invocation inv = RunLocklab({"matrix", "--locks", "nope"}, dir);
