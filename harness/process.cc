@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -37,6 +39,20 @@ Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  uid_t run_uid = 0;
+  gid_t run_gid = 0;
+  if (!o.run_as_user.empty()) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (getpwnam_r(o.run_as_user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 ||
+        found == nullptr) {
+      return Status::Infrastructure("spawn " + o.argv[0] + ": no user '" + o.run_as_user + "'");
+    }
+    run_uid = pw.pw_uid;
+    run_gid = pw.pw_gid;
+  }
+
   int log_fd = -1;
   if (!o.log_path.empty()) {
     log_fd = open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -60,6 +76,13 @@ Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
   }
   if (pid == 0) {
     setpgid(0, 0);
+    // Credentials first: changing the uid clears PDEATHSIG, so it is set afterwards.
+    if (!o.run_as_user.empty() &&
+        (setgroups(0, nullptr) != 0 || setgid(run_gid) != 0 || setuid(run_uid) != 0)) {
+      int e = errno;
+      (void)!write(err_pipe[1], &e, sizeof(e));
+      _exit(127);
+    }
     if (!o.detached) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);  // the harness died before prctl took effect

@@ -27,6 +27,10 @@ struct SpawnOptions {
   int stdout_fd = -1;                       // -1: the log file (or /dev/null)
   std::string log_path;                     // stdout (when stdout_fd < 0) and stderr
   bool detached = false;
+  // Run the child as this user (and its primary group, no supplementary groups) instead of
+  // the harness's own: servers that refuse root (postgres). "" = as the harness. Resolved
+  // before fork; an unknown user is an error from Spawn.
+  std::string run_as_user;
 };
 
 // Returns the child's pid (also its process group id) or an error.

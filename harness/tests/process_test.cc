@@ -1,7 +1,12 @@
 // Child-process helpers against real processes and real signals.
 #include "harness/process.h"
 
+#include <pwd.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +36,40 @@ TEST(ProcessTest, WaitUntilStoppedIsFalseForAGoneProcess) {
   ASSERT_TRUE(Spawn(o, &pid).ok());
   ASSERT_TRUE(WaitExit(pid, Millis(2000)));
   EXPECT_FALSE(WaitUntilStopped(pid, Millis(50)));
+}
+
+// postgres refuses root; the lab runs it as another user (SpawnOptions::run_as_user).
+TEST(ProcessTest, RunAsUserRunsTheChildUnderThatUidWithNoExtraGroups) {
+  passwd* pw = getpwnam("nobody");
+  ASSERT_NE(pw, nullptr);
+  char tmpl[] = "/tmp/locklab-runas-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "echo $(id -u) $(id -g) $(id -G)"};
+  o.run_as_user = "nobody";
+  o.log_path = tmpl;  // opened by the harness (root) before the child drops its rights
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  ASSERT_TRUE(WaitExit(pid, Millis(2000)));
+  std::ifstream in(tmpl);
+  std::string uid, gid, groups;
+  in >> uid >> gid >> groups;
+  unlink(tmpl);
+  EXPECT_EQ(uid, std::to_string(pw->pw_uid));
+  EXPECT_EQ(gid, std::to_string(pw->pw_gid));
+  EXPECT_EQ(groups, std::to_string(pw->pw_gid)) << "supplementary groups were kept";
+}
+
+TEST(ProcessTest, RunAsAnUnknownUserIsAnErrorNotAChildRunningAsRoot) {
+  SpawnOptions o;
+  o.argv = {"/bin/true"};
+  o.run_as_user = "no-such-user-locklab";
+  pid_t pid = -1;
+  Status s = Spawn(o, &pid);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no-such-user-locklab"), std::string::npos) << s.message();
 }
 
 }  // namespace
