@@ -623,7 +623,11 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
         // Lock nodes first, then the resource: a lock of N nodes takes the first N endpoints
         // and, when more are given, the last one for the resource (else n1 holds it).
         int need = o.nodes, given = static_cast<int>(endpoints.size());
-        if (given < need) {
+        if (info.backend != "redis") {
+          c.applicable = false;
+          c.why_not = lock_id + " runs on " + info.backend +
+                      " servers the lab starts; --endpoints gives Redis servers";
+        } else if (given < need) {
           c.applicable = false;
           c.why_not = lock_id + " needs " + std::to_string(need) + " endpoints, --endpoints gives " +
                       std::to_string(given);

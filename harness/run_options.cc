@@ -154,6 +154,11 @@ Status CheckEndpoints(const RunOptions& o) {
     int port = 0;
     if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
   }
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  if (info != nullptr && info->backend != "redis") {
+    return Status::Usage("run: " + where + ": lock " + o.lock + " runs on " + info->backend +
+                         " servers the lab starts; --endpoints takes Redis servers only");
+  }
   std::string refused;
   bool clocks_would_help = false;
   for (const auto& f : o.faults) {

@@ -182,6 +182,16 @@ TEST_F(EndpointsTest, ServerFaultsAndBadEndpointsAreRefused) {
             "locklab run: flag --endpoints: lock redlock needs 5 endpoint(s) (n1..n5, then "
             "optionally one for the resource), got 1\n");
 
+  // A database or etcd lock cannot use Redis servers (it used to try, and ran 0 operations).
+  inv = RunLocklab({"run", "--lock", "pg-advisory", "--endpoints", Urls(0, 1), "--no-report",
+                    "--out", dir_ + "/runs"},
+                   dir_);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output,
+            "locklab run: flag --endpoints: lock pg-advisory runs on postgres servers the lab "
+            "starts; --endpoints takes Redis servers only\n");
+  EXPECT_NE(access((dir_ + "/runs").c_str(), F_OK), 0);
+
   inv = RunLocklab(
       {"run", "--lock", "setnx", "--endpoints", "http://127.0.0.1:6379", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
@@ -229,17 +239,20 @@ TEST_F(EndpointsTest, MatrixAgainstUserServersKeepsClientSideColumns) {
   EXPECT_EQ(inv.output,
             "locklab matrix: flag --endpoints: fault(s) server-pause need control of the servers; "
             "against your own servers only client-side faults run\n");
-  inv = RunLocklab({"matrix", "--locks", "setnx,redlock", "--faults", "none", "--endpoints",
-                    Urls(0, 2), "--seed", "3", "--no-report", "--out", dir_},
+  inv = RunLocklab({"matrix", "--locks", "setnx,redlock,db-row", "--faults", "none",
+                    "--endpoints", Urls(0, 2), "--seed", "3", "--no-report", "--out", dir_},
                    dir_, Millis(60000));
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   const std::string mdir = MatrixDirOf(inv);
   ASSERT_FALSE(mdir.empty()) << inv.output;
   auto j = nlohmann::json::parse(ReadAll(mdir + "/matrix.json"));
-  ASSERT_EQ(j["cells"].size(), 2u);
+  ASSERT_EQ(j["cells"].size(), 3u);
   EXPECT_EQ(j["cells"][0]["verdict"], "S");  // setnx, no fault, on the user's n1
   EXPECT_EQ(j["cells"][1]["verdict"], "n/a");
   EXPECT_EQ(j["cells"][1]["why_not"], "redlock needs 5 endpoints, --endpoints gives 2");
+  EXPECT_EQ(j["cells"][2]["verdict"], "n/a");
+  EXPECT_EQ(j["cells"][2]["why_not"],
+            "db-row runs on mariadb servers the lab starts; --endpoints gives Redis servers");
 }
 
 // A lock node supervised by docker/node-entrypoint.sh, as compose.yaml runs n1..n5: the
