@@ -1,7 +1,9 @@
 #include "harness/lab_cluster.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -186,6 +188,7 @@ Status LabNode::Launch() {
     scratch_ = tmpl;
     s = MakeDirs(scratch_ + "/data");
     if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
+    if (s.ok() && options_.kind == "postgres") s = InitPostgres();
     if (!s.ok()) return s;
   }
   int port = options_.port;
@@ -196,6 +199,41 @@ Status LabNode::Launch() {
   return SpawnOnPort(port);
 }
 
+// PostgreSQL refuses root: the scratch directory goes to the user that runs it, and initdb
+// makes the cluster there (synchronously; its output goes to the node's log).
+Status LabNode::InitPostgres() {
+  ServerPaths sp;
+  Status s = ServerPaths::Discover("postgres", &sp);
+  if (!s.ok()) return s;
+  passwd* pw = getpwnam(sp.postgres_user.c_str());
+  if (pw == nullptr) return Status::Infrastructure("no user '" + sp.postgres_user + "'");
+  for (const std::string& d : {scratch_, scratch_ + "/data"}) {
+    if (chown(d.c_str(), pw->pw_uid, pw->pw_gid) != 0 || chmod(d.c_str(), 0700) != 0) {
+      return Status::Infrastructure("chown " + d + " to " + sp.postgres_user + ": " +
+                                    strerror(errno));
+    }
+  }
+  SpawnOptions o;
+  o.argv = InitdbArgv(sp, scratch_);
+  o.run_as_user = sp.postgres_user;
+  o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
+  o.cwd = scratch_;
+  o.log_path = log_path();
+  pid_t pid;
+  s = Spawn(o, &pid);
+  if (!s.ok()) return s;
+  int status = 0;
+  if (!WaitExit(pid, Millis(60000), &status)) {
+    KillAndReap(pid);
+    return Status::Infrastructure("node " + options_.name + ": initdb took over 60 s");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Status::Infrastructure("node " + options_.name + ": initdb failed; log: " +
+                                  Tail(log_path(), 300));
+  }
+  return Status::Ok();
+}
+
 Status LabNode::SpawnOnPort(int port) {
   ServerPaths sp;
   Status s = ServerPaths::Discover(options_.kind, &sp);
@@ -203,6 +241,13 @@ Status LabNode::SpawnOnPort(int port) {
   SpawnOptions o;
   if (options_.kind == "mariadb") {
     o.argv = MariaDbArgv(sp, scratch_, port);
+  } else if (options_.kind == "postgres") {
+    o.argv = PostgresArgv(sp, scratch_, port);
+    o.run_as_user = sp.postgres_user;
+    // The previous postmaster (if any) was killed and reaped: its pid file is stale, and a
+    // recycled pid in it would make the new one refuse to start.
+    std::error_code ec;
+    std::filesystem::remove(scratch_ + "/data/postmaster.pid", ec);
   } else if (options_.kind == "etcd") {
     o.argv = EtcdArgv(sp, options_.name, scratch_, port, options_.peer_port,
                       options_.initial_cluster, options_.cluster_token);
@@ -222,9 +267,10 @@ Status LabNode::SpawnOnPort(int port) {
 }
 
 Status LabNode::WaitReady(Millis timeout) {
-  Status s = options_.kind == "mariadb" ? WaitForMariaDb(endpoint(), timeout, pid_)
-             : options_.kind == "etcd"  ? WaitForEtcd(endpoint(), timeout, pid_)
-                                        : WaitForPing(endpoint(), timeout, pid_);
+  Status s = options_.kind == "mariadb"    ? WaitForMariaDb(endpoint(), timeout, pid_)
+             : options_.kind == "postgres" ? WaitForPostgres(endpoint(), timeout, pid_)
+             : options_.kind == "etcd"     ? WaitForEtcd(endpoint(), timeout, pid_)
+                                           : WaitForPing(endpoint(), timeout, pid_);
   if (!s.ok()) {
     s = Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
                                Tail(log_path(), 300));

@@ -49,8 +49,8 @@ struct NodeOptions {
   // (the file is written to the node's directory; Sentinel rewrites it as it runs).
   bool sentinel = false;
   std::string sentinel_config;
-  // What server this node is: "redis" (above), "mariadb" (mariadbd, harness/lab_servers.h)
-  // or "etcd" (one member of an etcd cluster). Non-Redis nodes ignore `faketime` and
+  // What server this node is: "redis" (above), "mariadb" (mariadbd, harness/lab_servers.h),
+  // "postgres" (a postmaster) or "etcd" (one member of an etcd cluster). Non-Redis nodes ignore `faketime` and
   // `extra_args` (those are redis-server flags) and keep their data in a scratch directory
   // under $TMPDIR that the node deletes when it is destroyed.
   std::string kind = "redis";
@@ -92,6 +92,7 @@ class LabNode {
  private:
   Status StartOnPort(int port);
   Status SpawnOnPort(int port);
+  Status InitPostgres();
   NodeOptions options_;
   std::string scratch_;  // non-Redis data directory (deleted with the node)
   std::string dir_;

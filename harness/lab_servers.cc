@@ -1,6 +1,9 @@
 #include "harness/lab_servers.h"
 
+#include <pwd.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include <cstdlib>
 
@@ -8,6 +11,7 @@
 #include "locks/db_row_lock.h"
 #include "locks/http_client.h"
 #include "locks/mariadb_connection.h"
+#include "locks/postgres_connection.h"
 
 namespace locklab::harness {
 
@@ -23,8 +27,56 @@ Status ServerPaths::Discover(const std::string& kind, ServerPaths* out) {
     return Status::Infrastructure("etcd not found at " + p.etcd +
                                   " (apt-get install etcd-server, or set LOCKLAB_ETCD)");
   }
+  if (kind == "postgres") {
+    if (const char* e = getenv("LOCKLAB_POSTGRES_BIN")) {
+      p.postgres_bin = e;
+    } else {
+      // The newest installed major version (Debian keeps each in /usr/lib/postgresql/N).
+      std::error_code ec;
+      int best = -1;
+      for (const auto& d : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+        std::string v = d.path().filename().string();
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (std::stoi(v) > best && access((d.path() / "bin/postgres").c_str(), X_OK) == 0) {
+          best = std::stoi(v);
+          p.postgres_bin = (d.path() / "bin").string();
+        }
+      }
+    }
+    if (p.postgres_bin.empty() || access((p.postgres_bin + "/postgres").c_str(), X_OK) != 0 ||
+        access((p.postgres_bin + "/initdb").c_str(), X_OK) != 0) {
+      return Status::Infrastructure(
+          "postgres and initdb not found in " +
+          (p.postgres_bin.empty() ? std::string("/usr/lib/postgresql/*/bin") : p.postgres_bin) +
+          " (apt-get install postgresql, or set LOCKLAB_POSTGRES_BIN)");
+    }
+    if (getpwnam(p.postgres_user.c_str()) == nullptr) {
+      return Status::Infrastructure("no user '" + p.postgres_user +
+                                    "' to run postgres as (apt-get install postgresql makes it)");
+    }
+  }
   *out = p;
   return Status::Ok();
+}
+
+std::vector<std::string> InitdbArgv(const ServerPaths& paths, const std::string& scratch) {
+  return {paths.postgres_bin + "/initdb", "--pgdata=" + scratch + "/data", "--username=locklab",
+          "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"};
+}
+
+std::vector<std::string> PostgresArgv(const ServerPaths& paths, const std::string& scratch,
+                                      int port) {
+  return {paths.postgres_bin + "/postgres",
+          "-D", scratch + "/data",
+          "-p", std::to_string(port),
+          "-c", "listen_addresses=127.0.0.1",
+          "-c", "unix_socket_directories=",
+          "-c", "fsync=off",
+          "-c", "synchronous_commit=off",
+          "-c", "full_page_writes=off",
+          "-c", "shared_buffers=16MB",
+          "-c", "max_connections=200",
+          "-c", "log_min_messages=warning"};
 }
 
 std::vector<std::string> MariaDbArgv(const ServerPaths& paths, const std::string& scratch,
@@ -101,6 +153,25 @@ Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid
     }
     if (MonotonicNow() >= end) {
       return Status::Infrastructure("mariadbd on " + endpoint.ToString() + " not ready: " + last);
+    }
+    SleepFor(Millis(20));
+  }
+}
+
+Status WaitForPostgres(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
+  Nanos end = MonotonicNow() + timeout;
+  std::string last;
+  for (;;) {
+    locks::PostgresConnection conn(endpoint, {"locklab", "postgres", Millis(200)});
+    locks::SqlResult r = conn.Query("SELECT 1", Millis(2000));
+    if (r.outcome == locks::Outcome::kOk && r.sqlstate.empty()) return Status::Ok();
+    last = r.error;
+    if (pid > 0 && !ProcessAlive(pid)) {
+      return Status::Infrastructure("postgres on " + endpoint.ToString() +
+                                    " exited during start: " + last);
+    }
+    if (MonotonicNow() >= end) {
+      return Status::Infrastructure("postgres on " + endpoint.ToString() + " not ready: " + last);
     }
     SleepFor(Millis(20));
   }

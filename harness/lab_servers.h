@@ -10,6 +10,16 @@
 // which is why it is not used). A restart after kill -9 runs InnoDB crash recovery on the
 // same data directory; committed rows survive, row locks do not.
 //
+// postgres (Debian's postgresql 15): PostgreSQL refuses to run as root, so initdb and the
+// postmaster run as the `postgres` user Debian's package creates (SpawnOptions::run_as_user),
+// on a scratch directory handed to that user. initdb runs once per node (about 1 s here;
+// trust authentication, user `locklab`, no fsync); the postmaster listens on 127.0.0.1 only
+// with no unix socket, fsync and synchronous commit off (advisory locks are in memory
+// anyway). Ready = a session answers `SELECT 1`: about 0.1 s. The postmaster's backends are
+// its children in its process group, so a node pause (SIGSTOP to the group) stops the
+// session serving a lock too, and a kill takes them all; a restart after kill -9 runs crash
+// recovery on the same data directory, and no advisory lock survives it.
+//
 // etcd (Debian's etcd-server 3.4): one member of a loopback cluster, heartbeat 50 ms and
 // election timeout 500 ms (the defaults are 100/1000 ms; shorter makes a lost leader
 // replaced in about a second). Ready = GET /health answers {"health":"true"}, which needs
@@ -32,13 +42,21 @@ namespace locklab::harness {
 struct ServerPaths {
   std::string mariadbd = "/usr/sbin/mariadbd";
   std::string etcd = "/usr/bin/etcd";
-  // LOCKLAB_MARIADBD / LOCKLAB_ETCD override; an error names the missing program and package.
+  // The directory with postgres and initdb: the newest /usr/lib/postgresql/N/bin.
+  std::string postgres_bin;
+  std::string postgres_user = "postgres";  // who runs them (they refuse root)
+  // LOCKLAB_MARIADBD / LOCKLAB_ETCD / LOCKLAB_POSTGRES_BIN override; an error names the
+  // missing program and package.
   static Status Discover(const std::string& kind, ServerPaths* out);
 };
 
 // The argv of a mariadbd on `port` keeping its files in `scratch`.
 std::vector<std::string> MariaDbArgv(const ServerPaths& paths, const std::string& scratch,
                                      int port);
+// initdb's argv making a cluster in `scratch`/data; the postmaster's on `port`.
+std::vector<std::string> InitdbArgv(const ServerPaths& paths, const std::string& scratch);
+std::vector<std::string> PostgresArgv(const ServerPaths& paths, const std::string& scratch,
+                                      int port);
 // The argv of etcd member `name` (client port `port`, peer port `peer_port`).
 std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& name,
                                   const std::string& scratch, int port, int peer_port,
@@ -46,6 +64,7 @@ std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& n
 
 // Waits until the server on `endpoint` serves (see above) or `timeout` passes or `pid` exits.
 Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
+Status WaitForPostgres(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
 // need_quorum = false: its client port accepting connections will do (the member runs,
 // maybe alone, and rejoins the cluster on its own).
 Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,

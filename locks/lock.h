@@ -99,7 +99,7 @@ struct LockInfo {
   std::vector<KnobInfo> knobs;  // beyond the common ttl / retry_delay / timeouts
   int default_nodes = 1;
   // The servers the lab starts as this lock's nodes: "redis" (the lab Redis), "mariadb"
-  // (mariadbd) or "etcd" (members of one etcd cluster).
+  // (mariadbd), "postgres" (a PostgreSQL postmaster) or "etcd" (members of one etcd cluster).
   std::string backend = "redis";
   // The fault ids that apply to this lock; empty = every fault. The matrix runs only these
   // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to

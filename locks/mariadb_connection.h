@@ -22,17 +22,11 @@
 
 #include "base/clock.h"
 #include "locks/redis_connection.h"
+#include "locks/sql_result.h"
 
 struct st_mysql;
 
 namespace locklab::locks {
-
-struct SqlResult {
-  Outcome outcome = Outcome::kFail;
-  unsigned sql_errno = 0;  // server error (1205 lock wait timeout, ...), 0 = none
-  std::string error;       // server or transport error text
-  std::vector<std::vector<std::string>> rows;  // result set, NULL as ""
-};
 
 struct MariaDbOptions {
   std::string user = "locklab";      // the lab server runs --skip-grant-tables: any user works

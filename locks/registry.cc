@@ -7,6 +7,7 @@
 #include "locks/etcd_lease_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
+#include "locks/pg_advisory_lock.h"
 #include "locks/redlock.h"
 #include "locks/single_node_locks.h"
 #include "locks/watchdog_lock.h"
@@ -112,6 +113,21 @@ const std::vector<LockInfo>& ListLocks() {
        1, "mariadb",
        {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
         "partition"}},
+      {"pg-advisory",
+       "a PostgreSQL session-level advisory lock: pg_advisory_lock(hash of the key) on one "
+       "session, release = pg_advisory_unlock on the same session. No TTL: the lock lives as "
+       "long as the session (connection end, server kill of an idle session, server "
+       "restart); the lab --ttl is not used. A waiter blocks up to the acquire deadline "
+       "(lock_timeout)",
+       {{"wait", "block",
+         "block (SET lock_timeout to the time left, then pg_advisory_lock: the server queues "
+         "the waiter) or try (pg_try_advisory_lock every retry_delay)"},
+        {"idle_session_timeout_ms", "0",
+         "SET idle_session_timeout: the server ends a session idle this long (a paused holder "
+         "loses its lock); 0 = off, the server default"}},
+       1, "postgres",
+       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
+        "partition"}},
       {"etcd-lease",
        "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
        "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
@@ -204,6 +220,11 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
     Status s = ParseDbRowOptions(config, &o);
     if (!s.ok()) return s;
     *out = std::make_unique<DbRowLock>(config, o);
+  } else if (id == "pg-advisory") {
+    PgAdvisoryOptions o;
+    Status s = ParsePgAdvisoryOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<PgAdvisoryLock>(config, o);
   } else if (id == "etcd-lease") {
     EtcdLeaseOptions o;
     Status s = ParseEtcdLeaseOptions(config, &o);

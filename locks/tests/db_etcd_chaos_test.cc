@@ -1,5 +1,5 @@
-// Whole-stack trials of db-row and etcd-lease through the real `locklab run`: a lab mariadbd
-// or a 3-member lab etcd, client processes, real signals and kills; verdicts from
+// Whole-stack trials of db-row, pg-advisory and etcd-lease through the real `locklab run`: a
+// lab mariadbd, a lab postgres or a 3-member lab etcd, client processes, real signals and kills; verdicts from
 // results.json, i.e. from the recorded history.
 #include <gtest/gtest.h>
 
@@ -67,6 +67,37 @@ TEST_F(DbEtcdChaosTest, MatrixRunsOnlyTheFaultsThatApplyToDbRow) {
       EXPECT_EQ(c["verdict"], "S") << c.dump();
     }
   }
+}
+
+TEST_F(DbEtcdChaosTest, PgAdvisoryUnderAPauseLongerThanTheTtlStaysSafe) {
+  // The paused holder's session stays open (its socket does), and so does its lock.
+  auto r = Trial("pg-advisory", "client-pause");
+  EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
+  EXPECT_GT(r["resource"]["acknowledged_writes"].get<int>(), 5) << r.dump(2);
+}
+
+TEST_F(DbEtcdChaosTest, PgAdvisoryWithAShortIdleSessionTimeoutLosesTheLockToAPause) {
+  // idle_session_timeout is the session's one server-side "TTL": at 1 s the server ends the
+  // paused holder's session, its advisory lock goes with it, and a waiter gets the key.
+  auto r = Trial("pg-advisory", "client-pause",
+                 {"--knob", "idle_session_timeout_ms=1000", "--pause", "2500"});
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1) << r.dump(2);
+}
+
+TEST_F(DbEtcdChaosTest, PgAdvisoryCrashedHolderReleasesAtOnce) {
+  auto r = Trial("pg-advisory", "client-crash");
+  EXPECT_EQ(r["verdict"], "safe") << r.dump(2);
+  EXPECT_FALSE(r["liveness"]["stuck"].get<bool>()) << r.dump(2);
+}
+
+TEST_F(DbEtcdChaosTest, PgAdvisoryServerRestartGrantsTheLockTwice) {
+  // Advisory locks live in shared memory: a kill -9 and restart of the postmaster during a
+  // 1 s critical section lets a waiter in while the holder still believes it holds.
+  auto r = Trial("pg-advisory", "restart",
+                 {"--hold", "1000", "--fault-duration", "50", "--interval", "1000"});
+  EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
+  EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1) << r.dump(2);
 }
 
 TEST_F(DbEtcdChaosTest, EtcdLeasePausedHolderOverlapsButItsStaleWriteIsRejected) {

@@ -1,0 +1,212 @@
+// pg-advisory against a real lab postgres (initdb + postmaster started by the lab code under
+// test as the `postgres` user, on a free loopback port), and PostgresConnection's outcomes.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "harness/lab_cluster.h"
+#include "harness/process.h"
+#include "locks/pg_advisory_lock.h"
+#include "locks/postgres_connection.h"
+#include "tests/lab_fixture.h"
+
+namespace locklab::testing {
+namespace {
+
+bool DirExists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+// True when `pid` no longer runs: gone, or a zombie waiting for init (a postmaster's
+// backends are not our children, so ProcessAlive cannot reap them).
+bool Gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string comm_and_rest;
+  if (!std::getline(in, comm_and_rest)) return true;
+  size_t close = comm_and_rest.rfind(')');
+  return close != std::string::npos && close + 2 < comm_and_rest.size() &&
+         comm_and_rest[close + 2] == 'Z';
+}
+
+class PgAdvisoryTest : public LabNodeTest {
+ protected:
+  harness::LabNode& StartPostgres() {
+    harness::NodeOptions o;
+    o.name = "pg1";
+    o.kind = "postgres";
+    nodes_.push_back(std::make_unique<harness::LabNode>(o, dir_ + "/pg1", paths_));
+    Nanos t0 = MonotonicNow();
+    Status s = nodes_.back()->Start();
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::cerr << "postgres (initdb + start) ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
+    return *nodes_.back();
+  }
+  locks::LockConfig Config(const harness::LabNode& n) {
+    locks::LockConfig c;
+    c.algorithm = "pg-advisory";
+    c.nodes = {n.endpoint()};
+    return c;
+  }
+};
+
+TEST_F(PgAdvisoryTest, ABlockedWaiterGetsTheLockTheMomentTheHolderUnlocks) {
+  auto& n = StartPostgres();
+  auto a = BuildLock(Config(n));
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  EXPECT_EQ(ra.lease.fence, -1);
+  EXPECT_EQ(ra.lease.token.rfind("backend-", 0), 0u) << ra.lease.token;
+  // Held: b's lock_timeout passes and the server says 55P03, a certain refusal.
+  Nanos t0 = MonotonicNow();
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(1000));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kFail) << rb.detail;
+  EXPECT_GE(ToMillis(MonotonicNow() - t0), 900.0);
+  EXPECT_NE(rb.detail.find("held by another session"), std::string::npos) << rb.detail;
+  // Another key is independent.
+  auto rb1 = b->Acquire("lock:1", MonotonicNow() + Millis(1000));
+  ASSERT_EQ(rb1.outcome, locks::Outcome::kOk) << rb1.detail;
+  EXPECT_EQ(b->Release(rb1.lease).outcome, locks::Outcome::kOk);
+  // The server queues b and wakes it when a unlocks: well before b's 3 s deadline.
+  std::thread releaser([&] {
+    SleepFor(Millis(300));
+    EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  });
+  t0 = MonotonicNow();
+  rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
+  releaser.join();
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500.0);
+  EXPECT_NE(rb.lease.token, ra.lease.token);
+  // a no longer holds it: a second unlock is answered false, a fail.
+  EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kFail);
+}
+
+TEST_F(PgAdvisoryTest, TryModePollsUntilTheHolderLetsGo) {
+  auto& n = StartPostgres();
+  auto c = Config(n);
+  c.knobs["wait"] = "try";
+  auto a = BuildLock(c);
+  auto b = BuildLock(c);
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(300)).outcome, locks::Outcome::kFail);
+  ASSERT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(300)).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(PgAdvisoryTest, AClosedHolderSessionReleasesTheLock) {
+  auto& n = StartPostgres();
+  auto b = BuildLock(Config(n));
+  {
+    auto a = BuildLock(Config(n));
+    ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
+  }  // a's connection closes without an unlock, as a crashed client's would
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+}
+
+TEST_F(PgAdvisoryTest, ServerRestartDropsTheLockWhileTheHolderStillBelievesIt) {
+  auto& n = StartPostgres();
+  auto a = BuildLock(Config(n));
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk);
+  pid_t old = n.pid();
+  ASSERT_TRUE(n.Restart().ok());
+  EXPECT_FALSE(harness::ProcessAlive(old));
+  // Advisory locks live in shared memory: the restarted server grants the key to b...
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(3000)).outcome, locks::Outcome::kOk);
+  // ...and a learns it only when its unlock finds the session gone.
+  EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(PgAdvisoryTest, AnIdleSessionTimeoutEndsAPausedHoldersLock) {
+  auto& n = StartPostgres();
+  auto c = Config(n);
+  c.knobs["idle_session_timeout_ms"] = "300";
+  auto a = BuildLock(c);
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  SleepFor(Millis(800));  // a "pauses" with its session idle
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(1000)).outcome, locks::Outcome::kOk);
+  EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+}
+
+TEST_F(PgAdvisoryTest, BadKnobIsAUsageError) {
+  locks::LockConfig c;
+  c.algorithm = "pg-advisory";
+  c.nodes = {locks::Endpoint{}};
+  c.knobs["wait"] = "sometimes";
+  std::unique_ptr<locks::Lock> l;
+  Status s = locks::MakeLock(c, &l);
+  EXPECT_EQ(s.code(), Status::Code::kUsage);
+  EXPECT_NE(s.message().find("wait"), std::string::npos) << s.message();
+}
+
+TEST_F(PgAdvisoryTest, StopLeavesNoPostmasterNoBackendAndNoScratchDirectory) {
+  pid_t pid, backend;
+  std::string scratch;
+  {
+    harness::NodeOptions o;
+    o.name = "pg1";
+    o.kind = "postgres";
+    harness::LabNode node(o, dir_ + "/pg1", paths_);
+    ASSERT_TRUE(node.Start().ok());
+    pid = node.pid();
+    scratch = node.scratch();
+    ASSERT_FALSE(scratch.empty());
+    EXPECT_TRUE(DirExists(scratch + "/data/PG_VERSION"));
+    locks::PostgresConnection conn(node.endpoint(), {});
+    auto r = conn.Query("SELECT pg_backend_pid()", Millis(2000));
+    ASSERT_EQ(r.outcome, locks::Outcome::kOk) << r.error;
+    ASSERT_EQ(r.rows.size(), 1u);
+    backend = std::stoi(r.rows[0][0]);
+    EXPECT_EQ(backend, conn.backend_pid());
+    EXPECT_FALSE(Gone(backend));
+  }
+  EXPECT_FALSE(harness::ProcessAlive(pid));
+  Nanos end = MonotonicNow() + Millis(2000);
+  while (!Gone(backend) && MonotonicNow() < end) SleepFor(Millis(20));
+  EXPECT_TRUE(Gone(backend)) << "backend " << backend << " outlived its postmaster";
+  EXPECT_FALSE(DirExists(scratch));
+}
+
+TEST(PostgresConnectionTest, NothingListeningIsAFailNotUnknown) {
+  int port = 0;
+  ASSERT_TRUE(harness::FreeLoopbackPort(&port).ok());
+  locks::PostgresConnection c({"127.0.0.1", port}, {});
+  auto r = c.Query("SELECT 1", Millis(200));
+  EXPECT_EQ(r.outcome, locks::Outcome::kFail) << r.error;
+  EXPECT_FALSE(c.connected());
+}
+
+TEST_F(PgAdvisoryTest, AnAnswerLaterThanTheTimeoutIsUnknownAndEndsTheSession) {
+  auto& n = StartPostgres();
+  locks::PostgresConnection c(n.endpoint(), {});
+  ASSERT_EQ(c.Query("SELECT 1", Millis(2000)).outcome, locks::Outcome::kOk);
+  Nanos t0 = MonotonicNow();
+  auto r = c.Query("SELECT pg_sleep(3)", Millis(200));
+  EXPECT_EQ(r.outcome, locks::Outcome::kUnknown) << r.error;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1000.0);
+  EXPECT_FALSE(c.connected());
+  // An SQL error is an answer: kOk with the SQLSTATE, and the session stays.
+  r = c.Query("SELECT 1/0", Millis(2000));
+  EXPECT_EQ(r.outcome, locks::Outcome::kOk);
+  EXPECT_EQ(r.sqlstate, "22012") << r.error;
+  EXPECT_TRUE(c.connected());
+}
+
+TEST(AdvisoryKeyTest, IsSixtyFourBitFnv1a) {
+  EXPECT_EQ(locks::AdvisoryKey(""), static_cast<int64_t>(14695981039346656037ull));
+  EXPECT_EQ(locks::AdvisoryKey("a"), static_cast<int64_t>(0xaf63dc4c8601ec8cull));
+  EXPECT_NE(locks::AdvisoryKey("lock:0"), locks::AdvisoryKey("lock:1"));
+}
+
+}  // namespace
+}  // namespace locklab::testing
