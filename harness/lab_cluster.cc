@@ -315,8 +315,32 @@ Status LabNode::StartOnPort(int port) {
 }
 
 void LabNode::Kill() {
-  if (pid_ > 0) KillAndReap(pid_);
+  if (pid_ <= 0) return;
+  std::vector<pid_t> children;
+  if (options_.kind == "postgres") {
+    // Stop the postmaster first so it forks no backend after the scan. Its backends would
+    // exit on their own once they notice it died, but not at once, and a new postmaster
+    // refuses to start while one of them still holds the old shared memory.
+    kill(pid_, SIGSTOP);
+    children = ChildrenOf(pid_);
+    for (pid_t c : children) kill(c, SIGKILL);
+  }
+  KillAndReap(pid_);
   pid_ = -1;
+  // Reparented to init, which reaps them; wait until they are gone or zombies (2 s at most).
+  Nanos end = MonotonicNow() + Millis(2000);
+  for (pid_t c : children) {
+    while (!ProcessGone(c) && MonotonicNow() < end) SleepFor(Millis(2));
+  }
+}
+
+bool LabNode::Signal(int sig) {
+  if (pid_ <= 0) return false;
+  if (kill(-pid_, sig) != 0) return false;
+  if (options_.kind == "postgres") {
+    for (pid_t c : ChildrenOf(pid_)) kill(c, sig);
+  }
+  return true;
 }
 
 LabNode& LabCluster::AddNode(const NodeOptions& o) {

@@ -76,7 +76,13 @@ class LabNode {
   // Launch() spawns on the preset or a picked port, WaitReady() waits for it to serve.
   Status Launch();
   Status WaitReady(Millis timeout);
-  void Kill();  // SIGKILL and reap; no-op when not running
+  // SIGKILL and reap; no-op when not running. A postgres node's backends (children that
+  // each run in a session of their own) are killed too, and are gone when Kill returns.
+  void Kill();
+  // Sends `sig` (SIGSTOP, SIGCONT) to every process of the server: its process group and,
+  // for postgres, each backend's (a stopped postmaster alone would leave the sessions that
+  // hold locks running). False when the server is not running.
+  bool Signal(int sig);
   bool Running() const;
 
   const std::string& name() const { return options_.name; }

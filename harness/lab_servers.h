@@ -16,9 +16,9 @@
 // trust authentication, user `locklab`, no fsync); the postmaster listens on 127.0.0.1 only
 // with no unix socket, fsync and synchronous commit off (advisory locks are in memory
 // anyway). Ready = a session answers `SELECT 1`: about 0.1 s. The postmaster's backends are
-// its children in its process group, so a node pause (SIGSTOP to the group) stops the
-// session serving a lock too, and a kill takes them all; a restart after kill -9 runs crash
-// recovery on the same data directory, and no advisory lock survives it.
+// its children but each calls setsid(), so LabNode signals them one by one (Signal, Kill):
+// the postmaster's process group alone is just the postmaster. A restart after kill -9 runs
+// crash recovery on the same data directory, and no advisory lock survives it.
 //
 // etcd (Debian's etcd-server 3.4): one member of a loopback cluster, heartbeat 50 ms and
 // election timeout 500 ms (the defaults are 100/1000 ms; shorter makes a lost leader

@@ -13,6 +13,8 @@
 
 #include <cerrno>
 #include <climits>
+#include <filesystem>
+#include <fstream>
 #include <cstring>
 
 extern char** environ;
@@ -148,24 +150,27 @@ bool WaitExit(pid_t pid, Millis timeout, int* status) {
   }
 }
 
+namespace {
+// The state letter and parent of a process from /proc/PID/stat; false when it is gone.
+bool ReadStat(const std::string& pid_dir, char* state, long* ppid) {
+  std::ifstream in(pid_dir + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  // pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse after the last ')'.
+  size_t close = stat.rfind(')');
+  return close != std::string::npos &&
+         sscanf(stat.c_str() + close + 1, " %c %ld", state, ppid) == 2;
+}
+}  // namespace
+
 bool WaitUntilStopped(pid_t pid, Millis timeout) {
   const Nanos deadline = MonotonicNow() + timeout;
-  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const std::string dir = "/proc/" + std::to_string(pid);
   for (;;) {
-    char buf[512];
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;  // gone
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n > 0) {
-      buf[n] = 0;
-      // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces or ')').
-      const char* close_paren = strrchr(buf, ')');
-      if (close_paren != nullptr && close_paren[1] == ' ' &&
-          (close_paren[2] == 'T' || close_paren[2] == 't')) {
-        return true;
-      }
-    }
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(dir, &state, &ppid)) return false;  // gone
+    if (state == 'T' || state == 't') return true;
     if (MonotonicNow() >= deadline) return false;
     SleepFor(std::chrono::microseconds(200));
   }
@@ -178,6 +183,26 @@ bool ProcessAlive(pid_t pid) {
   if (r == pid) return false;
   if (r < 0 && errno != ECHILD) return false;
   return kill(pid, 0) == 0;
+}
+
+bool ProcessGone(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  return !ReadStat("/proc/" + std::to_string(pid), &state, &ppid) || state == 'Z';
+}
+
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(e.path().string(), &state, &ppid)) continue;  // gone since the listing
+    if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
 }
 
 Status FreeLoopbackPort(int* port) {

@@ -48,6 +48,14 @@ bool ProcessAlive(pid_t pid);
 // process then stays stopped. Call this before resuming a self-stopped process.
 bool WaitUntilStopped(pid_t pid, Millis timeout);
 
+// True when `pid` runs no more: no such process, or a zombie (for processes that are not our
+// children, which ProcessAlive cannot reap: they linger as zombies until init reaps them).
+bool ProcessGone(pid_t pid);
+
+// The live processes whose parent is `pid` (from /proc; a child forked after the scan is
+// missed, so stop the parent first when that matters).
+std::vector<pid_t> ChildrenOf(pid_t pid);
+
 // A loopback TCP port that was free a moment ago.
 Status FreeLoopbackPort(int* port);
 

@@ -250,7 +250,7 @@ bool Trial::PauseNode(int n) {
     return pid > 0 && kill(pid, SIGSTOP) == 0;
   }
   LabNode* node = Node(n);
-  return node && node->pid() > 0 && kill(-node->pid(), SIGSTOP) == 0;
+  return node && node->Signal(SIGSTOP);
 }
 
 bool Trial::ResumeNode(int n) {
@@ -259,7 +259,7 @@ bool Trial::ResumeNode(int n) {
     return pid > 0 && kill(pid, SIGCONT) == 0;
   }
   LabNode* node = Node(n);
-  return node && node->pid() > 0 && kill(-node->pid(), SIGCONT) == 0;
+  return node && node->Signal(SIGCONT);
 }
 
 void Trial::KillNode(int n) {

@@ -1,10 +1,10 @@
 // pg-advisory against a real lab postgres (initdb + postmaster started by the lab code under
 // test as the `postgres` user, on a free loopback port), and PostgresConnection's outcomes.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <thread>
 
 #include "harness/lab_cluster.h"
@@ -19,17 +19,6 @@ namespace {
 bool DirExists(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
-}
-
-// True when `pid` no longer runs: gone, or a zombie waiting for init (a postmaster's
-// backends are not our children, so ProcessAlive cannot reap them).
-bool Gone(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string comm_and_rest;
-  if (!std::getline(in, comm_and_rest)) return true;
-  size_t close = comm_and_rest.rfind(')');
-  return close != std::string::npos && close + 2 < comm_and_rest.size() &&
-         comm_and_rest[close + 2] == 'Z';
 }
 
 class PgAdvisoryTest : public LabNodeTest {
@@ -125,6 +114,23 @@ TEST_F(PgAdvisoryTest, ServerRestartDropsTheLockWhileTheHolderStillBelievesIt) {
   EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
 }
 
+// Regression (2026-11-22): a postmaster's backends each run in a session of their own, so
+// the node pause (SIGSTOP to the postmaster's process group) stopped only the postmaster
+// and the holder's backend went on answering: "server-pause" paused nothing that held a lock.
+TEST_F(PgAdvisoryTest, ANodePauseStopsTheBackendsThatServeSessions) {
+  auto& n = StartPostgres();
+  auto a = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  ASSERT_TRUE(n.Signal(SIGSTOP));
+  auto rr = a->Release(ra.lease);  // its backend is stopped: no answer within 200 ms
+  EXPECT_EQ(rr.outcome, locks::Outcome::kUnknown) << rr.detail;
+  ASSERT_TRUE(n.Signal(SIGCONT));
+  // The closed session ends once the backend runs again; the key is free.
+  auto b = BuildLock(Config(n));
+  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
+}
+
 TEST_F(PgAdvisoryTest, AnIdleSessionTimeoutEndsAPausedHoldersLock) {
   auto& n = StartPostgres();
   auto c = Config(n);
@@ -168,12 +174,11 @@ TEST_F(PgAdvisoryTest, StopLeavesNoPostmasterNoBackendAndNoScratchDirectory) {
     ASSERT_EQ(r.rows.size(), 1u);
     backend = std::stoi(r.rows[0][0]);
     EXPECT_EQ(backend, conn.backend_pid());
-    EXPECT_FALSE(Gone(backend));
+    EXPECT_FALSE(harness::ProcessGone(backend));
   }
   EXPECT_FALSE(harness::ProcessAlive(pid));
-  Nanos end = MonotonicNow() + Millis(2000);
-  while (!Gone(backend) && MonotonicNow() < end) SleepFor(Millis(20));
-  EXPECT_TRUE(Gone(backend)) << "backend " << backend << " outlived its postmaster";
+  // Killed with the postmaster, not left to notice its death some time later.
+  EXPECT_TRUE(harness::ProcessGone(backend)) << "backend " << backend << " outlived the node";
   EXPECT_FALSE(DirExists(scratch));
 }
 
