@@ -66,6 +66,16 @@ bool PostgresConnection::Connect(std::string* error) {
     st = PQconnectPoll(conn_);
   }
   PQsetnonblocking(conn_, 1);
+  // Notices (a WARNING from pg_advisory_unlock of a lock not held) go into the statement's
+  // result rather than to the client's stderr, libpq's default.
+  PQsetNoticeProcessor(
+      conn_,
+      [](void* arg, const char* message) {
+        std::string* notice = static_cast<std::string*>(arg);
+        *notice = message;
+        while (!notice->empty() && notice->back() == '\n') notice->pop_back();
+      },
+      &notice_);
   backend_pid_ = PQbackendPID(conn_);
   return true;
 }
@@ -81,6 +91,7 @@ SqlResult PostgresConnection::Query(const std::string& sql, Millis timeout) {
       return r;
     }
   }
+  notice_.clear();
   Nanos end = MonotonicNow() + timeout;
   auto lost = [&](const std::string& what) {
     r.outcome = Outcome::kUnknown;
@@ -138,6 +149,7 @@ SqlResult PostgresConnection::Query(const std::string& sql, Millis timeout) {
     return lost("connection lost: " + (r.error.empty() ? lib_error() : r.error));
   }
   r.outcome = Outcome::kOk;
+  if (r.error.empty()) r.error = notice_;
   return r;
 }
 

@@ -45,7 +45,8 @@ class PostgresConnection {
   // Runs `sql` (one statement, or several separated by ';' that the server runs in order and
   // stops at the first error), waiting at most `timeout` for the whole answer; first
   // connects within the connect timeout if needed (a failed connect is kFail). `rows` are
-  // those of the last statement that returned any.
+  // those of the last statement that returned any; with no error, `error` holds the last
+  // notice the server sent (a WARNING), if any.
   SqlResult Query(const std::string& sql, Millis timeout);
   bool connected() const { return conn_ != nullptr; }
   // The server process serving this session (0 when not connected): session-level advisory
@@ -63,6 +64,7 @@ class PostgresConnection {
   PostgresOptions options_;
   pg_conn* conn_ = nullptr;
   int backend_pid_ = 0;
+  std::string notice_;  // the last notice of the running statement
 };
 
 }  // namespace locklab::locks
