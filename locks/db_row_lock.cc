@@ -114,27 +114,16 @@ Outcome DbRowLock::Attempt(const std::string& key, int64_t wait_s, Nanos deadlin
 }
 
 LockResult DbRowLock::Acquire(const std::string& key, Nanos deadline) {
-  LockResult result;
-  bool any_unknown = false;
-  std::string detail;
-  for (;;) {
-    Nanos left = deadline - MonotonicNow();
-    int64_t wait_s = std::max<int64_t>(0, left.count() / 1000000000);
-    Outcome o = Attempt(key, wait_s, deadline, &detail);
-    if (o == Outcome::kOk) {
-      result.outcome = Outcome::kOk;
-      result.lease.key = key;
-      result.lease.token = "session-" + std::to_string(conn_.session_id());
-      result.lease.validity = Millis::max();
-      result.lease.acquired_at = MonotonicNow();
-      return result;
-    }
-    if (o == Outcome::kUnknown) any_unknown = true;
-    if (MonotonicNow() + config_.retry_delay >= deadline) break;
-    SleepFor(config_.retry_delay);
+  LockResult result = AttemptUntil(deadline, config_.retry_delay, [&](std::string* detail) {
+    int64_t wait_s = std::max<int64_t>(0, (deadline - MonotonicNow()).count() / 1000000000);
+    return Attempt(key, wait_s, deadline, detail);
+  });
+  if (result.outcome == Outcome::kOk) {
+    result.lease.key = key;
+    result.lease.token = "session-" + std::to_string(conn_.session_id());
+    result.lease.validity = Millis::max();
+    result.lease.acquired_at = MonotonicNow();
   }
-  result.outcome = any_unknown ? Outcome::kUnknown : Outcome::kFail;
-  result.detail = detail;
   return result;
 }
 

@@ -76,6 +76,14 @@ struct LockConfig {
   LockEventFn on_event;            // may be empty: renewals then go unrecorded
 };
 
+// The acquire loop of a lock whose every attempt is one certain-or-uncertain step (db-row,
+// pg-advisory): calls `attempt` until it returns kOk, or until another try after
+// `retry_delay` would start past `deadline` (it runs at least once). The outcome is kOk, else
+// kUnknown when any attempt was unknown, else kFail; `detail` is the last attempt's. The
+// caller fills the Lease of a kOk.
+LockResult AttemptUntil(Nanos deadline, Millis retry_delay,
+                        const std::function<Outcome(std::string* detail)>& attempt);
+
 class Lock {
  public:
   virtual ~Lock() = default;

@@ -80,25 +80,15 @@ Outcome PgAdvisoryLock::Attempt(const std::string& key, Nanos deadline, std::str
 }
 
 LockResult PgAdvisoryLock::Acquire(const std::string& key, Nanos deadline) {
-  LockResult result;
-  bool any_unknown = false;
-  std::string detail;
-  for (;;) {
-    Outcome o = Attempt(key, deadline, &detail);
-    if (o == Outcome::kOk) {
-      result.outcome = Outcome::kOk;
-      result.lease.key = key;
-      result.lease.token = "backend-" + std::to_string(conn_.backend_pid());
-      result.lease.validity = Millis::max();
-      result.lease.acquired_at = MonotonicNow();
-      return result;
-    }
-    if (o == Outcome::kUnknown) any_unknown = true;
-    if (MonotonicNow() + config_.retry_delay >= deadline) break;
-    SleepFor(config_.retry_delay);
+  LockResult result = AttemptUntil(deadline, config_.retry_delay, [&](std::string* detail) {
+    return Attempt(key, deadline, detail);
+  });
+  if (result.outcome == Outcome::kOk) {
+    result.lease.key = key;
+    result.lease.token = "backend-" + std::to_string(conn_.backend_pid());
+    result.lease.validity = Millis::max();
+    result.lease.acquired_at = MonotonicNow();
   }
-  result.outcome = any_unknown ? Outcome::kUnknown : Outcome::kFail;
-  result.detail = detail;
   return result;
 }
 

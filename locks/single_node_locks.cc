@@ -8,13 +8,6 @@ const char kCompareAndDeleteScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
     "else return 0 end";
 
-LockResult Lock::Renew(const Lease&) {
-  LockResult r;
-  r.outcome = Outcome::kFail;
-  r.detail = "this algorithm does not renew";
-  return r;
-}
-
 SingleNodeLock::SingleNodeLock(const LockConfig& config, AcquireStyle acquire,
                                ReleaseStyle release)
     : config_(config),

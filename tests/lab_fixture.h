@@ -4,6 +4,9 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <iostream>
 
 #include <memory>
 #include <string>
@@ -15,6 +18,8 @@
 #include "locks/lock.h"
 
 namespace locklab::testing {
+
+inline bool PathExists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 
 inline std::string MakeTempDir(const std::string& prefix = "locklab-test") {
   std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
@@ -38,12 +43,27 @@ class LabNodeTest : public ::testing::Test {
     }
   }
   harness::LabNode& StartNode(const std::string& name = "n1") {
+    return StartServer("redis", name);
+  }
+  // A lab node of another server kind ("mariadb", "postgres"; harness/lab_servers.h), with
+  // its start-up time on stderr.
+  harness::LabNode& StartServer(const std::string& kind, const std::string& name) {
     harness::NodeOptions o;
     o.name = name;
+    o.kind = kind;
     nodes_.push_back(std::make_unique<harness::LabNode>(o, dir_ + "/" + name, paths_));
+    Nanos t0 = MonotonicNow();
     auto st = nodes_.back()->Start();
     EXPECT_TRUE(st.ok()) << st.message();
+    if (kind != "redis") std::cerr << kind << " ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
     return *nodes_.back();
+  }
+  // The config of lock `algorithm` on node `n` alone.
+  static locks::LockConfig ConfigOn(const std::string& algorithm, const harness::LabNode& n) {
+    locks::LockConfig c;
+    c.algorithm = algorithm;
+    c.nodes = {n.endpoint()};
+    return c;
   }
 
   // A lock built from `config`; the test fails (not crashes) when the config is refused.

@@ -1,7 +1,6 @@
 // db-row against a real lab mariadbd and etcd-lease against a real 3-member lab etcd
 // cluster (both started by the lab code under test, on free loopback ports).
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <thread>
@@ -17,30 +16,10 @@
 namespace locklab::testing {
 namespace {
 
-bool DirExists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
 class DbRowTest : public LabNodeTest {
  protected:
-  harness::LabNode& StartMariaDb() {
-    harness::NodeOptions o;
-    o.name = "db1";
-    o.kind = "mariadb";
-    nodes_.push_back(std::make_unique<harness::LabNode>(o, dir_ + "/db1", paths_));
-    Nanos t0 = MonotonicNow();
-    Status s = nodes_.back()->Start();
-    EXPECT_TRUE(s.ok()) << s.message();
-    std::cerr << "mariadbd ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
-    return *nodes_.back();
-  }
-  locks::LockConfig Config(const harness::LabNode& n) {
-    locks::LockConfig c;
-    c.algorithm = "db-row";
-    c.nodes = {n.endpoint()};
-    return c;
-  }
+  harness::LabNode& StartMariaDb() { return StartServer("mariadb", "db1"); }
+  locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn("db-row", n); }
 };
 
 TEST_F(DbRowTest, SecondClientWaitsUntilTheFirstCommits) {
@@ -132,10 +111,10 @@ TEST_F(DbRowTest, StopLeavesNoServerAndNoScratchDirectory) {
     pid = node.pid();
     scratch = node.scratch();
     ASSERT_FALSE(scratch.empty());
-    EXPECT_TRUE(DirExists(scratch + "/data"));
+    EXPECT_TRUE(PathExists(scratch + "/data"));
   }
   EXPECT_FALSE(harness::ProcessAlive(pid));
-  EXPECT_FALSE(DirExists(scratch));
+  EXPECT_FALSE(PathExists(scratch));
 }
 
 TEST(MariaDbConnectionTest, NothingListeningIsAFailNotUnknown) {
@@ -223,7 +202,7 @@ TEST_F(EtcdLeaseTest, StopLeavesNoMemberAndNoScratchDirectory) {
   }
   cluster_.reset();
   for (pid_t p : pids) EXPECT_FALSE(harness::ProcessAlive(p)) << p;
-  for (const auto& d : scratch) EXPECT_FALSE(DirExists(d)) << d;
+  for (const auto& d : scratch) EXPECT_FALSE(PathExists(d)) << d;
 }
 
 TEST(Base64Test, RoundTripsEveryLength) {
