@@ -155,6 +155,17 @@ Status LabNode::Restart() {
 
 namespace {
 
+// True when every directory on the way to `path` (itself included) lets other users through.
+bool OthersCanTraverse(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path);
+  for (; !p.empty(); p = p.parent_path()) {
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0 || (st.st_mode & S_IXOTH) == 0) return false;
+    if (p == p.root_path()) break;
+  }
+  return true;
+}
+
 // Scratch directories of harnesses that were SIGKILLed (their servers died with them by
 // PDEATHSIG, but nobody removed the data): each holds owner.pid; a dead owner's is removed.
 void SweepStaleScratch(const std::string& tmp, const std::string& kind) {
@@ -180,6 +191,8 @@ Status LabNode::Launch() {
   if (scratch_.empty()) {
     const char* env = getenv("TMPDIR");
     std::string tmp = env && *env ? env : "/tmp";
+    // postgres runs as another user, who must be able to reach its data directory.
+    if (options_.kind == "postgres" && !OthersCanTraverse(tmp)) tmp = "/tmp";
     SweepStaleScratch(tmp, options_.kind);
     std::string tmpl = tmp + "/locklab-" + options_.kind + "-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {

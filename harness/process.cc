@@ -21,6 +21,11 @@ extern char** environ;
 
 namespace locklab::harness {
 
+namespace {
+// What a child reports through its error pipe when it fails before execve.
+enum : int { kStepChdir = 1, kStepCredentials = 2, kStepExec = 3 };
+}  // namespace
+
 Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
   if (o.argv.empty()) return Status::Infrastructure("spawn: empty argv");
   // Everything the child needs is prepared before fork: only async-signal-safe calls after.
@@ -81,8 +86,8 @@ Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
     // Credentials first: changing the uid clears PDEATHSIG, so it is set afterwards.
     if (!o.run_as_user.empty() &&
         (setgroups(0, nullptr) != 0 || setgid(run_gid) != 0 || setuid(run_uid) != 0)) {
-      int e = errno;
-      (void)!write(err_pipe[1], &e, sizeof(e));
+      int e[2] = {kStepCredentials, errno};
+      (void)!write(err_pipe[1], e, sizeof(e));
       _exit(127);
     }
     if (!o.detached) {
@@ -103,25 +108,29 @@ Status Spawn(const SpawnOptions& o, pid_t* pid_out) {
     dup2(out, 1);
     dup2(err, 2);
     if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
-      int e = errno;
-      (void)!write(err_pipe[1], &e, sizeof(e));
+      int e[2] = {kStepChdir, errno};
+      (void)!write(err_pipe[1], e, sizeof(e));
       _exit(127);
     }
     execve(argv[0], argv.data(), envp.data());
-    int e = errno;
-    (void)!write(err_pipe[1], &e, sizeof(e));
+    int e[2] = {kStepExec, errno};
+    (void)!write(err_pipe[1], e, sizeof(e));
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before we signal it
   close(err_pipe[1]);
-  int child_errno = 0;
-  ssize_t n = read(err_pipe[0], &child_errno, sizeof(child_errno));
+  int child_error[2] = {0, 0};  // {step, errno}: what the child failed at before exec
+  ssize_t n = read(err_pipe[0], child_error, sizeof(child_error));
   close(err_pipe[0]);
   if (log_fd >= 0) close(log_fd);
   close(null_fd);
-  if (n == sizeof(child_errno)) {
+  if (n == sizeof(child_error)) {
     waitpid(pid, nullptr, 0);
-    return Status::Infrastructure("exec " + o.argv[0] + ": " + strerror(child_errno));
+    const std::string what = child_error[0] == kStepChdir ? "chdir " + o.cwd + " for " + o.argv[0]
+                             : child_error[0] == kStepCredentials
+                                 ? "become user " + o.run_as_user + " for " + o.argv[0]
+                                 : "exec " + o.argv[0];
+    return Status::Infrastructure(what + ": " + strerror(child_error[1]));
   }
   *pid_out = pid;
   return Status::Ok();

@@ -172,6 +172,21 @@ TEST_F(PgAdvisoryTest, StopLeavesNoPostmasterNoBackendAndNoScratchDirectory) {
   EXPECT_FALSE(PathExists(scratch));
 }
 
+// A TMPDIR only root can enter (a CI runner's private temp directory) must not stop postgres,
+// which runs as another user: its scratch directory then goes to /tmp.
+TEST_F(PgAdvisoryTest, StartsUnderAPrivateTmpdir) {
+  std::string priv = MakeTempDir("locklab-private-tmp");  // mode 0700, root's
+  ASSERT_FALSE(priv.empty());
+  const char* old = getenv("TMPDIR");
+  std::string saved = old ? old : "";
+  setenv("TMPDIR", priv.c_str(), 1);
+  auto& n = StartPostgres();
+  if (old) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+  EXPECT_TRUE(n.Running());
+  EXPECT_EQ(n.scratch().rfind("/tmp/locklab-postgres-", 0), 0u) << n.scratch();
+  rmdir(priv.c_str());
+}
+
 TEST(PostgresConnectionTest, NothingListeningIsAFailNotUnknown) {
   int port = 0;
   ASSERT_TRUE(harness::FreeLoopbackPort(&port).ok());
