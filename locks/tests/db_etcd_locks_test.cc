@@ -51,17 +51,6 @@ TEST_F(DbRowTest, SecondClientWaitsUntilTheFirstCommits) {
   EXPECT_NE(rb.lease.token, ra.lease.token);  // another session owns it
 }
 
-TEST_F(DbRowTest, AClosedHolderSessionReleasesTheRow) {
-  auto& n = StartMariaDb();
-  auto b = BuildLock(Config(n));
-  {
-    auto a = BuildLock(Config(n));
-    ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
-  }  // a's connection closes without COMMIT, as a crashed client's would
-  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(2000));
-  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
-}
-
 TEST_F(DbRowTest, AutocommitAsPrintedHoldsNothing) {
   // The article's lock() never turns autocommit off: the row lock ends with the SELECT.
   auto& n = StartMariaDb();
@@ -71,50 +60,6 @@ TEST_F(DbRowTest, AutocommitAsPrintedHoldsNothing) {
   auto b = BuildLock(c);
   ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
   EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(500)).outcome, locks::Outcome::kOk);
-}
-
-TEST_F(DbRowTest, ServerRestartDropsTheRowLockWhileTheHolderStillBelievesIt) {
-  auto& n = StartMariaDb();
-  auto a = BuildLock(Config(n));
-  auto b = BuildLock(Config(n));
-  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
-  ASSERT_EQ(ra.outcome, locks::Outcome::kOk);
-  pid_t old = n.pid();
-  ASSERT_TRUE(n.Restart().ok());
-  EXPECT_FALSE(harness::ProcessAlive(old));
-  // Row locks are not persistent: the restarted server grants the row to b...
-  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(3000)).outcome, locks::Outcome::kOk);
-  // ...and a learns it only when its COMMIT finds the session gone.
-  EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
-}
-
-TEST_F(DbRowTest, BadKnobIsAUsageError) {
-  locks::LockConfig c;
-  c.algorithm = "db-row";
-  c.nodes = {locks::Endpoint{}};
-  c.knobs["transaction"] = "sometimes";
-  std::unique_ptr<locks::Lock> l;
-  Status s = locks::MakeLock(c, &l);
-  EXPECT_EQ(s.code(), Status::Code::kUsage);
-  EXPECT_NE(s.message().find("transaction"), std::string::npos) << s.message();
-}
-
-TEST_F(DbRowTest, StopLeavesNoServerAndNoScratchDirectory) {
-  pid_t pid;
-  std::string scratch;
-  {
-    harness::NodeOptions o;
-    o.name = "db1";
-    o.kind = "mariadb";
-    harness::LabNode node(o, dir_ + "/db1", paths_);
-    ASSERT_TRUE(node.Start().ok());
-    pid = node.pid();
-    scratch = node.scratch();
-    ASSERT_FALSE(scratch.empty());
-    EXPECT_TRUE(PathExists(scratch + "/data"));
-  }
-  EXPECT_FALSE(harness::ProcessAlive(pid));
-  EXPECT_FALSE(PathExists(scratch));
 }
 
 TEST(MariaDbConnectionTest, NothingListeningIsAFailNotUnknown) {

@@ -78,32 +78,6 @@ TEST_F(PgAdvisoryTest, TryModePollsUntilTheHolderLetsGo) {
   EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
 }
 
-TEST_F(PgAdvisoryTest, AClosedHolderSessionReleasesTheLock) {
-  auto& n = StartPostgres();
-  auto b = BuildLock(Config(n));
-  {
-    auto a = BuildLock(Config(n));
-    ASSERT_EQ(a->Acquire("lock:0", MonotonicNow() + Millis(2000)).outcome, locks::Outcome::kOk);
-  }  // a's connection closes without an unlock, as a crashed client's would
-  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(2000));
-  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
-}
-
-TEST_F(PgAdvisoryTest, ServerRestartDropsTheLockWhileTheHolderStillBelievesIt) {
-  auto& n = StartPostgres();
-  auto a = BuildLock(Config(n));
-  auto b = BuildLock(Config(n));
-  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
-  ASSERT_EQ(ra.outcome, locks::Outcome::kOk);
-  pid_t old = n.pid();
-  ASSERT_TRUE(n.Restart().ok());
-  EXPECT_FALSE(harness::ProcessAlive(old));
-  // Advisory locks live in shared memory: the restarted server grants the key to b...
-  EXPECT_EQ(b->Acquire("lock:0", MonotonicNow() + Millis(3000)).outcome, locks::Outcome::kOk);
-  // ...and a learns it only when its unlock finds the session gone.
-  EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
-}
-
 // Regression (2026-11-22): a postmaster's backends each run in a session of their own, so
 // the node pause (SIGSTOP to the postmaster's process group) stopped only the postmaster
 // and the holder's backend went on answering: "server-pause" paused nothing that held a lock.
@@ -134,42 +108,23 @@ TEST_F(PgAdvisoryTest, AnIdleSessionTimeoutEndsAPausedHoldersLock) {
   EXPECT_NE(a->Release(ra.lease).outcome, locks::Outcome::kOk);
 }
 
-TEST_F(PgAdvisoryTest, BadKnobIsAUsageError) {
-  locks::LockConfig c;
-  c.algorithm = "pg-advisory";
-  c.nodes = {locks::Endpoint{}};
-  c.knobs["wait"] = "sometimes";
-  std::unique_ptr<locks::Lock> l;
-  Status s = locks::MakeLock(c, &l);
-  EXPECT_EQ(s.code(), Status::Code::kUsage);
-  EXPECT_NE(s.message().find("wait"), std::string::npos) << s.message();
-}
-
-TEST_F(PgAdvisoryTest, StopLeavesNoPostmasterNoBackendAndNoScratchDirectory) {
-  pid_t pid, backend;
-  std::string scratch;
+// The node's scratch directory and postmaster: SessionLockTest. Here: its backends, which
+// are not in the postmaster's process group.
+TEST_F(PgAdvisoryTest, StopLeavesNoBackend) {
+  pid_t backend;
   {
-    harness::NodeOptions o;
-    o.name = "pg1";
-    o.kind = "postgres";
-    harness::LabNode node(o, dir_ + "/pg1", paths_);
-    ASSERT_TRUE(node.Start().ok());
-    pid = node.pid();
-    scratch = node.scratch();
-    ASSERT_FALSE(scratch.empty());
-    EXPECT_TRUE(PathExists(scratch + "/data/PG_VERSION"));
-    locks::PostgresConnection conn(node.endpoint(), {});
+    auto& n = StartPostgres();
+    locks::PostgresConnection conn(n.endpoint(), {});
     auto r = conn.Query("SELECT pg_backend_pid()", Millis(2000));
     ASSERT_EQ(r.outcome, locks::Outcome::kOk) << r.error;
     ASSERT_EQ(r.rows.size(), 1u);
     backend = std::stoi(r.rows[0][0]);
     EXPECT_EQ(backend, conn.backend_pid());
     EXPECT_FALSE(harness::ProcessGone(backend));
+    nodes_.clear();  // stops the node
   }
-  EXPECT_FALSE(harness::ProcessAlive(pid));
   // Killed with the postmaster, not left to notice its death some time later.
   EXPECT_TRUE(harness::ProcessGone(backend)) << "backend " << backend << " outlived the node";
-  EXPECT_FALSE(PathExists(scratch));
 }
 
 // A TMPDIR only root can enter (a CI runner's private temp directory) must not stop postgres,
