@@ -58,11 +58,14 @@ class LabNodeTest : public ::testing::Test {
     if (kind != "redis") std::cerr << kind << " ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
     return *nodes_.back();
   }
-  // The config of lock `algorithm` on node `n` alone.
+  // The config of lock `algorithm` on node `n` alone, with 1 s connect and statement bounds:
+  // a database session is a new server process or thread, and a loaded machine must not
+  // turn a test's grant or refusal into an unknown.
   static locks::LockConfig ConfigOn(const std::string& algorithm, const harness::LabNode& n) {
     locks::LockConfig c;
     c.algorithm = algorithm;
     c.nodes = {n.endpoint()};
+    c.connect_timeout = c.command_timeout = Millis(1000);
     return c;
   }
 

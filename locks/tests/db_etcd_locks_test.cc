@@ -22,35 +22,6 @@ class DbRowTest : public LabNodeTest {
   locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn("db-row", n); }
 };
 
-TEST_F(DbRowTest, SecondClientWaitsUntilTheFirstCommits) {
-  auto& n = StartMariaDb();
-  auto a = BuildLock(Config(n));
-  auto b = BuildLock(Config(n));
-  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
-  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
-  EXPECT_EQ(ra.lease.fence, -1);
-  // The row is locked: b is refused (a certain refusal, not unknown) once its deadline passes.
-  Nanos t0 = MonotonicNow();
-  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(1500));
-  EXPECT_EQ(rb.outcome, locks::Outcome::kFail) << rb.detail;
-  EXPECT_GE(ToMillis(MonotonicNow() - t0), 1000.0);
-  // Another key is independent.
-  auto rb1 = b->Acquire("lock:1", MonotonicNow() + Millis(1000));
-  EXPECT_EQ(rb1.outcome, locks::Outcome::kOk) << rb1.detail;
-  EXPECT_EQ(b->Release(rb1.lease).outcome, locks::Outcome::kOk);
-  // COMMIT releases it, and a waiter blocked in SELECT ... FOR UPDATE gets it at once.
-  std::thread releaser([&] {
-    SleepFor(Millis(300));
-    EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
-  });
-  t0 = MonotonicNow();
-  rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
-  releaser.join();
-  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
-  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500.0);
-  EXPECT_NE(rb.lease.token, ra.lease.token);  // another session owns it
-}
-
 TEST_F(DbRowTest, AutocommitAsPrintedHoldsNothing) {
   // The article's lock() never turns autocommit off: the row lock ends with the SELECT.
   auto& n = StartMariaDb();

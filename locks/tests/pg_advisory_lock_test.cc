@@ -18,46 +18,22 @@ namespace {
 class PgAdvisoryTest : public LabNodeTest {
  protected:
   harness::LabNode& StartPostgres() { return StartServer("postgres", "pg1"); }
-  // A new backend is a fork and a statement a round trip to it: 1 s bounds, so that a loaded
-  // machine cannot turn a test's refusal or grant into an unknown.
-  locks::LockConfig Config(const harness::LabNode& n) {
-    locks::LockConfig c = ConfigOn("pg-advisory", n);
-    c.connect_timeout = c.command_timeout = Millis(1000);
-    return c;
-  }
+  locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn("pg-advisory", n); }
 };
 
-TEST_F(PgAdvisoryTest, ABlockedWaiterGetsTheLockTheMomentTheHolderUnlocks) {
+// The waiting itself: SessionLockTest. Here: what a refusal and a double unlock say.
+TEST_F(PgAdvisoryTest, ARefusalAndAnUnlockOfALockNotHeldSayWhy) {
   auto& n = StartPostgres();
   auto a = BuildLock(Config(n));
   auto b = BuildLock(Config(n));
   auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
   ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
-  EXPECT_EQ(ra.lease.fence, -1);
-  EXPECT_EQ(ra.lease.token.rfind("backend-", 0), 0u) << ra.lease.token;
-  // Held: b's lock_timeout passes and the server says 55P03, a certain refusal.
-  Nanos t0 = MonotonicNow();
-  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(1000));
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(300));  // lock_timeout: 55P03
   EXPECT_EQ(rb.outcome, locks::Outcome::kFail) << rb.detail;
-  EXPECT_GE(ToMillis(MonotonicNow() - t0), 900.0);
   EXPECT_NE(rb.detail.find("held by another session"), std::string::npos) << rb.detail;
-  // Another key is independent.
-  auto rb1 = b->Acquire("lock:1", MonotonicNow() + Millis(1000));
-  ASSERT_EQ(rb1.outcome, locks::Outcome::kOk) << rb1.detail;
-  EXPECT_EQ(b->Release(rb1.lease).outcome, locks::Outcome::kOk);
-  // The server queues b and wakes it when a unlocks: well before b's 3 s deadline.
-  std::thread releaser([&] {
-    SleepFor(Millis(300));
-    EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
-  });
-  t0 = MonotonicNow();
-  rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
-  releaser.join();
-  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
-  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500.0);
-  EXPECT_NE(rb.lease.token, ra.lease.token);
+  ASSERT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
   // a no longer holds it: a second unlock is answered false (with the server's WARNING as
-  // the reason, not on stderr), a fail.
+  // the reason, not on the client's stderr), a fail.
   auto again = a->Release(ra.lease);
   EXPECT_EQ(again.outcome, locks::Outcome::kFail);
   EXPECT_NE(again.detail.find("you don't own a lock"), std::string::npos) << again.detail;

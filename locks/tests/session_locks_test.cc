@@ -4,6 +4,8 @@
 // believes it holds (locks/db_row_lock.h, locks/pg_advisory_lock.h).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
 #include "tests/lab_fixture.h"
@@ -16,19 +18,45 @@ struct SessionLockCase {
   std::string kind;       // its lab server (NodeOptions::kind)
   std::string bad_knob;   // a knob and a value it refuses
   std::string bad_value;
+  std::string token_prefix;  // the owner token names the server session
 };
 
 class SessionLockTest : public LabNodeTest,
                         public ::testing::WithParamInterface<SessionLockCase> {
  protected:
   harness::LabNode& StartDb() { return StartServer(GetParam().kind, "db1"); }
-  // 1 s statement bounds, so that a loaded machine cannot turn a grant into an unknown.
-  locks::LockConfig Config(const harness::LabNode& n) {
-    locks::LockConfig c = ConfigOn(GetParam().algorithm, n);
-    c.connect_timeout = c.command_timeout = Millis(1000);
-    return c;
-  }
+  locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn(GetParam().algorithm, n); }
 };
+
+TEST_P(SessionLockTest, AWaiterIsRefusedWhileHeldAndWokenTheMomentTheHolderReleases) {
+  auto& n = StartDb();
+  auto a = BuildLock(Config(n));
+  auto b = BuildLock(Config(n));
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(2000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  EXPECT_EQ(ra.lease.fence, -1);
+  EXPECT_EQ(ra.lease.token.rfind(GetParam().token_prefix, 0), 0u) << ra.lease.token;
+  // Held: the server makes b wait out its deadline and then refuses (certain, not unknown).
+  Nanos t0 = MonotonicNow();
+  auto rb = b->Acquire("lock:0", MonotonicNow() + Millis(1500));
+  EXPECT_EQ(rb.outcome, locks::Outcome::kFail) << rb.detail;
+  EXPECT_GE(ToMillis(MonotonicNow() - t0), 1000.0);
+  // Another key is independent.
+  auto rb1 = b->Acquire("lock:1", MonotonicNow() + Millis(1000));
+  ASSERT_EQ(rb1.outcome, locks::Outcome::kOk) << rb1.detail;
+  EXPECT_EQ(b->Release(rb1.lease).outcome, locks::Outcome::kOk);
+  // The server queues b and wakes it when a releases: well before b's 3 s deadline.
+  std::thread releaser([&] {
+    SleepFor(Millis(300));
+    EXPECT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  });
+  t0 = MonotonicNow();
+  rb = b->Acquire("lock:0", MonotonicNow() + Millis(3000));
+  releaser.join();
+  EXPECT_EQ(rb.outcome, locks::Outcome::kOk) << rb.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 1500.0);
+  EXPECT_NE(rb.lease.token, ra.lease.token);  // another session owns it
+}
 
 TEST_P(SessionLockTest, AClosedHolderSessionReleasesTheLock) {
   auto& n = StartDb();
@@ -87,8 +115,8 @@ TEST_P(SessionLockTest, StopLeavesNoServerAndNoScratchDirectory) {
 
 INSTANTIATE_TEST_SUITE_P(
     DatabaseLocks, SessionLockTest,
-    ::testing::Values(SessionLockCase{"db-row", "mariadb", "transaction", "sometimes"},
-                      SessionLockCase{"pg-advisory", "postgres", "wait", "sometimes"}),
+    ::testing::Values(SessionLockCase{"db-row", "mariadb", "transaction", "sometimes", "session-"},
+                      SessionLockCase{"pg-advisory", "postgres", "wait", "sometimes", "backend-"}),
     [](const ::testing::TestParamInfo<SessionLockCase>& info) {
       return info.param.kind == "mariadb" ? std::string("DbRow") : std::string("PgAdvisory");
     });
