@@ -21,9 +21,7 @@ std::string StateDir() {
 }
 
 bool IsRedis(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return cmd.find("redis-server") != std::string::npos;
+  return ReadProcFile(pid, "cmdline").find("redis-server") != std::string::npos;
 }
 
 }  // namespace

@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <cstring>
 
 extern char** environ;
@@ -159,12 +158,27 @@ bool WaitExit(pid_t pid, Millis timeout, int* status) {
   }
 }
 
+std::string ReadProcFile(pid_t pid, const char* name) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) out.clear();  // ESRCH: it exited since the open
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
 namespace {
 // The state letter and parent of a process from /proc/PID/stat; false when it is gone.
-bool ReadStat(const std::string& pid_dir, char* state, long* ppid) {
-  std::ifstream in(pid_dir + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
+bool ReadStat(pid_t pid, char* state, long* ppid) {
+  std::string stat = ReadProcFile(pid, "stat");
   // pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse after the last ')'.
   size_t close = stat.rfind(')');
   return close != std::string::npos &&
@@ -174,11 +188,10 @@ bool ReadStat(const std::string& pid_dir, char* state, long* ppid) {
 
 bool WaitUntilStopped(pid_t pid, Millis timeout) {
   const Nanos deadline = MonotonicNow() + timeout;
-  const std::string dir = "/proc/" + std::to_string(pid);
   for (;;) {
     char state = 0;
     long ppid = 0;
-    if (!ReadStat(dir, &state, &ppid)) return false;  // gone
+    if (!ReadStat(pid, &state, &ppid)) return false;  // gone
     if (state == 'T' || state == 't') return true;
     if (MonotonicNow() >= deadline) return false;
     SleepFor(std::chrono::microseconds(200));
@@ -197,7 +210,7 @@ bool ProcessAlive(pid_t pid) {
 bool ProcessGone(pid_t pid) {
   char state = 0;
   long ppid = 0;
-  return !ReadStat("/proc/" + std::to_string(pid), &state, &ppid) || state == 'Z';
+  return !ReadStat(pid, &state, &ppid) || state == 'Z';
 }
 
 std::vector<pid_t> ChildrenOf(pid_t pid) {
@@ -208,7 +221,7 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     char state = 0;
     long ppid = 0;
-    if (!ReadStat(e.path().string(), &state, &ppid)) continue;  // gone since the listing
+    if (!ReadStat(static_cast<pid_t>(std::stol(name)), &state, &ppid)) continue;  // gone since
     if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return out;

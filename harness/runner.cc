@@ -239,9 +239,9 @@ pid_t Trial::ExternalPid(int n) const {
   long pid = 0;
   if (!(in >> pid) || pid <= 1) return 0;
   // A stale pid file must never make the harness signal some other process.
-  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-  return line.find("redis-server") != std::string::npos ? static_cast<pid_t>(pid) : 0;
+  return ReadProcFile(static_cast<pid_t>(pid), "cmdline").find("redis-server") != std::string::npos
+             ? static_cast<pid_t>(pid)
+             : 0;
 }
 
 bool Trial::PauseNode(int n) {

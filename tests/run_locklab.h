@@ -28,7 +28,11 @@ struct Invocation {
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    return "";  // a /proc file of a process that exited after the open (read fails ESRCH)
+  }
 }
 
 // Starts `locklab ARGS` with its output in `log`; returns the pid.
@@ -94,12 +98,7 @@ inline std::vector<pid_t> LoggedPids(const std::string& run_dir) {
   return out;
 }
 
-inline bool PidExists(pid_t pid) {
-  if (kill(pid, 0) != 0) return false;
-  std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  return close == std::string::npos || stat.size() < close + 2 || stat[close + 2] != 'Z';
-}
+inline bool PidExists(pid_t pid) { return pid > 0 && !harness::ProcessGone(pid); }
 
 // A short trial through the binary: TTL 500 ms, pauses of 1200 ms (> TTL) first at 500 ms
 // then every 800 ms, hold 100 ms, 3 clients, seed 11, 5 s; `extra` flags are appended.

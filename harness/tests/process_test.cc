@@ -38,6 +38,30 @@ TEST(ProcessTest, WaitUntilStoppedIsFalseForAGoneProcess) {
   EXPECT_FALSE(WaitUntilStopped(pid, Millis(50)));
 }
 
+// Regression (CI, 2026-11-22): `locklab run --endpoint-control` died with "terminate called
+// after throwing std::__ios_failure ... error reading the file: No such process". It read
+// /proc/PID/cmdline through std::ifstream while the supervisor restarted the server: a
+// process that exits between the open and the read makes read(2) fail with ESRCH, and
+// libstdc++'s filebuf throws that through istreambuf_iterator.
+TEST(ProcessTest, ProcFileOfAProcessThatExitedAfterTheOpen) {
+  SpawnOptions o;
+  o.argv = {"/bin/sleep", "10"};
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  EXPECT_NE(ReadProcFile(pid, "cmdline").find("sleep"), std::string::npos);
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");  // opened while it runs
+  KillAndReap(pid);
+  bool threw = false;
+  try {
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    threw = true;
+  }
+  EXPECT_TRUE(threw) << "the old way no longer throws here (a libstdc++ change?)";
+  EXPECT_EQ(ReadProcFile(pid, "cmdline"), "");
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
 // postgres refuses root; the lab runs it as another user (SpawnOptions::run_as_user).
 TEST(ProcessTest, RunAsUserRunsTheChildUnderThatUidWithNoExtraGroups) {
   passwd* pw = getpwnam("nobody");

@@ -19,13 +19,7 @@ const std::string kMisbehaving =
     std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/misbehaving_driver.py";
 
 // Exists and is not a zombie.
-bool Alive(pid_t pid) {
-  if (pid <= 0 || kill(pid, 0) != 0) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = stat.rfind(')');
-  return close == std::string::npos || stat.size() < close + 2 || stat[close + 2] != 'Z';
-}
+bool Alive(pid_t pid) { return pid > 0 && !harness::ProcessGone(pid); }
 
 class DriverLockTest : public testing::LabNodeTest {
  protected:
