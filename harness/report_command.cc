@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -21,6 +22,12 @@ int RunReportScript(const std::vector<std::string>& args) {
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  // What the command printed so far goes out first: with stdout a file or a pipe, a buffered
+  // table would otherwise land after (or, split at a buffer boundary, around) the report
+  // script's own lines.
+  std::cout.flush();
+  std::cerr.flush();
+  fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) return 70;
   if (pid == 0) {
