@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <cstdlib>
+#include <functional>
 
 #include "harness/process.h"
 #include "locks/db_row_lock.h"
@@ -133,10 +134,30 @@ std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& n
           "stderr"};
 }
 
-Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
+namespace {
+
+// The start-up wait every lab server shares: asks `ready` every 20 ms until it says the server
+// serves, the server process `pid` exits, or `timeout` passes. `ready` sets *why when not.
+Status PollUntilServing(const std::string& server, const locks::Endpoint& endpoint,
+                        Millis timeout, pid_t pid, const char* not_yet,
+                        const std::function<bool(std::string* why)>& ready) {
   Nanos end = MonotonicNow() + timeout;
   std::string last;
   for (;;) {
+    if (ready(&last)) return Status::Ok();
+    std::string where = server + " on " + endpoint.ToString();
+    if (pid > 0 && !ProcessAlive(pid)) {
+      return Status::Infrastructure(where + " exited during start: " + last);
+    }
+    if (MonotonicNow() >= end) return Status::Infrastructure(where + " " + not_yet + ": " + last);
+    SleepFor(Millis(20));
+  }
+}
+
+}  // namespace
+
+Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
+  return PollUntilServing("mariadbd", endpoint, timeout, pid, "not ready", [&](std::string* why) {
     locks::MariaDbConnection conn(endpoint, {"locklab", "", Millis(200)});
     locks::SqlResult r = conn.Query("CREATE DATABASE IF NOT EXISTS locklab", Millis(2000));
     if (r.outcome == locks::Outcome::kOk && r.sql_errno == 0) {
@@ -144,61 +165,33 @@ Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid
       if (r.outcome == locks::Outcome::kOk && r.sql_errno == 0) {
         r = conn.Query(locks::kDistributedLockTableSql, Millis(5000));
       }
-      if (r.outcome == locks::Outcome::kOk && r.sql_errno == 0) return Status::Ok();
+      if (r.outcome == locks::Outcome::kOk && r.sql_errno == 0) return true;
     }
-    last = r.error;
-    if (pid > 0 && !ProcessAlive(pid)) {
-      return Status::Infrastructure("mariadbd on " + endpoint.ToString() +
-                                    " exited during start: " + last);
-    }
-    if (MonotonicNow() >= end) {
-      return Status::Infrastructure("mariadbd on " + endpoint.ToString() + " not ready: " + last);
-    }
-    SleepFor(Millis(20));
-  }
+    *why = r.error;
+    return false;
+  });
 }
 
 Status WaitForPostgres(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
-  Nanos end = MonotonicNow() + timeout;
-  std::string last;
-  for (;;) {
+  return PollUntilServing("postgres", endpoint, timeout, pid, "not ready", [&](std::string* why) {
     locks::PostgresConnection conn(endpoint, {"locklab", "postgres", Millis(200)});
     locks::SqlResult r = conn.Query("SELECT 1", Millis(2000));
-    if (r.outcome == locks::Outcome::kOk && r.sqlstate.empty()) return Status::Ok();
-    last = r.error;
-    if (pid > 0 && !ProcessAlive(pid)) {
-      return Status::Infrastructure("postgres on " + endpoint.ToString() +
-                                    " exited during start: " + last);
-    }
-    if (MonotonicNow() >= end) {
-      return Status::Infrastructure("postgres on " + endpoint.ToString() + " not ready: " + last);
-    }
-    SleepFor(Millis(20));
-  }
+    *why = r.error;
+    return r.outcome == locks::Outcome::kOk && r.sqlstate.empty();
+  });
 }
 
 Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid, bool need_quorum) {
-  Nanos end = MonotonicNow() + timeout;
-  std::string last;
-  for (;;) {
+  return PollUntilServing("etcd", endpoint, timeout, pid, "not healthy", [&](std::string* why) {
     locks::HttpResult r = locks::HttpCall(endpoint, "GET", "/health", "", Millis(200),
                                           Millis(need_quorum ? 1000 : 100));
     // A member serves no client request until it has rejoined through raft (even /version
     // waits), so without a quorum "runs" means: its client port accepts connections.
-    if (!need_quorum && r.outcome != locks::Outcome::kFail) return Status::Ok();
-    if (r.outcome == locks::Outcome::kOk && r.status == 200 &&
-        r.body.find("\"health\":\"true\"") != std::string::npos) {
-      return Status::Ok();
-    }
-    last = r.outcome == locks::Outcome::kOk ? r.body : r.error;
-    if (pid > 0 && !ProcessAlive(pid)) {
-      return Status::Infrastructure("etcd on " + endpoint.ToString() + " exited during start");
-    }
-    if (MonotonicNow() >= end) {
-      return Status::Infrastructure("etcd on " + endpoint.ToString() + " not healthy: " + last);
-    }
-    SleepFor(Millis(20));
-  }
+    if (!need_quorum && r.outcome != locks::Outcome::kFail) return true;
+    *why = r.outcome == locks::Outcome::kOk ? r.body : r.error;
+    return r.outcome == locks::Outcome::kOk && r.status == 200 &&
+           r.body.find("\"health\":\"true\"") != std::string::npos;
+  });
 }
 
 }  // namespace locklab::harness
