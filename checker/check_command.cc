@@ -12,6 +12,7 @@
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
+#include "checker/verdict.h"
 
 namespace locklab::checker {
 namespace {
@@ -46,6 +47,7 @@ struct Flags {
   HistoryFormat format = HistoryFormat::kJsonl;
   bool json = false;
   bool bench = false;
+  bool has_time_budget = false;
   int64_t repeat = 5;
   LinearizabilityOptions options;
   std::vector<std::string> files;
@@ -186,7 +188,10 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     } else if (a == "--time-budget-ms" || a == "--memory-budget-mb" || a == "--repeat") {
       int64_t n;
       if (!value(&v) || !ParseCount(v, &n)) return Usage(a + " needs a non-negative integer");
-      if (a == "--time-budget-ms") fl.options.time_budget = std::chrono::milliseconds(n);
+      if (a == "--time-budget-ms") {
+        fl.options.time_budget = std::chrono::milliseconds(n);
+        fl.has_time_budget = true;
+      }
       else if (a == "--memory-budget-mb") fl.options.memory_budget_bytes = size_t(n) << 20;
       else fl.repeat = n;
     } else if (a == "--help" || a == "-h") {
@@ -220,39 +225,45 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     fj["file"] = path;
     fj["format"] = HistoryFormatName(fmt);
     fj["events"] = h.size();
-    fj["linearizability"] = nlohmann::ordered_json::array();
     std::string text = path + " (" + HistoryFormatName(fmt) + ", " + std::to_string(h.size()) +
                        " events)\n";
     int file_exit = 0;
-    bool failed_input = false;
-    for (Model m : ModelsFor(fl, fmt, h)) {
-      LinearizabilityResult r;
-      s = CheckLinearizability(h, m, FormatOptions(fmt, fl.options), path, &r);
-      if (!s.ok()) {
-        std::cerr << "locklab check: " << s.message() << "\n";
-        failed_input = true;
-        break;
+    if (fmt == HistoryFormat::kJsonl && !fl.has_model) {
+      // A lock history: the one judge (checker/verdict.h), exactly as `locklab run` judged it.
+      JudgeOptions jo;
+      if (fl.has_time_budget) jo.lin_time_budget = fl.options.time_budget;
+      jo.memory_budget_bytes = fl.options.memory_budget_bytes;
+      Judgement jd = JudgeHistory(h, jo);
+      file_exit = VerdictExitCode(jd.verdict);
+      text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
+      for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();
+      auto counts = jd.ToJson();
+      auto compact = [](const nlohmann::ordered_json& x) {
+        return x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      };
+      text += "  mutual exclusion: " + compact(counts["mutual_exclusion"]) +
+              ", resource: " + compact(counts["resource"]) + "\n";
+      for (const auto& c : jd.coverage) text += "  coverage: " + c.Summary() + "\n";
+      fj.update(counts);
+    } else {
+      fj["linearizability"] = nlohmann::ordered_json::array();
+      bool failed_input = false;
+      for (Model m : ModelsFor(fl, fmt, h)) {
+        LinearizabilityResult r;
+        s = CheckLinearizability(h, m, FormatOptions(fmt, fl.options), path, &r);
+        if (!s.ok()) {
+          std::cerr << "locklab check: " << s.message() << "\n";
+          failed_input = true;
+          break;
+        }
+        fj["linearizability"].push_back(r.ToJson());
+        text += "  " + r.ToText();
+        file_exit = Worse(file_exit, VerdictExit(r.verdict));
       }
-      fj["linearizability"].push_back(r.ToJson());
-      text += "  " + r.ToText();
-      file_exit = Worse(file_exit, VerdictExit(r.verdict));
-    }
-    if (failed_input) {
-      bad_input = true;
-      continue;
-    }
-    if (fmt == HistoryFormat::kJsonl) {
-      // v0's counts: overlapping holds, lost updates, liveness (mutual_exclusion.h).
-      auto me = CheckLockHistory(h, LockCheckOptions());
-      if (me.contains("violated") && me["violated"].is_boolean() &&
-          me["violated"].get<bool>()) {
-        file_exit = Worse(file_exit, 1);
+      if (failed_input) {
+        bad_input = true;
+        continue;
       }
-      text += "  mutual exclusion: ";
-      if (me.contains("mutual_exclusion")) text += me["mutual_exclusion"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      if (me.contains("resource")) text += ", resource: " + me["resource"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      text += "\n";
-      fj["lock_checks"] = std::move(me);
     }
     fj["exit"] = file_exit;
     worst = Worse(worst, file_exit);

@@ -13,21 +13,6 @@ Nanos EndOfHistory(const History& sorted) {
   return sorted.empty() ? Nanos(0) : sorted.back().time;
 }
 
-// Targets named by a nemesis event value: {"targets":[1,2]} or {"process":3}.
-std::vector<int64_t> Targets(const nlohmann::json& v) {
-  std::vector<int64_t> out;
-  if (!v.is_object()) return out;
-  auto it = v.find("targets");
-  if (it != v.end() && it->is_array()) {
-    for (const auto& t : *it) {
-      if (t.is_number_integer()) out.push_back(t.get<int64_t>());
-    }
-  }
-  it = v.find("process");
-  if (it != v.end() && it->is_number_integer()) out.push_back(it->get<int64_t>());
-  return out;
-}
-
 bool WriteValue(const nlohmann::json& v, int64_t* value, int64_t* fence) {
   *fence = -1;
   if (v.is_number_integer()) {
@@ -47,6 +32,21 @@ bool WriteValue(const nlohmann::json& v, int64_t* value, int64_t* fence) {
 
 }  // namespace
 
+std::vector<int64_t> CrashedClients(const Event& e) {
+  std::vector<int64_t> out;
+  if (e.process != kNemesisProcess || e.f != "start" || e.key != "client-crash") return out;
+  if (!e.value.is_object()) return out;
+  auto it = e.value.find("targets");
+  if (it != e.value.end() && it->is_array()) {
+    for (const auto& t : *it) {
+      if (t.is_number_integer()) out.push_back(t.get<int64_t>());
+    }
+  }
+  it = e.value.find("process");
+  if (it != e.value.end() && it->is_number_integer()) out.push_back(it->get<int64_t>());
+  return out;
+}
+
 std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
   std::vector<HoldInterval> done;
   std::map<std::pair<int64_t, std::string>, HoldInterval> open;
@@ -59,14 +59,12 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
   };
   for (const Event& e : sorted) {
     if (e.process == kNemesisProcess) {
-      if (e.f == "start" && e.key == "client-crash") {
-        for (int64_t p : Targets(e.value)) {
-          std::vector<std::string> keys;
-          for (auto& [pk, h] : open) {
-            if (pk.first == p) keys.push_back(pk.second);
-          }
-          for (auto& k : keys) close(p, k, e.time);
+      for (int64_t p : CrashedClients(e)) {
+        std::vector<std::string> keys;
+        for (auto& [pk, h] : open) {
+          if (pk.first == p) keys.push_back(pk.second);
         }
+        for (auto& k : keys) close(p, k, e.time);
       }
       continue;
     }
@@ -197,8 +195,10 @@ ResourceReport CheckResource(const History& sorted) {
   for (const Event& e : sorted) {
     if (e.f != "write" && e.f != "read") continue;
     if (e.f == "read") {
-      if (e.process == kHarnessProcess && e.type == EventType::kOk && e.value.is_number_integer()) {
-        final_value[e.key] = e.value.get<int64_t>();
+      // The harness's final read; nil (null) is a counter nobody wrote, i.e. 0 writes.
+      if (e.process == kHarnessProcess && e.type == EventType::kOk) {
+        if (e.value.is_number_integer()) final_value[e.key] = e.value.get<int64_t>();
+        else if (e.value.is_null()) final_value[e.key] = 0;
       }
       continue;
     }
@@ -264,8 +264,8 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     waiting_since.erase(it);
   };
   for (const Event& e : sorted) {
-    if (e.process == kNemesisProcess && e.f == "start" && e.key == "client-crash") {
-      for (int64_t p : Targets(e.value)) {
+    if (e.process == kNemesisProcess) {
+      for (int64_t p : CrashedClients(e)) {
         std::vector<std::string> keys;
         for (auto& [pk, t] : waiting_since) {
           if (pk.first == p) keys.push_back(pk.second);
@@ -309,83 +309,6 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
   r.stuck = options.stuck_after.count() > 0 &&
             longest > std::chrono::duration_cast<Nanos>(options.stuck_after);
   return r;
-}
-
-namespace {
-
-nlohmann::ordered_json HoldJson(const HoldInterval& h) {
-  nlohmann::ordered_json j;
-  j["process"] = h.process;
-  j["start_ns"] = h.start.count();
-  j["end_ns"] = h.end.count();
-  j["open_at_end"] = h.open_at_end;
-  j["lease"] = h.lease;
-  return j;
-}
-
-}  // namespace
-
-nlohmann::ordered_json CheckLockHistory(const History& history, const LockCheckOptions& options) {
-  History sorted = SortedByTime(history);
-  auto holds = ComputeHoldIntervals(sorted);
-  auto me = CheckMutualExclusion(holds);
-  auto res = CheckResource(sorted);
-  auto live = CheckLiveness(sorted, holds, options.liveness);
-  auto faults = ComputeFaultWindows(sorted);
-
-  nlohmann::ordered_json j;
-  j["ops"] = 0;
-  int64_t ops = 0;
-  for (const Event& e : sorted) {
-    if (e.process >= 0 && e.type == EventType::kInvoke) ++ops;
-  }
-  j["ops"] = ops;
-  j["mutual_exclusion"] = {{"holds", me.holds},
-                           {"overlapping_pairs", me.overlapping_pairs},
-                           {"episodes", me.episodes},
-                           {"overlap_ms", me.overlap_ms}};
-  j["resource"] = {{"acknowledged_writes", res.acknowledged_writes},
-                   {"lost_updates", res.lost_updates},
-                   {"stale_writes_accepted", res.stale_writes_accepted},
-                   {"stale_writes_rejected", res.stale_writes_rejected},
-                   {"final_value_known", res.final_value_known}};
-  j["liveness"] = {{"stuck", live.stuck}, {"longest_wait_ms", live.longest_wait_ms}};
-  bool violated = me.overlapping_pairs > 0 || res.lost_updates > 0 || res.stale_writes_accepted > 0;
-  j["violated"] = violated;
-  if (!me.episode_list.empty()) {
-    const OverlapEpisode& ep = me.episode_list.front();
-    nlohmann::ordered_json cx;
-    cx["key"] = ep.key;
-    cx["start_ns"] = ep.start.count();
-    cx["end_ns"] = ep.end.count();
-    cx["overlap_ms"] = ToMillis(ep.end - ep.start);
-    cx["holds"] = nlohmann::ordered_json::array();
-    Nanos from = ep.start;
-    std::set<int64_t> procs;
-    for (const auto& h : ep.holds) {
-      cx["holds"].push_back(HoldJson(h));
-      from = std::min(from, h.start);
-      procs.insert(h.process);
-    }
-    cx["faults_active"] = nlohmann::ordered_json::array();
-    for (const auto& w : faults) {
-      if (w.start <= ep.end && w.end >= from) {
-        cx["faults_active"].push_back({{"fault", w.fault},
-                                       {"start_ns", w.start.count()},
-                                       {"end_ns", w.end.count()},
-                                       {"detail", w.detail}});
-      }
-    }
-    cx["events"] = nlohmann::ordered_json::array();
-    for (const Event& e : sorted) {
-      if (cx["events"].size() >= options.counterexample_events) break;
-      if (e.time < from || e.time > ep.end) continue;
-      if (e.process >= 0 && !procs.count(e.process)) continue;
-      cx["events"].push_back(nlohmann::ordered_json::parse(ToJsonLine(e)));
-    }
-    j["first_violation"] = cx;
-  }
-  return j;
 }
 
 }  // namespace locklab::checker

@@ -72,21 +72,18 @@ struct LivenessReport {
   bool stuck = false;
 };
 
+// The clients a nemesis `client-crash` start event names ({"targets":[..]} or {"process":p});
+// empty for any other event. The one place the crash rule reads its facts from.
+std::vector<int64_t> CrashedClients(const Event& e);
+
 std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted);
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
 MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds);
 // Counter workload: writes carry the new value (a number, or {"value":n,"fence":k}); the
-// final value comes from the last `read` by the harness, else from the last ok write.
+// final value comes from the last `read` by the harness (null: never written, 0), else from
+// the last ok write.
 ResourceReport CheckResource(const History& sorted);
 LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterval>& holds,
                              const LivenessOptions& options);
-
-// Everything above in one JSON object, plus the first episode as a counterexample (the
-// holds, the faults active then and the events around it).
-struct LockCheckOptions {
-  LivenessOptions liveness;
-  size_t counterexample_events = 40;
-};
-nlohmann::ordered_json CheckLockHistory(const History& history, const LockCheckOptions& options);
 
 }  // namespace locklab::checker

@@ -59,7 +59,8 @@ class LabControl {
   virtual Status CutReplication(bool cut) = 0;
   // The fault proxy link between a client and a node (0 = the resource node).
   virtual Status SetLink(int process, int node, const LinkState& state) = 0;
-  // Appends a nemesis event: f = "start" | "stop", key = fault id.
+  // Appends a nemesis event, key = fault id: f = "plan" (the schedule, at setup), "arm" (a
+  // pause point armed), "start" / "stop" (a window opened / closed).
   virtual void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
                       Nanos time) = 0;
   virtual void Log(const std::string& line) = 0;

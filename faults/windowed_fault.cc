@@ -9,6 +9,15 @@ Status WindowedFault::Setup(LabControl &lab, Nanos start) {
   if (s.ok()) s = CheckNodes(lab);
   if (s.ok()) s = Validate(lab);
   next_at_ = start + o_.first_at;
+  // The schedule goes into the history, so that the judge can tell a fault that never bit
+  // (an armed point never reached, no window before the end) from one that did.
+  if (s.ok()) {
+    lab.Record("plan", id(),
+               {{"first_at_ms", o_.first_at.count()}, {"duration_ms", o_.duration.count()},
+                {"interval_ms", o_.interval.count()}, {"windows", o_.windows},
+                {"point", ArmedPoint()}},
+               start);
+  }
   return s;
 }
 
@@ -100,6 +109,7 @@ void WindowedFault::TryOpen(LabControl &lab, Nanos now) {
   }
   armed_client_ = p;
   lab.ArmPoint(p, point, ArmedAction());
+  lab.Record("arm", id(), {{"targets", {p}}, {"point", point}, {"action", ArmedAction()}}, now);
   state_ = State::kArmed;
 }
 

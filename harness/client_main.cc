@@ -50,9 +50,18 @@ class ControlChannel {
       if (cmd == "arm") armed_[arg] = action.empty() ? "pause" : action;
       else if (cmd == "disarm") armed_.clear();
       else if (cmd == "stop") g_stop.store(true);
+      else if (cmd == "go") go_ = true;
     }
   }
   bool IsArmed(const std::string& point) const { return armed_.count(point) > 0; }
+  // Blocks until the harness says "go" (every client's lock is ready) or stops us.
+  void WaitForGo() {
+    while (!go_ && !g_stop.load()) {
+      pollfd p{0, POLLIN, 0};
+      poll(&p, 1, 100);
+      Poll();
+    }
+  }
   // The action armed at `point` ("pause", "slow:MS"), consumed; empty when none.
   std::string TakeArmed(const std::string& point) {
     auto it = armed_.find(point);
@@ -65,6 +74,7 @@ class ControlChannel {
  private:
   std::string pending_;
   std::map<std::string, std::string> armed_;
+  bool go_ = false;
 };
 
 Status ParseInt(const std::string& flag, const std::string& v, int64_t* out) {
@@ -187,8 +197,19 @@ int RunClientCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab client: " << s.message() << "\n";
     return 64;
   }
-  // A lock driver starts now, not inside the first acquire's deadline.
-  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get())) driver->Prestart();
+  // A lock driver starts now and says hello before the run's clock starts: start-up is
+  // never charged to the first acquire. The harness starts the run when every client has
+  // said ready (or gives up on the run when one failed).
+  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get())) {
+    Status ds = driver->WaitReady();
+    if (!ds.ok()) {
+      sink.Control({{"ctl", "failed"}, {"reason", ds.message()}});
+      std::cerr << "locklab client: " << ds.message() << "\n";
+      return 69;
+    }
+  }
+  sink.Control({{"ctl", "ready"}});
+  control.WaitForGo();
   locks::RedisConnection resource_conn(resource, Millis(timeout), Millis(timeout));
   Rng rng(static_cast<uint64_t>(seed));
   workloads::CounterWorkloadOptions wo;

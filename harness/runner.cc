@@ -22,6 +22,7 @@
 #include "checker/history.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
+#include "checker/verdict.h"
 #include "faults/fault.h"
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
@@ -44,6 +45,16 @@ void OnInterrupt(int) {
   (void)!write(g_signal_pipe[1], &c, 1);
 }
 
+// The last non-blank line of a log (at most 300 bytes of it), "" when none.
+std::string LastLogLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last.size() > 300 ? last.substr(0, 300) + "..." : last;
+}
+
 // One client process as the harness sees it.
 struct ClientProc {
   int process = 0;
@@ -55,6 +66,8 @@ struct ClientProc {
   std::string buffer;
   bool running = false;
   bool paused = false;
+  bool ready = false;     // its lock is ready (a driver said hello): it waits for "go"
+  std::string failure;    // why its lock could not start (one line), from the client
 };
 
 class Trial : public faults::LabControl {
@@ -111,13 +124,18 @@ class Trial : public faults::LabControl {
   }
   Status StartClients();
   void EventLoop(Nanos end, bool stopping);
+  // Waits until every client's lock is ready (or failed, or its process exited), then
+  // tells the ready ones to go. False when any client could not start: nothing is run.
+  bool StartWhenReady();
+  void WriteRunEvent(const std::string& key, const nlohmann::ordered_json& value);
   void HandleLine(ClientProc& c, const std::string& line);
   void StopClients();
   void FinalReads();
   void Teardown();
   void WriteEvent(const std::string& body);  // body: a JSON object without "index"
   void Progress(const std::string& line);
-  nlohmann::ordered_json Judge(const Status& infra, double seconds);
+  // results.json: the history's judgement (checker::JudgeHistory) and the run's metadata.
+  nlohmann::ordered_json Judge(double seconds);
 
   RunOptions o_;
   std::string driver_path_;  // driver:PATH locks: the program's absolute path; else empty
@@ -152,6 +170,10 @@ class Trial : public faults::LabControl {
   int lag_reports_ = 0;
   int64_t acquires_seen_ = 0;
   int unexpected_exits_ = 0;
+  bool waiting_ready_ = false;  // the event loop returns once every client settled
+  checker::RunFacts facts_;     // declared in the history's run start / end events
+  bool run_ended_ = false;      // the run end event is written
+  Status end_status_;           // the run's infrastructure status, for the end event
 };
 
 void Trial::Log(const std::string& line) {
@@ -171,6 +193,17 @@ void Trial::WriteEvent(const std::string& body) {
   std::string line = "{\"index\":" + std::to_string(next_index_++) + "," + body.substr(1) + "\n";
   fwrite(line.data(), 1, line.size(), history_);
   fflush(history_);
+}
+
+void Trial::WriteRunEvent(const std::string& key, const nlohmann::ordered_json& value) {
+  nlohmann::ordered_json j;
+  j["time_ns"] = MonotonicNow().count();
+  j["process"] = "harness";
+  j["type"] = "info";
+  j["f"] = "run";
+  j["key"] = key;
+  j["value"] = value;
+  WriteEvent(j.dump());
 }
 
 void Trial::Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
@@ -358,6 +391,11 @@ Status Trial::Setup() {
   MakeDirs(run_dir_ + "/clients");
   Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
       " faults " + FaultIds(o_));
+  // What the judge needs beyond the events goes into the history itself, so that
+  // `locklab check history.jsonl` judges exactly as this run does (checker/verdict.h).
+  for (const auto& fo : o_.faults) facts_.faults.push_back(fo.id);
+  facts_.stuck_after = o_.stuck_after;
+  WriteRunEvent("start", checker::RunStartValue(facts_));
 
   // Validate the lock config before starting anything (unknown knobs, bad values).
   locks::LockConfig probe;
@@ -608,6 +646,14 @@ void Trial::HandleLine(ClientProc& c, const std::string& line) {
       lag_over_50ms_ += j.value("over_50ms", int64_t{0});
       return;
     }
+    if (ctl == "ready") {
+      c.ready = true;
+      return;
+    }
+    if (ctl == "failed") {
+      c.failure = j.value("reason", std::string("its lock could not start"));
+      return;
+    }
     if (ctl == "paused" || ctl == "slowed") {
       c.paused = ctl == "paused";
       std::string point = j.value("point", "");
@@ -656,6 +702,11 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       return;
     }
     if (now >= end) return;
+    if (waiting_ready_) {
+      bool settled = true;
+      for (const auto& c : clients_) settled = settled && (c.ready || !c.failure.empty() || c.from_child < 0);
+      if (settled) return;
+    }
     if (!stopping && fault_started_) {
       for (auto& f : faults_) {
         if (now >= f->NextWakeup()) f->Tick(*this, now);
@@ -702,7 +753,7 @@ void Trial::EventLoop(Nanos end, bool stopping) {
         c.from_child = -1;
         bool crashed_by_fault = !c.running;
         c.running = false;
-        if (!stopping && !crashed_by_fault) {
+        if (!stopping && !crashed_by_fault && !waiting_ready_) {
           ++unexpected_exits_;
           Progress("client " + std::to_string(c.process) + " exited during the run (see clients/" +
                    std::to_string(c.process) + ".log)");
@@ -710,6 +761,42 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       }
     }
   }
+}
+
+bool Trial::StartWhenReady() {
+  // A driver has start_timeout_ms (its knob, 5 s by default) to say hello, and its client
+  // reports ready or failed by then; the margin covers the client's own start on a busy
+  // machine. Start-up is never charged to the first operation or the fault schedule.
+  Millis limit(5000);
+  auto knob = o_.knobs.find("start_timeout_ms");
+  if (knob != o_.knobs.end()) limit = Millis(std::atoll(knob->second.c_str()));
+  waiting_ready_ = true;
+  EventLoop(MonotonicNow() + limit + Millis(10000), false);
+  waiting_ready_ = false;
+  if (interrupted_) return false;
+  for (auto& c : clients_) {
+    if (c.ready) continue;
+    std::string why = c.failure;
+    if (why.empty() && c.from_child < 0) {
+      why = "exited before its lock was ready";
+      std::string last = LastLogLine(run_dir_ + "/clients/" + std::to_string(c.process) + ".log");
+      if (!last.empty()) why += ": " + last;
+    } else if (why.empty()) {
+      why = "its lock was not ready within " + std::to_string((limit + Millis(10000)).count()) + " ms";
+    }
+    facts_.client_failures.push_back("client " + std::to_string(c.process) + ": " + why);
+  }
+  if (!facts_.client_failures.empty()) {
+    std::string more = facts_.client_failures.size() > 1
+                           ? " (and " + std::to_string(facts_.client_failures.size() - 1) + " more; see clients/N.log)"
+                           : "";
+    Progress("not run: " + facts_.client_failures.front() + more);
+    return false;
+  }
+  for (auto& c : clients_) {
+    if (c.to_child >= 0) (void)!write(c.to_child, "go\n", 3);
+  }
+  return true;
 }
 
 void Trial::StopClients() {
@@ -763,7 +850,7 @@ void Trial::FinalReads() {
       continue;
     }
     if (r.is_nil) {
-      event("ok", 0);  // never written: the counter is 0
+      event("ok", nullptr);  // never written (the register model starts at nil too)
     } else {
       try {
         event("ok", std::stoll(r.str));
@@ -789,152 +876,36 @@ void Trial::Teardown() {
   if (topology_) topology_->Stop();
   proxy_.Stop();
   if (cluster_) cluster_->Stop();
+  if (history_ && !run_ended_) {
+    facts_.interrupted = interrupted_;
+    facts_.client_exits = unexpected_exits_;
+    if (!end_status_.ok()) facts_.error = end_status_.message();
+    WriteRunEvent("end", checker::RunEndValue(facts_));
+    run_ended_ = true;
+  }
   if (history_) fclose(history_);
   history_ = nullptr;
 }
 
-// A crashed client holds nothing from its crash on (DESIGN.md 3.3): for the mutex models,
-// its unreleased lease ends with a release at the crash instant, so a lock that expired and
-// went to another client after the crash is no violation (before the crash, it still is).
-checker::History WithCrashReleases(const checker::History& h) {
-  checker::History out = checker::SortedByTime(h);
-  std::map<std::pair<int64_t, std::string>, nlohmann::json> held;  // (process, key) -> lease
-  std::vector<checker::Event> extra;
-  int64_t next_index = 0;
-  for (const auto& e : out) next_index = std::max(next_index, e.index + 1);
-  for (const auto& e : out) {
-    if (e.process >= 0 && e.f == "acquire" && e.type == checker::EventType::kOk) {
-      held[{e.process, e.key}] = e.value;
-    } else if (e.process >= 0 && e.f == "release" && e.type == checker::EventType::kInvoke) {
-      held.erase({e.process, e.key});
-    } else if (e.process == checker::kNemesisProcess && e.f == "start" && e.key == "client-crash" &&
-               e.value.is_object() && e.value.contains("targets")) {
-      for (const auto& t : e.value["targets"]) {
-        for (auto it = held.begin(); it != held.end();) {
-          if (it->first.first != t.get<int64_t>()) {
-            ++it;
-            continue;
-          }
-          for (auto type : {checker::EventType::kInvoke, checker::EventType::kOk}) {
-            checker::Event r;
-            r.index = next_index++;
-            r.time = e.time;
-            r.process = it->first.first;
-            r.type = type;
-            r.f = "release";
-            r.key = it->first.second;
-            if (type == checker::EventType::kInvoke && it->second.is_object() && it->second.contains("token")) {
-              r.value = {{"token", it->second["token"]}};
-            }
-            extra.push_back(r);
-          }
-          it = held.erase(it);
-        }
-      }
-    }
-  }
-  out.insert(out.end(), extra.begin(), extra.end());
-  return checker::SortedByTime(std::move(out));
-}
-
-nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
+nlohmann::ordered_json Trial::Judge(double seconds) {
   nlohmann::ordered_json r;
   r["scenario"] = o_.name;
   r["algorithm"] = o_.lock;
   r["faults"] = nlohmann::ordered_json::array();
   for (const auto& f : o_.faults) r["faults"].push_back(f.id);
   r["seed"] = o_.seed;
-  r["verdict"] = "unknown";
   checker::History h;
   Status read = run_dir_.empty()
                     ? Status::BadInput("no run directory")
                     : checker::ReadJsonlHistory(run_dir_ + "/history.jsonl", &h, true);
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   if (read.ok()) {
-    checker::LockCheckOptions co;
-    co.liveness.stuck_after = o_.stuck_after;
-    auto c = checker::CheckLockHistory(h, co);
-    r["ops"] = c["ops"];
-    r["mutual_exclusion"] = c["mutual_exclusion"];
-    r["resource"] = c["resource"];
-    // Linearizability of the lock history (owner-aware mutex; fenced when leases carry
-    // fences) and of the resource history (a register per counter key).
-    bool fenced = false;
-    for (const auto& e : h) {
-      if (e.f == "acquire" && e.type == checker::EventType::kOk && e.value.is_object() &&
-          e.value.contains("fence")) {
-        fenced = true;
-        break;
-      }
-    }
-    checker::LinearizabilityOptions lo;
-    lo.time_budget = Millis(10000);
-    auto lock_lin = checker::CheckLinearizability(
-        WithCrashReleases(h), fenced ? checker::Model::kFencedMutex : checker::Model::kOwnerMutex, lo);
-    auto res_lin = checker::CheckLinearizability(h, checker::Model::kRegister, lo);
-    auto lin_json = [](const checker::LinearizabilityResult& l) {
-      nlohmann::ordered_json j = {{"model", checker::ModelName(l.model)},
-                                  {"verdict", checker::LinVerdictName(l.verdict)},
-                                  {"operations", l.operations},
-                                  {"elapsed_ms", l.elapsed_ms}};
-      if (!l.reason.empty()) j["reason"] = l.reason;
-      if (l.counterexample) j["counterexample"] = l.ToJson().value("counterexample", nlohmann::ordered_json());
-      return j;
-    };
-    bool lin_invalid = lock_lin.verdict == checker::LinVerdict::kInvalid ||
-                       res_lin.verdict == checker::LinVerdict::kInvalid;
-    bool lin_unknown = lock_lin.verdict == checker::LinVerdict::kUnknown ||
-                       res_lin.verdict == checker::LinVerdict::kUnknown;
-    if (lin_invalid) r["linearizable"] = false;
-    else if (lin_unknown) r["linearizable"] = nullptr;
-    else r["linearizable"] = true;
-    r["linearizability"] = {{"lock", lin_json(lock_lin)}, {"resource", lin_json(res_lin)}};
-    r["liveness"] = c["liveness"];
-    bool violated = c["violated"].get<bool>() || lin_invalid;
-    bool complete = infra.ok() && !interrupted_ && unexpected_exits_ == 0 && !lin_unknown;
-    r["verdict"] = violated ? "violated" : (complete ? "safe" : "unknown");
-    // What the guarded resource saw, apart from the lock: with fencing, overlapping holders
-    // can leave the resource intact (stale writes rejected).
-    bool resource_bad = c["resource"]["lost_updates"].get<int64_t>() > 0 ||
-                        c["resource"]["stale_writes_accepted"].get<int64_t>() > 0 ||
-                        res_lin.verdict == checker::LinVerdict::kInvalid;
-    r["resource_verdict"] = resource_bad ? "violated" : (complete ? "safe" : "unknown");
-    if (c.contains("first_violation")) {
-      r["first_violation"] = c["first_violation"];
-      // Time to the first violation, from the first event of the run.
-      int64_t t0 = INT64_MAX;
-      for (const auto& e : h) t0 = std::min<int64_t>(t0, e.time.count());
-      r["first_violation_ms"] = (c["first_violation"]["start_ns"].get<int64_t>() - t0) / 1e6;
-    }
-    auto me = c["mutual_exclusion"];
-    auto res = c["resource"];
-    checks.push_back({{"name", "mutual_exclusion"},
-                      {"ok", me["overlapping_pairs"].get<int64_t>() == 0},
-                      {"message", std::to_string(me["overlapping_pairs"].get<int64_t>()) +
-                                      " overlapping hold pairs in " +
-                                      std::to_string(me["episodes"].get<int64_t>()) + " episodes"}});
-    checks.push_back({{"name", "lost_updates"},
-                      {"ok", res["lost_updates"].get<int64_t>() == 0},
-                      {"message", std::to_string(res["lost_updates"].get<int64_t>()) +
-                                      " lost updates"}});
-    checks.push_back({{"name", "stale_writes"},
-                      {"ok", res["stale_writes_accepted"].get<int64_t>() == 0},
-                      {"message", std::to_string(res["stale_writes_accepted"].get<int64_t>()) +
-                                      " writes accepted with an older fencing token"}});
-    checks.push_back({{"name", "linearizable_lock"},
-                      {"ok", lock_lin.verdict == checker::LinVerdict::kValid},
-                      {"message", std::string(checker::ModelName(lock_lin.model)) + ": " +
-                                      checker::LinVerdictName(lock_lin.verdict)}});
-    checks.push_back({{"name", "linearizable_resource"},
-                      {"ok", res_lin.verdict == checker::LinVerdict::kValid},
-                      {"message", std::string("register: ") + checker::LinVerdictName(res_lin.verdict)}});
-    checks.push_back({{"name", "liveness"},
-                      {"ok", !c["liveness"]["stuck"].get<bool>()},
-                      {"message", "longest wait with no holder " +
-                                      std::to_string(c["liveness"]["longest_wait_ms"].get<double>()) +
-                                      " ms"}});
+    // The one judge (checker/verdict.h): `locklab check` on this history says the same.
+    r.update(checker::JudgeHistory(h).ToJson());
   } else {
+    r["verdict"] = "unknown";
+    r["verdict_reason"] = "the history cannot be read: " + read.message();
     r["history_error"] = read.message();
+    r["checks"] = nlohmann::ordered_json::array();
   }
   // The lab's own lag (workloads/lag_meter.h): the clients' hold and think sleeps that ended
   // late. Beyond a tenth of the TTL the machine itself paused the clients long enough to
@@ -947,15 +918,14 @@ nlohmann::ordered_json Trial::Judge(const Status& infra, double seconds) {
                   {"over_50ms", lag_over_50ms_}, {"clients_reporting", lag_reports_},
                   {"timing_trusted", lag_ms <= lag_bound_ms}};
   r["interrupted"] = interrupted_;
-  if (interrupted_) r["verdict_reason"] = "interrupted by a signal; the history prefix was checked";
-  if (!infra.ok()) r["error"] = infra.message();
+  if (!facts_.error.empty()) r["error"] = facts_.error;
   if (unexpected_exits_ > 0) r["client_exits"] = unexpected_exits_;
+  if (!facts_.client_failures.empty()) r["client_failures"] = facts_.client_failures;
   r["duration_ms"] = static_cast<int64_t>(seconds * 1000);
   r["config"] = {{"clients", o_.clients}, {"keys", o_.keys}, {"ttl_ms", o_.ttl.count()},
                  {"hold_ms", o_.hold.count()}, {"nodes", o_.nodes},
                  {"command_timeout_ms", o_.command_timeout.count()}};
   if (!o_.endpoints.empty()) r["config"]["endpoints"] = o_.endpoints;
-  r["checks"] = checks;
   return r;
 }
 
@@ -966,14 +936,15 @@ TrialResult Trial::Run() {
   Status s = Setup();
   result.run_dir = run_dir_;
   if (s.ok()) s = StartClients();
-  if (s.ok()) {
+  bool ready = s.ok() && StartWhenReady();
+  if (ready) {
     start_ = MonotonicNow();
     for (auto& f : faults_) {
       if (s.ok()) s = f->Setup(*this, start_);
     }
     fault_started_ = s.ok();
   }
-  if (s.ok()) {
+  if (ready && s.ok()) {
     Progress("running " + o_.name + " for " + std::to_string(o_.duration.count() / 1000.0).substr(0, 5) +
              " s with " + std::to_string(o_.clients) + " clients (seed " + std::to_string(o_.seed) + ")");
     EventLoop(start_ + o_.duration, false);
@@ -983,14 +954,15 @@ TrialResult Trial::Run() {
     StopClients();
     FinalReads();
   }
-  Teardown();
+  end_status_ = s;
+  Teardown();  // writes the history's run end event
   double seconds = ToMillis(MonotonicNow() - t0) / 1000.0;
   if (run_dir_.empty()) {
     result.status = s;
     result.exit_code = s.ExitCode();
     return result;
   }
-  result.results = Judge(s, seconds);
+  result.results = Judge(seconds);
   result.results["run_dir"] = run_dir_;
   WriteFile(run_dir_ + "/results.json", result.results.dump(2) + "\n");
   WriteFile(run_dir_ + "/junit.xml", JunitXml(o_.name, result.results["checks"], seconds));

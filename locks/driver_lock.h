@@ -69,6 +69,11 @@ class DriverLock : public Lock {
   // operation tries again.
   void Prestart();
 
+  // Starts the driver and waits for its hello (until start_timeout_ms after the spawn): the
+  // client calls it once the lock is built, so that start-up ends before the run's clock
+  // starts. The error names the driver and what went wrong (no hello, garbage, exited).
+  Status WaitReady() { return Start(); }
+
   // The running driver's pid, -1 when none (tests check that nothing is left behind).
   pid_t driver_pid() const { return pid_; }
 

@@ -2,43 +2,12 @@
 // liveness judged on histories whose answer is known by construction.
 #include "checker/mutual_exclusion.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include "checker/tests/history_text.h"
 
 namespace locklab::checker {
 namespace {
-
-// Builds a history from compact lines: "t process type f key [value-json]" (t in ms).
-History H(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  History h;
-  int64_t index = 0;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(' ') == std::string::npos) continue;
-    std::istringstream ls(line);
-    double t_ms;
-    std::string process, type, f, key, rest;
-    ls >> t_ms >> process >> type >> f >> key;
-    std::getline(ls, rest);
-    Event e;
-    e.index = index++;
-    e.time = Nanos(static_cast<int64_t>(t_ms * 1e6));
-    e.process = process == "nemesis" ? kNemesisProcess
-                : process == "harness" ? kHarnessProcess
-                                       : std::stoll(process);
-    e.type = type == "invoke" ? EventType::kInvoke
-             : type == "ok"   ? EventType::kOk
-             : type == "fail" ? EventType::kFail
-                              : EventType::kInfo;
-    e.f = f;
-    e.key = key;
-    if (rest.find_first_not_of(' ') != std::string::npos) e.value = nlohmann::json::parse(rest);
-    h.push_back(e);
-  }
-  return h;
-}
 
 MutualExclusionReport ME(const History& h) {
   return CheckMutualExclusion(ComputeHoldIntervals(SortedByTime(h)));

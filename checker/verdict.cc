@@ -1,0 +1,450 @@
+#include "checker/verdict.h"
+
+#include <algorithm>
+#include <set>
+
+namespace locklab::checker {
+namespace {
+
+bool IsRunEvent(const Event& e) {
+  return e.process == kHarnessProcess && e.type == EventType::kInfo && e.f == "run";
+}
+
+bool IsLockOp(const std::string& f) { return f == "acquire" || f == "release" || f == "renew"; }
+
+std::vector<int64_t> Ints(const nlohmann::json& v, const char* field) {
+  std::vector<int64_t> out;
+  if (!v.is_object()) return out;
+  auto it = v.find(field);
+  if (it == v.end() || !it->is_array()) return out;
+  for (const auto& x : *it) {
+    if (x.is_number_integer()) out.push_back(x.get<int64_t>());
+  }
+  return out;
+}
+
+void AddUnique(std::vector<int64_t>* v, const std::vector<int64_t>& more) {
+  for (int64_t x : more) {
+    if (std::find(v->begin(), v->end(), x) == v->end()) v->push_back(x);
+  }
+  std::sort(v->begin(), v->end());
+}
+
+std::string Plural(int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+nlohmann::ordered_json HoldJson(const HoldInterval& h) {
+  nlohmann::ordered_json j;
+  j["process"] = h.process;
+  j["key"] = h.key;
+  j["start_ns"] = h.start.count();
+  j["end_ns"] = h.end.count();
+  j["open_at_end"] = h.open_at_end;
+  j["lease"] = h.lease;
+  return j;
+}
+
+nlohmann::ordered_json LinJson(const LinearizabilityResult& l) {
+  nlohmann::ordered_json j = {{"model", ModelName(l.model)},
+                              {"verdict", LinVerdictName(l.verdict)},
+                              {"operations", l.operations}};
+  if (!l.reason.empty()) j["reason"] = l.reason;
+  if (l.counterexample) j["counterexample"] = l.ToJson().value("counterexample", nlohmann::ordered_json());
+  return j;
+}
+
+// The first overlap episode as a counterexample: its holds, the fault windows active then,
+// and the events of its processes around it.
+nlohmann::ordered_json FirstViolation(const History& sorted, const OverlapEpisode& ep,
+                                      size_t max_events) {
+  nlohmann::ordered_json cx;
+  cx["key"] = ep.key;
+  cx["start_ns"] = ep.start.count();
+  cx["end_ns"] = ep.end.count();
+  cx["overlap_ms"] = ToMillis(ep.end - ep.start);
+  cx["holds"] = nlohmann::ordered_json::array();
+  Nanos from = ep.start;
+  std::set<int64_t> procs;
+  for (const auto& h : ep.holds) {
+    cx["holds"].push_back(HoldJson(h));
+    from = std::min(from, h.start);
+    procs.insert(h.process);
+  }
+  cx["faults_active"] = nlohmann::ordered_json::array();
+  for (const auto& w : ComputeFaultWindows(sorted)) {
+    if (w.start <= ep.end && w.end >= from) {
+      cx["faults_active"].push_back({{"fault", w.fault},
+                                     {"start_ns", w.start.count()},
+                                     {"end_ns", w.end.count()},
+                                     {"detail", w.detail}});
+    }
+  }
+  cx["events"] = nlohmann::ordered_json::array();
+  for (const Event& e : sorted) {
+    if (cx["events"].size() >= max_events) break;
+    if (e.time < from || e.time > ep.end) continue;
+    if (e.process >= 0 && !procs.count(e.process)) continue;
+    cx["events"].push_back(nlohmann::ordered_json::parse(ToJsonLine(e)));
+  }
+  return cx;
+}
+
+}  // namespace
+
+RunFacts ReadRunFacts(const History& h) {
+  RunFacts f;
+  for (const Event& e : h) {
+    if (!IsRunEvent(e) || !e.value.is_object()) continue;
+    const auto& v = e.value;
+    if (e.key == "start") {
+      f.declared = true;
+      if (v.contains("faults") && v["faults"].is_array()) {
+        for (const auto& x : v["faults"]) {
+          if (x.is_string() && x.get<std::string>() != "none") f.faults.push_back(x.get<std::string>());
+        }
+      }
+      if (v.contains("stuck_after_ms") && v["stuck_after_ms"].is_number_integer()) {
+        f.stuck_after = Millis(v["stuck_after_ms"].get<int64_t>());
+      }
+      if (v.contains("lin_time_budget_ms") && v["lin_time_budget_ms"].is_number_integer()) {
+        f.lin_time_budget = Millis(v["lin_time_budget_ms"].get<int64_t>());
+      }
+    } else if (e.key == "end") {
+      f.ended = true;
+      f.interrupted = v.value("interrupted", false);
+      if (v.contains("client_exits") && v["client_exits"].is_number_integer()) {
+        f.client_exits = v["client_exits"].get<int64_t>();
+      }
+      if (v.contains("error") && v["error"].is_string()) f.error = v["error"].get<std::string>();
+      if (v.contains("client_failures") && v["client_failures"].is_array()) {
+        for (const auto& x : v["client_failures"]) {
+          if (x.is_string()) f.client_failures.push_back(x.get<std::string>());
+        }
+      }
+    }
+  }
+  return f;
+}
+
+nlohmann::ordered_json RunStartValue(const RunFacts& f) {
+  nlohmann::ordered_json v;
+  v["faults"] = f.faults;
+  v["stuck_after_ms"] = f.stuck_after.count();
+  v["lin_time_budget_ms"] = f.lin_time_budget.count();
+  return v;
+}
+
+nlohmann::ordered_json RunEndValue(const RunFacts& f) {
+  nlohmann::ordered_json v;
+  v["interrupted"] = f.interrupted;
+  v["client_exits"] = f.client_exits;
+  if (!f.error.empty()) v["error"] = f.error;
+  if (!f.client_failures.empty()) v["client_failures"] = f.client_failures;
+  return v;
+}
+
+std::string FaultCoverage::Summary() const {
+  std::string s = fault + ": ";
+  if (armed > 0) s += "armed " + std::to_string(armed) + ", ";
+  s += "opened " + std::to_string(windows_opened);
+  if (windows_opened > 0) {
+    s += " (" + std::to_string(windows_met) + " while the workload did lock work";
+    if (windows_cut > 0) s += ", " + std::to_string(windows_cut) + " cut by the run's end";
+    s += ")";
+  }
+  return s;
+}
+
+std::vector<FaultCoverage> ComputeFaultCoverage(const History& sorted, const RunFacts& facts,
+                                                const std::vector<HoldInterval>& holds) {
+  std::vector<FaultCoverage> out;
+  auto entry = [&](const std::string& id) -> FaultCoverage& {
+    for (auto& c : out) {
+      if (c.fault == id) return c;
+    }
+    out.push_back(FaultCoverage());
+    out.back().fault = id;
+    return out.back();
+  };
+  for (const auto& id : facts.faults) entry(id);
+  // Times of client lock work: invocations and completions of lock operations.
+  std::vector<Nanos> work;
+  for (const Event& e : sorted) {
+    if (e.process >= 0 && IsLockOp(e.f)) work.push_back(e.time);
+  }
+  for (const Event& e : sorted) {
+    if (e.process != kNemesisProcess) continue;
+    if (e.f == "plan") {
+      entry(e.key).planned = true;
+    } else if (e.f == "arm") {
+      ++entry(e.key).armed;
+    } else if (e.f == "start") {
+      FaultCoverage& c = entry(e.key);
+      ++c.windows_opened;
+      AddUnique(&c.clients_hit, Ints(e.value, "targets"));
+      AddUnique(&c.nodes_hit, Ints(e.value, "nodes"));
+    } else if (e.f == "stop") {
+      FaultCoverage& c = entry(e.key);
+      bool cut = e.value.is_object() && e.value.value("healed", std::string()) == "teardown";
+      ++(cut ? c.windows_cut : c.windows_closed);
+    }
+  }
+  // A window met the workload when a client invoked or completed a lock operation while it
+  // was open, or a hold overlapped it: a window over an idle or finished run bit nothing.
+  for (const FaultWindow& w : ComputeFaultWindows(sorted)) {
+    bool met = std::lower_bound(work.begin(), work.end(), w.start) !=
+                   std::upper_bound(work.begin(), work.end(), w.end);
+    for (size_t i = 0; !met && i < holds.size(); ++i) {
+      met = holds[i].start < w.end && holds[i].end > w.start;
+    }
+    if (met) ++entry(w.fault).windows_met;
+  }
+  return out;
+}
+
+History WithCrashReleases(const History& sorted) {
+  History out = sorted;
+  std::map<std::pair<int64_t, std::string>, nlohmann::json> held;  // (process, key) -> lease
+  std::vector<Event> extra;
+  int64_t next_index = 0;
+  for (const auto& e : sorted) next_index = std::max(next_index, e.index + 1);
+  for (const auto& e : sorted) {
+    if (e.process >= 0 && e.f == "acquire" && e.type == EventType::kOk) {
+      held[{e.process, e.key}] = e.value;
+    } else if (e.process >= 0 && e.f == "release" && e.type == EventType::kInvoke) {
+      held.erase({e.process, e.key});
+    } else {
+      for (int64_t p : CrashedClients(e)) {
+        for (auto it = held.begin(); it != held.end();) {
+          if (it->first.first != p) {
+            ++it;
+            continue;
+          }
+          for (auto type : {EventType::kInvoke, EventType::kOk}) {
+            Event r;
+            r.index = next_index++;
+            r.time = e.time;
+            r.process = p;
+            r.type = type;
+            r.f = "release";
+            r.key = it->first.second;
+            if (type == EventType::kInvoke && it->second.is_object() && it->second.contains("token")) {
+              r.value = {{"token", it->second["token"]}};
+            }
+            extra.push_back(r);
+          }
+          it = held.erase(it);
+        }
+      }
+    }
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return SortedByTime(std::move(out));
+}
+
+bool Judgement::linearizable_known() const {
+  return lock_lin.verdict != LinVerdict::kUnknown && resource_lin.verdict != LinVerdict::kUnknown;
+}
+
+Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
+  Judgement j;
+  History sorted = SortedByTime(h);
+  j.facts = ReadRunFacts(sorted);
+  for (const Event& e : sorted) {
+    if (e.process < 0) continue;
+    if (e.type == EventType::kInvoke) ++j.ops;
+    if (e.f != "acquire") continue;
+    if (e.type == EventType::kInvoke) ++j.acquires;
+    else if (e.type == EventType::kOk) ++j.acquires_ok;
+    else if (e.type == EventType::kFail) ++j.acquires_fail;
+    if (e.type == EventType::kOk && e.value.is_object() && e.value.contains("validity_ms") &&
+        e.value["validity_ms"].is_number() && e.value["validity_ms"].get<double>() <= 0) {
+      ++j.expired_grants;
+    }
+  }
+  j.acquires_unknown = j.acquires - j.acquires_ok - j.acquires_fail;
+
+  j.holds = ComputeHoldIntervals(sorted);
+  j.mutual_exclusion = CheckMutualExclusion(j.holds);
+  j.resource = CheckResource(sorted);
+  LivenessOptions lo;
+  lo.stuck_after = j.facts.stuck_after;
+  j.liveness = CheckLiveness(sorted, j.holds, lo);
+  j.coverage = ComputeFaultCoverage(sorted, j.facts, j.holds);
+
+  // Linearizability of the lock (owner-aware; fenced when leases carry fences) and of the
+  // resource (a register per counter key).
+  bool fenced = false;
+  for (const Event& e : sorted) {
+    if (e.f == "acquire" && e.type == EventType::kOk && e.value.is_object() && e.value.contains("fence")) {
+      fenced = true;
+      break;
+    }
+  }
+  LinearizabilityOptions lin;
+  lin.time_budget = o.lin_time_budget.value_or(j.facts.lin_time_budget);
+  lin.memory_budget_bytes = o.memory_budget_bytes;
+  j.lock_lin = CheckLinearizability(WithCrashReleases(sorted),
+                                    fenced ? Model::kFencedMutex : Model::kOwnerMutex, lin);
+  j.resource_lin = CheckLinearizability(sorted, Model::kRegister, lin);
+
+  const auto& me = j.mutual_exclusion;
+  const auto& res = j.resource;
+  if (!me.episode_list.empty()) {
+    j.first_violation = FirstViolation(sorted, me.episode_list.front(), o.counterexample_events);
+    j.first_violation_ms = sorted.empty() ? 0 : ToMillis(me.episode_list.front().start - sorted.front().time);
+  }
+  bool lock_invalid = j.lock_lin.verdict == LinVerdict::kInvalid;
+  bool resource_invalid = j.resource_lin.verdict == LinVerdict::kInvalid;
+  bool resource_bad = res.lost_updates > 0 || res.stale_writes_accepted > 0 || resource_invalid;
+
+  // Why the run cannot vouch for "safe", first reason wins.
+  std::string unknown_why;
+  const RunFacts& f = j.facts;
+  if (f.interrupted) {
+    unknown_why = "interrupted by a signal; the history prefix was checked";
+  } else if (!f.error.empty()) {
+    unknown_why = "the run failed: " + f.error;
+  } else if (!f.client_failures.empty()) {
+    unknown_why = f.client_failures.front() +
+                  (f.client_failures.size() > 1
+                       ? " (and " + Plural(int64_t(f.client_failures.size()) - 1, "more client", "more clients") + ")"
+                       : "");
+  } else if (f.client_exits > 0) {
+    unknown_why = Plural(f.client_exits, "client", "clients") + " exited during the run (see clients/N.log)";
+  } else if (f.declared && !f.ended) {
+    unknown_why = "the history ends before the run's end event (the run was killed?)";
+  } else if (j.acquires_ok == 0) {
+    unknown_why = "the lock granted no acquire (" + Plural(j.acquires, "acquire", "acquires") + ": " +
+                  std::to_string(j.acquires_fail) + " refused, " + std::to_string(j.acquires_unknown) +
+                  " unknown): nothing to judge";
+  } else if (!j.linearizable_known()) {
+    unknown_why = j.lock_lin.verdict == LinVerdict::kUnknown ? j.lock_lin.reason : j.resource_lin.reason;
+    unknown_why = "the linearizability search did not finish: " + unknown_why;
+  } else if (!f.faults.empty()) {
+    bool any_bit = false;
+    std::string dormant;
+    for (const auto& c : j.coverage) {
+      any_bit = any_bit || c.bit();
+      dormant += (dormant.empty() ? "" : "; ") + c.Summary();
+    }
+    if (!any_bit) unknown_why = "no fault bit: " + dormant;
+  }
+
+  if (me.overlapping_pairs > 0) {
+    j.verdict = "violated";
+    j.reason = Plural(me.overlapping_pairs, "overlapping hold pair", "overlapping hold pairs") + " in " +
+               Plural(me.episodes, "episode", "episodes") + " (first on " + me.episode_list.front().key + ")";
+  } else if (res.lost_updates > 0) {
+    j.verdict = "violated";
+    j.reason = Plural(res.lost_updates, "lost update", "lost updates");
+  } else if (res.stale_writes_accepted > 0) {
+    j.verdict = "violated";
+    j.reason = Plural(res.stale_writes_accepted, "write", "writes") + " accepted with an older fencing token";
+  } else if (lock_invalid || resource_invalid) {
+    j.verdict = "violated";
+    j.reason = std::string(lock_invalid ? ModelName(j.lock_lin.model) : "register") + " history is not linearizable";
+  } else if (!unknown_why.empty()) {
+    j.verdict = "unknown";
+    j.reason = unknown_why;
+  } else {
+    j.verdict = "safe";
+  }
+  if (resource_bad) {
+    j.resource_verdict = "violated";
+  } else {
+    j.resource_verdict = unknown_why.empty() ? "safe" : "unknown";
+  }
+  return j;
+}
+
+nlohmann::ordered_json Judgement::ToJson() const {
+  nlohmann::ordered_json r;
+  r["verdict"] = verdict;
+  if (!reason.empty()) r["verdict_reason"] = reason;
+  r["resource_verdict"] = resource_verdict;
+  r["ops"] = ops;
+  r["acquires"] = {{"invoked", acquires}, {"ok", acquires_ok}, {"refused", acquires_fail},
+                   {"unknown", acquires_unknown}, {"expired_grants", expired_grants}};
+  const auto& me = mutual_exclusion;
+  r["mutual_exclusion"] = {{"holds", me.holds},
+                           {"overlapping_pairs", me.overlapping_pairs},
+                           {"episodes", me.episodes},
+                           {"overlap_ms", me.overlap_ms}};
+  r["resource"] = {{"acknowledged_writes", resource.acknowledged_writes},
+                   {"lost_updates", resource.lost_updates},
+                   {"stale_writes_accepted", resource.stale_writes_accepted},
+                   {"stale_writes_rejected", resource.stale_writes_rejected},
+                   {"final_value_known", resource.final_value_known}};
+  r["liveness"] = {{"stuck", liveness.stuck}, {"longest_wait_ms", liveness.longest_wait_ms},
+                   {"stuck_after_ms", facts.stuck_after.count()}};
+  if (lock_lin.verdict == LinVerdict::kInvalid || resource_lin.verdict == LinVerdict::kInvalid) {
+    r["linearizable"] = false;
+  } else if (!linearizable_known()) {
+    r["linearizable"] = nullptr;
+  } else {
+    r["linearizable"] = true;
+  }
+  r["linearizability"] = {{"lock", LinJson(lock_lin)}, {"resource", LinJson(resource_lin)}};
+  nlohmann::ordered_json cov = nlohmann::ordered_json::array();
+  for (const auto& c : coverage) {
+    cov.push_back({{"fault", c.fault}, {"planned", c.planned}, {"armed", c.armed},
+                   {"windows_opened", c.windows_opened}, {"windows_closed", c.windows_closed},
+                   {"windows_cut", c.windows_cut}, {"windows_met", c.windows_met},
+                   {"clients_hit", c.clients_hit}, {"nodes_hit", c.nodes_hit}, {"bit", c.bit()},
+                   {"summary", c.Summary()}});
+  }
+  r["coverage"] = cov;
+  if (!first_violation.is_null()) {
+    r["first_violation"] = first_violation;
+    r["first_violation_ms"] = first_violation_ms;
+  }
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  checks.push_back({{"name", "mutual_exclusion"},
+                    {"ok", me.overlapping_pairs == 0},
+                    {"message", std::to_string(me.overlapping_pairs) + " overlapping hold pairs in " +
+                                    std::to_string(me.episodes) + " episodes"}});
+  checks.push_back({{"name", "lost_updates"},
+                    {"ok", resource.lost_updates == 0},
+                    {"message", std::to_string(resource.lost_updates) + " lost updates"}});
+  checks.push_back({{"name", "stale_writes"},
+                    {"ok", resource.stale_writes_accepted == 0},
+                    {"message", std::to_string(resource.stale_writes_accepted) +
+                                    " writes accepted with an older fencing token"}});
+  checks.push_back({{"name", "linearizable_lock"},
+                    {"ok", lock_lin.verdict == LinVerdict::kValid},
+                    {"message", std::string(ModelName(lock_lin.model)) + ": " + LinVerdictName(lock_lin.verdict)}});
+  checks.push_back({{"name", "linearizable_resource"},
+                    {"ok", resource_lin.verdict == LinVerdict::kValid},
+                    {"message", std::string("register: ") + LinVerdictName(resource_lin.verdict)}});
+  checks.push_back({{"name", "liveness"},
+                    {"ok", !liveness.stuck},
+                    {"message", "longest wait with no holder " + std::to_string(liveness.longest_wait_ms) + " ms"}});
+  checks.push_back({{"name", "evidence"},
+                    {"ok", verdict != "unknown"},
+                    {"message", verdict == "unknown" ? reason : "the lock worked and every fault's coverage was seen"}});
+  r["checks"] = checks;
+  nlohmann::ordered_json hj = nlohmann::ordered_json::array();
+  for (const auto& h : holds) {
+    hj.push_back({{"process", h.process}, {"key", h.key}, {"start_ns", h.start.count()},
+                  {"end_ns", h.end.count()}, {"open_at_end", h.open_at_end},
+                  {"acquire_index", h.acquire_index}});
+  }
+  r["holds"] = hj;
+  nlohmann::ordered_json ej = nlohmann::ordered_json::array();
+  for (const auto& ep : me.episode_list) {
+    std::set<int64_t> procs;
+    for (const auto& h : ep.holds) procs.insert(h.process);
+    ej.push_back({{"key", ep.key}, {"start_ns", ep.start.count()}, {"end_ns", ep.end.count()},
+                  {"processes", procs}});
+  }
+  r["episodes"] = ej;
+  return r;
+}
+
+int VerdictExitCode(const std::string& verdict) {
+  return verdict == "safe" ? 0 : verdict == "violated" ? 1 : 2;
+}
+
+}  // namespace locklab::checker
