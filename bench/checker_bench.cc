@@ -42,7 +42,7 @@ struct EtcdFile {
 const std::vector<EtcdFile>& EtcdFiles() {
   static std::vector<EtcdFile>* files = [] {
     auto* v = new std::vector<EtcdFile>;
-    fs::path dir = fs::path(LOCKLAB_SHARED_DATA) / "porcupine-etcd";
+    fs::path dir = fs::path(LOCKLAB_TEST_DATA) / "porcupine-etcd";
     if (!fs::is_directory(dir)) return v;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".log") continue;

@@ -38,7 +38,7 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
   std::ifstream in(json_path);
   if (!in) return "";
   int runs = 0;
-  std::string measured, measured_mode;
+  std::string measured, measured_mode, revision;
   std::vector<uint64_t> seeds;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> verdicts;
   try {
@@ -47,6 +47,18 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
     measured = j.at("measured").get<std::string>();
     measured_mode = j.at("mode").get<std::string>();
     seeds = j.at("seeds").get<std::vector<uint64_t>>();
+    // What it was measured on (bench/detection_power records it; files from before lack it).
+    if (j.contains("source") && j["source"].is_object()) {
+      const auto& src = j["source"];
+      if (src.contains("revision") && src["revision"].is_string()) {
+        revision = src["revision"].get<std::string>().substr(0, 7);
+        if (!src.contains("dirty") || !src["dirty"].is_boolean()) {
+          revision += " (tree state unrecorded)";
+        } else if (src["dirty"].get<bool>()) {
+          revision += " with uncommitted changes";
+        }
+      }
+    }
     for (const auto& c : j.at("cells")) {
       verdicts[{c.at("lock").get<std::string>(), c.at("fault").get<std::string>()}] =
           c.at("verdicts").get<std::vector<std::string>>();
@@ -93,7 +105,7 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
   std::ostringstream md;
   md << "\n## Detection power (measured over many seeds, not by this run)\n\n";
   md << "Over " << runs << " " << measured_mode << " matrices (seeds " << SeedList(seeds)
-     << ", measured " << measured
+     << ", measured " << measured << (revision.empty() ? "" : " at revision " + revision)
      << " with bench/detection_power; docs/matrix-notes.md says how), of this table's cells: "
      << violated << " showed a violation in some run, " << at_bar << " of them in at least "
      << bar << " of " << runs << " and " << every << " in every run; " << never

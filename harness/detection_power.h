@@ -6,7 +6,9 @@
 // that file and tells the reader, for the cells of this table, how many of the measured
 // runs found a violation, which fell short of every run, and which rows were not measured
 // (a team's own driver). The figures are the file's, never this run's: the section says
-// when and with which seeds they were measured. Pure function; thread-compatible.
+// when, at which git revision (when the file records one) and with which seeds they were
+// measured. The file's other records (plan ids, presets, command, machine) are for readers
+// of the file and are not read here. Pure function; thread-compatible.
 #pragma once
 
 #include <string>

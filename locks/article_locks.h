@@ -1,8 +1,10 @@
-// The lock code of the articles in ../shared/articles, as published, bugs included
-// (DESIGN.md 3.1 `article-*`). They are for teaching: the lab shows what the articles'
-// readers would hit. Each class follows one listing line by line; the comments cite the
-// lines, and where the lab has to differ (a history, a deadline so the client can stop) the
-// difference is named. Their constants are knobs whose defaults are the articles' values.
+// The lock code of the articles, as published, bugs included (DESIGN.md 3.1 `article-*`):
+// three of the five articles the project started from (not shipped; `NNN_<hash>.txt` here and
+// `articles/NNN_...` in the lock registry name them). They are for teaching: the lab shows
+// what the articles' readers would hit. Each class follows one listing line by line; the
+// comments cite the lines, and where the lab has to differ (a history, a deadline so the
+// client can stop) the difference is named. Their constants are knobs whose defaults are the
+// articles' values.
 //
 //   article-redislockutil  004_3b37561fd22cc827.txt, class RedisLockUtil (file lines 96-166,
 //                          numbered 1-71 in the listing; the comments cite those numbers):

@@ -78,8 +78,8 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
   // The stop lands on an attempt that won: when the harness says a stop is armed here, the
   // lock peeks at the first byte of each unread reply ('+' is SET's OK) and stops only if,
   // with the replies already read, a quorum granted the key. A stop on a losing attempt
-  // would test nothing (KNOWN-ANSWERS.md 2 is about the attempt that got the lock). The
-  // replies stay unread, so the algorithm still meets them only after the stop.
+  // would test nothing (docs/known-answers.md schedule 2 is about the attempt that got the
+  // lock). The replies stay unread, so the algorithm still meets them only after the stop.
   auto pause = [&](size_t first_unread, const std::vector<bool>& sent) {
     if (point == nullptr || !config_.pause_point) return;
     if (config_.point_armed) {

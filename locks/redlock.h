@@ -14,13 +14,13 @@
 //
 // Between sending the SETs and reading the replies the lock calls
 // config.pause_point("redlock-replies-in-flight"), so the harness can stop the client there
-// (Kleppmann's schedule, KNOWN-ANSWERS.md 2). When config.point_armed says a stop is armed
-// there, the lock first peeks (unread, via PeekReplyStart) at the replies and makes the call
-// only on an attempt that a quorum granted: a stop on a losing attempt tests nothing. Where `end` is read decides what that pause
-// does: with recheck_validity (the default) the clock is read after the replies, so a pause
-// longer than the TTL leaves validity <= 0 and the lock is refused; without it the clock is
-// read right after the SETs were sent (before the replies), so the pause is not counted and
-// an already expired lock is returned.
+// (Kleppmann's schedule, docs/known-answers.md schedule 2). When config.point_armed says a stop is
+// armed there, the lock first peeks (unread, via PeekReplyStart) at the replies and makes the call
+// only on an attempt that a quorum granted: a stop on a losing attempt tests nothing. Where `end`
+// is read decides what that pause does: with recheck_validity (the default) the clock is read after
+// the replies, so a pause longer than the TTL leaves validity <= 0 and the lock is refused; without
+// it the clock is read right after the SETs were sent (before the replies), so the pause is not
+// counted and an already expired lock is returned.
 //
 // Elapsed time is measured with LockClockNow(clock) (monotonic or wall, by knob) so client
 // clock faults are seen by the algorithm; tests inject RedlockOptions::clock instead.

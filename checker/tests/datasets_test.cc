@@ -1,4 +1,4 @@
-// The checker against other people's histories (../shared/data, see its README): Porcupine's
+// The checker against other people's histories (checker/tests/data, see its README): Porcupine's
 // 102 etcd logs with the verdicts Porcupine's own tests assert, and Knossos' EDN samples.
 // A missing data folder is a failure, never a skip: these tests are the checker's ground truth.
 #include <filesystem>
@@ -11,8 +11,8 @@
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
 
-#ifndef LOCKLAB_SHARED_DATA
-#error "LOCKLAB_SHARED_DATA must name the shared data folder"
+#ifndef LOCKLAB_TEST_DATA
+#error "LOCKLAB_TEST_DATA must name the test data folder"
 #endif
 
 namespace locklab::checker {
@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = LOCKLAB_SHARED_DATA;
+const fs::path kData = LOCKLAB_TEST_DATA;
 
 LinVerdict Check(const fs::path& p, HistoryFormat want_format, Model model) {
   History h;

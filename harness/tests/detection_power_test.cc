@@ -50,6 +50,45 @@ TEST_F(DetectionPowerTest, CountsTheTablesCellsAgainstTheNineOfTenBar) {
   EXPECT_EQ(md.find("`d` x none ("), std::string::npos) << "a cell that never varied is not listed";
 }
 
+// bench/detection_power records what it measured on; the section names the revision.
+TEST_F(DetectionPowerTest, TheRecordedRevisionIsShown) {
+  std::string text = kTenRuns;
+  const std::string source =
+      R"("source": {"revision": "4205df35af6e7bbfdfad841d5309e11568f0dc30", "dirty": DIRTY,
+          "presets": {"scenarios/matrix": {"none.toml": "367fea4"}}},
+       "machine": {"nproc": 2}, "command": "bench/detection_power --write x a/ b/",
+       "matrix_runs": [{"seed": 301, "plan": "0123456789abcdef"}],
+       "cells": )";
+  text.replace(text.find("\"cells\": "), 9, source);
+  auto with_dirty = [&](const std::string& dirty) {
+    std::string t = text;
+    t.replace(t.find("DIRTY"), 5, dirty);
+    Write(t);
+    return DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick");
+  };
+  std::string md = with_dirty("false");
+  EXPECT_NE(md.find("seeds 301-310, measured 2026-11-22 at revision 4205df3 with "
+                    "bench/detection_power"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 showed a violation in some run"), std::string::npos) << md;
+  md = with_dirty("true");
+  EXPECT_NE(md.find("at revision 4205df3 with uncommitted changes with bench"), std::string::npos)
+      << md;
+  md = with_dirty("null");
+  EXPECT_NE(md.find("at revision 4205df3 (tree state unrecorded) with bench"), std::string::npos)
+      << md;
+}
+
+// The file the repository ships (scenarios/matrix/detection-power.json) reads.
+TEST(DetectionPowerShipped, TheShippedFileReads) {
+  const std::string path = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix/detection-power.json";
+  std::string md = DetectionPowerMarkdown(path, {{"setnx", "restart"}}, "quick");
+  EXPECT_NE(md.find("## Detection power"), std::string::npos) << md;
+  EXPECT_EQ(md.find("cannot be read"), std::string::npos) << md;
+  EXPECT_NE(md.find(" at revision "), std::string::npos) << md;
+}
+
 TEST_F(DetectionPowerTest, OnlyTheTablesCellsCountAndUnmeasuredRowsAreNamed) {
   Write(kTenRuns);
   std::string md =

@@ -1,4 +1,4 @@
-// Replays of the schedules of ../shared/KNOWN-ANSWERS.md (scenarios/known-answers/*.toml):
+// Replays of the schedules of docs/known-answers.md (scenarios/known-answers/*.toml):
 // each runs real locks against real nodes and the verdict comes from the history; the
 // scenario's [expect] says what the literature predicts, and the run must meet it.
 #include <dirent.h>
