@@ -20,8 +20,11 @@ namespace {
 
 const char kUsage[] =
     "usage:\n"
-    "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
-    "                 [--seed N --shard I/N]\n"
+    "  locklab matrix [--quick|--full] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
+    "                 [--lock ID ...] [--lock driver:PATH [--driver-arg ARG ...]]\n"
+    "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
+    "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
+    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]]\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
