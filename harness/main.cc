@@ -169,9 +169,9 @@ int RunCommand(const std::vector<std::string>& args) {
       }
       if (report && !Interrupted()) {
         // A report that cannot be made is a warning, never a different verdict.
+        // The script prints the `report: PATH` line itself.
         int rc = RunReportScript({r.run_dir});
-        if (rc == 0) std::cout << "report: " << r.run_dir << "/report/index.html\n";
-        else std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+        if (rc != 0) std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
       }
     }
     // Worst first: infrastructure (64+), then violation / unmet expectation (1), unknown (2).
