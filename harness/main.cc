@@ -20,8 +20,11 @@ namespace {
 
 const char kUsage[] =
     "usage:\n"
-    "  locklab matrix [--quick] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
-    "                 [--seed N --shard I/N]\n"
+    "  locklab matrix [--quick|--full] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
+    "                 [--lock ID ...] [--lock driver:PATH [--driver-arg ARG ...]]\n"
+    "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
+    "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
+    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]]\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
@@ -166,9 +169,9 @@ int RunCommand(const std::vector<std::string>& args) {
       }
       if (report && !Interrupted()) {
         // A report that cannot be made is a warning, never a different verdict.
+        // The script prints the `report: PATH` line itself.
         int rc = RunReportScript({r.run_dir});
-        if (rc == 0) std::cout << "report: " << r.run_dir << "/report/index.html\n";
-        else std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+        if (rc != 0) std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
       }
     }
     // Worst first: infrastructure (64+), then violation / unmet expectation (1), unknown (2).

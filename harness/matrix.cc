@@ -765,9 +765,9 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
                                shard_index, shard_count, nlohmann::ordered_json());
   std::cout << "\nmatrix: " << matrix_dir << "/matrix.md (matrix.json, junit.xml; trial runs under "
             << matrix_dir << "/cells)\n";
-  if (report && !Interrupted() && RunReportScript({"--matrix", matrix_dir, "--no-trials"}) == 0) {
-    std::cout << "report: " << matrix_dir << "/report/index.html\n";
-  }
+  // The script prints the `report: PATH` line itself (and makes the violated and stuck
+  // trials' reports; the safe ones' on demand, `locklab report TRIAL_DIR`).
+  if (report && !Interrupted()) RunReportScript({"--matrix", matrix_dir, "--no-trials"});
   if (Interrupted()) return 2;
   if (infra_failures > 0) return 69;
   if (shard_count > 1) return 0;  // expectations are judged on the merged matrix
@@ -932,9 +932,7 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from);
   std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
             << shards.size() << " shard(s), trial runs under their cells/)\n";
-  if (report && RunReportScript({"--matrix", merged_dir, "--no-trials"}) == 0) {
-    std::cout << "report: " << merged_dir << "/report/index.html\n";
-  }
+  if (report) RunReportScript({"--matrix", merged_dir, "--no-trials"});  // prints `report: PATH`
   if (failed > 0) return 69;
   return mismatches > 0 ? 1 : 0;
 }

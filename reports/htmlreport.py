@@ -5,6 +5,7 @@ import html
 import os
 
 import faultstyle
+import matrixcells
 import narrative
 
 CSS = """
@@ -13,7 +14,7 @@ max-width:1480px;padding:0 18px;color:#1d1d1f;line-height:1.45}
 h1{font-size:1.45em;margin:0 0 4px} h2{font-size:1.15em;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .sub{color:#555;margin:0 0 14px}
 .badge{display:inline-block;padding:2px 10px;border-radius:11px;font-weight:700;color:#fff;font-size:.95em}
-.violated{background:#c8102e}.safe{background:#2b8a3e}.unknown{background:#b7791f}
+.violated{background:#c8102e}.safe{background:#2b8a3e}.unknown{background:#b7791f}.stuck{background:#7b3fa0}
 table{border-collapse:collapse;margin:6px 0 10px;font-size:.92em}
 th,td{border:1px solid #ddd;padding:4px 9px;text-align:left;vertical-align:top}
 th{background:#f4f4f6} td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -38,18 +39,18 @@ def img_tag(path, alt):
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
 
 
-def page(title, body):
+def page(title, body, extra_css=""):
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "img-src data:; style-src 'unsafe-inline'\">"
             "<link rel=\"icon\" href=\"data:,\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n")
+            f"<title>{esc(title)}</title><style>{CSS}{extra_css}</style></head><body>\n{body}\n</body></html>\n")
 
 
 def verdict_badge(v):
     v = str(v or "unknown")
-    cls = v if v in ("violated", "safe") else "unknown"
+    cls = v if v in ("violated", "safe", "stuck") else "unknown"
     return f'<span class="badge {cls}">{esc(v)}</span>'
 
 
@@ -74,7 +75,9 @@ def run_page(run, images, notes):
     else:
         faults_text = str(faults)
     title = f"{alg} under {faults_text}"
-    b = [f"<h1>{esc(title)} {verdict_badge(r.get('verdict'))}</h1>"]
+    live = r.get("liveness") if isinstance(r.get("liveness"), dict) else {}
+    stuck = " " + verdict_badge("stuck") if live.get("stuck") and r.get("verdict") != "violated" else ""
+    b = [f"<h1>{esc(title)} {verdict_badge(r.get('verdict'))}{stuck}</h1>"]
     b.append(f"<p class=\"sub\">scenario <code>{esc(r.get('scenario', os.path.basename(os.path.dirname(run.dir))))}</code>"
              f", seed {esc(r.get('seed', '?'))}, {len(run.clients)} clients, {run.duration_s:.2f} s of history, "
              f"{len(run.history)} events, {len(run.holds)} holds. Run directory: <code>{esc(run.dir)}</code></p>")
@@ -160,6 +163,11 @@ def results_table(run):
         if isinstance(x, dict):
             facts.append((f"linearizability of the {part} history", f"{x.get('model', '?')}: {x.get('verdict', '?')}"))
     facts += [("stuck (liveness)", live.get("stuck")), ("longest wait with no holder", f"{_fmt(live.get('longest_wait_ms'))} ms")]
+    if isinstance(r.get("verdict_reason"), str):
+        facts.insert(1, ("why the verdict", r["verdict_reason"]))
+    cov = matrixcells.coverage_text(r.get("coverage"))
+    if cov:
+        facts.append(("fault coverage", cov))
     cfg = r.get("config")
     if isinstance(cfg, dict):
         facts.append(("config", ", ".join(f"{k}={_fmt(v)}" for k, v in cfg.items())))
@@ -199,31 +207,168 @@ def fault_table(run, limit=60):
     return "\n".join(out)
 
 
-def matrix_page(title, heatmap_png, locks, faults, cells, trials, notes):
+MATRIX_CSS = """
+table.matrix td.cell{min-width:88px;text-align:center;vertical-align:middle;padding:6px 8px}
+table.matrix td.cell a.lead{text-decoration:none;color:inherit}
+table.matrix td.cell a.lead:hover{text-decoration:underline}
+.letter{font-weight:800;font-size:1.15em} .mk{font-weight:700}
+.trial-links{display:block;font-size:.8em;color:#555} .why{display:block;font-size:.78em;color:#6b4a00;max-width:190px;margin:2px auto 0}
+.c-S{background:#d9f0d3}.c-V{background:#f7c6c9}.c-L{background:#e3d3f0}.c-U{background:#fde7b0}.c-NA{background:#eeeeee;color:#777}
+.c-S .letter{color:#2b8a3e}.c-V .letter{color:#c8102e}.c-L .letter{color:#7b3fa0}.c-U .letter{color:#8a5a00}
+dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;font-size:.9em;margin:8px 0 14px}
+td.nw{white-space:nowrap}
+dl.legend dt{font-weight:800;text-align:center;padding:0 8px;border-radius:4px} dl.legend dd{margin:0}
+"""
+
+LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
+LETTER_WORD = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "n/a": "not applicable"}
+
+
+def _href(path, base, is_dir=False):
+    rel = os.path.relpath(path, base).replace(os.sep, "/")
+    return rel + "/" if is_dir else rel
+
+
+def _trial_target(t, base):
+    """(href, what) for a trial: its report when made, else its run directory, else None."""
+    if t.report:
+        return _href(t.report, base), "report"
+    if t.run_dir:
+        return _href(t.run_dir, base, True), "directory"
+    return None, None
+
+
+def _trial_title(c, t):
+    parts = [f"{c.lock} \u00d7 {c.fault}, trial {t.index + 1} (seed {t.seed}): {t.verdict_word}"]
+    if t.reason:
+        parts.append(t.reason)
+    if t.coverage:
+        parts.append("coverage: " + t.coverage)
+    if not t.report and t.run_dir:
+        parts.append(f"no report yet: locklab report {t.run_dir}")
+    return "; ".join(parts)
+
+
+def _cell_title(c):
+    f = c.fields
+    if c.letter == "n/a":
+        return f"{c.lock} \u00d7 {c.fault}: not applicable" + (f": {c.why_not}" if c.why_not else "")
+    n = f.get("trials", len(c.trials))
+    parts = [f"{c.lock} \u00d7 {c.fault}: {LETTER_WORD.get(c.letter, c.letter)} ({c.text})",
+             f"{f.get('violated', 0)} of {n} trial(s) violated, {f.get('stuck', 0)} stuck, "
+             f"{f.get('safe', 0)} safe, {f.get('unknown', 0)} unknown"]
+    if "rS" in c.marks:
+        parts.append("the resource stayed intact (rS: fencing rejected the stale writes)")
+    if "~" in c.marks:
+        parts.append(f"{f.get('untrusted_timing')} trial(s) with the lab running late (~)")
+    if f.get("matches") is False:
+        parts.append(f"expected {f.get('expected') or '-'} / resource {f.get('expected_resource') or '-'}"
+                     + (f" ({f['expected_origin']})" if f.get("expected_origin") else ""))
+    reasons = sorted(set(c.reasons()))
+    if reasons:
+        parts.append("why unknown: " + " | ".join(reasons))
+    bits = [t.bit for t in c.trials if t.bit is not None]
+    if bits:
+        parts.append(f"the fault bit in {sum(bits)} of {len(bits)} trial(s)")
+    if not c.trials:
+        parts.append("no trials of this cell in this matrix directory")
+    return "; ".join(parts)
+
+
+def _cell_td(c, base):
+    cls = LETTER_CSS.get(c.letter, "c-U")
+    title = esc(_cell_title(c))
+    if c.letter == "n/a":
+        return f'<td class="cell {cls}" title="{title}">n/a</td>'
+    head = f'<span class="letter">{esc(c.letter)}</span>' + (' <span class="mk">rS</span>' if "rS" in c.marks else "")
+    rest = esc(c.tail)
+    lead = c.lead_trial()
+    href = _trial_target(lead, base)[0] if lead else None
+    first = f'<a class="lead" href="{esc(href)}">{head}</a>' if href else head
+    out = [f'<td class="cell {cls}" title="{title}">{first} {rest}']
+    if len(c.trials) > 1:
+        links = []
+        for t in c.trials:
+            h, _ = _trial_target(t, base)
+            lab = f"{t.index + 1}{'' if t.letter == 'S' else t.letter}"
+            links.append(f'<a href="{esc(h)}" title="{esc(_trial_title(c, t))}">{esc(lab)}</a>' if h else esc(lab))
+        out.append(f'<span class="trial-links">trials {" ".join(links)}</span>')
+    if c.letter == "?":
+        reasons = sorted(set(c.reasons()))
+        if reasons:
+            why = reasons[0] if len(reasons) == 1 else f"{reasons[0]} (+{len(reasons) - 1} more)"
+            out.append(f'<span class="why">{esc(why if len(why) <= 90 else why[:87] + "...")}</span>')
+    out.append("</td>")
+    return "".join(out)
+
+
+def matrix_legend():
+    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
+    out = ['<dl class="legend">']
+    for key, text in matrixcells.LEGEND:
+        out.append(f'<dt class="{fills.get(key, "")}">{esc(key)}</dt><dd>{esc(text)}</dd>')
+    out.append("</dl>")
+    return "".join(out)
+
+
+def matrix_page(title, m, base):
+    """m: a matrixcells.Matrix; base: the directory index.html is written to (links are
+    relative to it, so a moved matrix directory keeps them)."""
+    doc = m.doc
+    about = []
+    if doc.get("seed") is not None:
+        about.append(f"seed {doc['seed']}")
+    if doc.get("mode"):
+        about.append(f"{doc['mode']} mode")
+    if doc.get("shard"):
+        about.append(f"shard {doc['shard'].get('index')}/{doc['shard'].get('count')} (its trials only)")
     b = [f"<h1>{esc(title)}</h1>",
-         f"<p class=\"sub\">{len(trials)} trials, {len(locks)} locks \u00d7 {len(faults)} fault sets. "
-         "Colour: fraction of trials with a violation.</p>"]
-    for n in notes:
+         f"<p class=\"sub\">{len(m.trials)} trials, {len(m.locks)} locks \u00d7 {len(m.faults)} fault sets"
+         + (", " + ", ".join(esc(a) for a in about) if about else "")
+         + ". The letters and marks are matrix.md's. A cell opens its trial's report (the timeline, "
+           "overlaps in red); a cell of several trials lists each. Hover a cell for its counts and reasons.</p>"]
+    for n in m.notes:
         b.append(f"<p class=\"bad\">{esc(n)}</p>")
-    b.append(img_tag(heatmap_png, "matrix heatmap: locks by faults, coloured by fraction of violated trials"))
-    b.append("<h2>Cells</h2><table><tr><th>lock</th>" + "".join(f"<th>{esc(f)}</th>" for f in faults) + "</tr>")
-    for lk in locks:
+    b.append("<table class=\"matrix\"><tr><th>lock</th>" + "".join(f"<th>{esc(f)}</th>" for f in m.faults) + "</tr>")
+    for lk in m.locks:
         b.append(f"<tr><th>{esc(lk)}</th>")
-        for ft in faults:
-            c = cells.get((lk, ft))
-            if not c:
-                b.append("<td class=\"muted\">not run</td>")
-                continue
-            cls = "bad" if c["verdict"] == "violated" else "ok" if c["verdict"] == "safe" else ""
-            b.append(f"<td><span class=\"{cls}\">{esc(c['verdict'])}</span> {c['violated']}/{c['trials']}</td>")
+        for ft in m.faults:
+            c = m.cell(lk, ft)
+            b.append(_cell_td(c, base) if c else "<td class=\"muted\">not run</td>")
         b.append("</tr>")
     b.append("</table>")
-    b.append("<h2>Trials</h2><table><tr><th>lock</th><th>faults</th><th>seed</th><th>verdict</th>"
-             "<th>overlapping pairs</th><th>lost updates</th><th>report</th></tr>")
-    for t in trials:
-        link = (f"<a href=\"{esc(t['href'])}\">report</a>" if t.get("href") else "<span class=\"muted\">no report</span>")
-        b.append(f"<tr class=\"{'bad' if t['verdict'] == 'violated' else ''}\"><td>{esc(t['lock'])}</td><td>{esc(t['faults'])}</td>"
-                 f"<td class=\"num\">{esc(t['seed'])}</td><td>{verdict_badge(t['verdict'])}</td>"
-                 f"<td class=\"num\">{esc(_fmt(t['pairs']))}</td><td class=\"num\">{esc(_fmt(t['lost']))}</td><td>{link}</td></tr>")
+    b.append(matrix_legend())
+    b.append("<p class=\"muted\">The same table as an image (the heatmap): <a href=\"heatmap.png\">heatmap.png</a>. "
+             "Violated and stuck trials have their report; make any other's with "
+             "<code>locklab report TRIAL_DIR</code>.</p>")
+    b.append("<h2>Trials</h2><table><tr><th>lock</th><th>faults</th><th>trial</th><th>seed</th><th>verdict</th>"
+             "<th>resource</th><th>overlapping pairs</th><th>lost updates</th><th>first violation</th>"
+             "<th>why unknown / coverage</th><th>report</th></tr>")
+    for c in (m.cell(lk, ft) for lk in m.locks for ft in m.faults):
+        if c is None:
+            continue
+        for t in c.trials:
+            r = t.results or {}
+            me = r.get("mutual_exclusion") if isinstance(r.get("mutual_exclusion"), dict) else {}
+            res = r.get("resource") if isinstance(r.get("resource"), dict) else {}
+            h, what = _trial_target(t, base)
+            if what == "report":
+                link = f'<a href="{esc(h)}">timeline</a>'
+            elif what == "directory":
+                cmd = f"locklab report {t.run_dir}"
+                link = (f'<a href="{esc(h)}" title="{esc(cmd)}">directory</a> '
+                        f'<span class="muted" title="{esc(cmd)}">no report yet</span>')
+            else:
+                link = '<span class="muted">no run directory</span>'
+            fv = r.get("first_violation_ms")
+            notes = "; ".join(x for x in (t.reason, ("coverage: " + t.coverage) if t.coverage else "") if x)
+            b.append(f"<tr id=\"t{esc(t.n)}\" class=\"{'bad' if t.letter == 'V' else ''}\"><td>{esc(c.lock)}</td>"
+                     f"<td>{esc(c.fault)}</td><td class=\"num\">{t.index + 1}/{len(c.trials)}</td>"
+                     f"<td class=\"num\">{esc(_fmt(t.seed))}</td><td>{verdict_badge(t.verdict_word)}</td>"
+                     f"<td>{esc(_fmt(r.get('resource_verdict')))}</td>"
+                     f"<td class=\"num\">{esc(_fmt(me.get('overlapping_pairs')))}</td>"
+                     f"<td class=\"num\">{esc(_fmt(res.get('lost_updates')))}</td>"
+                     f"<td class=\"num\">{esc(_fmt(fv / 1000) + ' s' if isinstance(fv, (int, float)) else _fmt(None))}</td>"
+                     f"<td>{esc(notes)}</td><td class=\"nw\">{link}</td></tr>")
     b.append("</table>")
-    return page(title, "\n".join(b))
+    return page(title, "\n".join(b), MATRIX_CSS)

@@ -519,35 +519,33 @@ def latency(run, path, title):
 # matrix heatmap
 
 
-def heatmap(cells, locks, faults, path, title):
-    """cells: {(lock, faults_label): {"violated": k, "trials": n, "verdict": str, "unknown": u}}"""
+def heatmap(m, path, title):
+    """The matrix as matrix.md prints it: one cell per lock and fault, its letter and marks
+    (matrixcells.cell_text), coloured by letter. m: a matrixcells.Matrix."""
+    import matrixcells
+    locks, faults = m.locks, m.faults
     nl, nf = len(locks), len(faults)
-    fig_w = max(6.5, 2.2 + 1.55 * nf)
-    fig_h = max(2.8, 1.6 + 0.55 * nl)
+    fig_w = max(6.5, 2.4 + 1.45 * nf)
+    fig_h = max(3.0, 1.9 + 0.55 * nl)
     fig, ax = plt.subplots(figsize=(fig_w, fig_h), dpi=110)
-    frac = np.full((nl, nf), np.nan)
+    rgb = np.ones((nl, nf, 3))
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
-            c = cells.get((lk, ft))
-            if c and c["trials"]:
-                frac[i, j] = c["violated"] / c["trials"]
-    cmap = matplotlib.colors.LinearSegmentedColormap.from_list(
-        "viol", ["#d9f0d3", "#fee08b", "#f46d43", "#b2182b"])
-    cmap.set_bad("#eeeeee")
-    im = ax.imshow(np.ma.masked_invalid(frac), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+            c = m.cell(lk, ft)
+            fill = matrixcells.LETTER_FILL[c.letter] if c else "#ffffff"
+            rgb[i, j] = matplotlib.colors.to_rgb(fill)
+    ax.imshow(rgb, aspect="auto")
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
-            c = cells.get((lk, ft))
+            c = m.cell(lk, ft)
             if not c:
                 ax.text(j, i, "not run", ha="center", va="center", fontsize=8, color="#888888")
                 continue
-            v = c["verdict"].upper()
-            dark = not np.isnan(frac[i, j]) and frac[i, j] > 0.6
-            txt = f"{v}\n{c['violated']}/{c['trials']} violated"
-            if c.get("unknown"):
-                txt += f"\n{c['unknown']} unknown"
-            ax.text(j, i, txt, ha="center", va="center", fontsize=8.5,
-                    color="white" if dark else "#111111", fontweight="bold" if v == "VIOLATED" else None)
+            head, rest = c.head, c.tail
+            ax.text(j, i - (0.12 if rest else 0), head, ha="center", va="center", fontsize=11,
+                    fontweight="bold", color=matrixcells.LETTER_COLOR[c.letter])
+            if rest:
+                ax.text(j, i + 0.2, rest, ha="center", va="center", fontsize=7.5, color="#222222")
     ax.set_xticks(range(nf))
     ax.set_xticklabels(faults, rotation=30 if nf > 4 else 0, ha="right" if nf > 4 else "center")
     ax.set_yticks(range(nl))
@@ -560,8 +558,9 @@ def heatmap(cells, locks, faults, path, title):
     ax.tick_params(which="minor", length=0)
     for s in ax.spines.values():
         s.set_visible(False)
-    cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
-    cb.set_label("fraction of trials violated")
-    fig.tight_layout()
+    fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, n/a not applicable; rS resource intact "
+             "(fencing), ~ lab ran late, \u2260X expected X; k/n violated/trials, @t median first violation",
+             fontsize=7, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

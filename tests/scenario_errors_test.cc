@@ -168,6 +168,13 @@ TEST_F(ScenarioErrorTest, HelpAfterAnyCommandPrintsTheUsageAndExits0) {
     EXPECT_EQ(inv.exit_code, 0) << cmd << ": " << inv.output;
     EXPECT_NE(inv.output.find("usage:"), std::string::npos) << cmd << ": " << inv.output;
   }
+  // Every flag `locklab matrix` takes is in the usage (--lock, --driver-arg and --jobs were not).
+  Invocation inv = RunLocklab({"matrix", "--help"}, dir_);
+  for (const char* flag : {"--quick", "--full", "--locks", "--lock ", "--driver-arg", "--faults",
+                           "--trials", "--jobs", "--seed", "--shard", "--out", "--expect",
+                           "--scenarios", "--no-report", "--endpoints", "--endpoint-control"}) {
+    EXPECT_NE(inv.output.find(flag), std::string::npos) << flag << "\n" << inv.output;
+  }
 }
 
 }  // namespace

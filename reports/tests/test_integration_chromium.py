@@ -68,6 +68,26 @@ class ChromiumRenderTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(console, [])
         self.assertIn("heatmap", p.stdout)
 
+    def test_matrix_cells_show_their_letters_and_open_the_trials_timeline(self):
+        """The issue's done-when: L, rS and ? cells show as such, and a red cell's link opens
+        its trial's timeline (fixture: a harness-written 3 x 4 matrix)."""
+        m = copy_fixture("matrix-letters", self.tmp)
+        self.assertEqual(run_report("--matrix", m, "--no-trials").returncode, 0)
+        index = os.path.join(m, "report", "index.html")
+        p, console = chromium("file://" + index, "--dump-dom")
+        self.assertEqual(console, [])
+        dom = p.stdout
+        self.assertRegex(dom, r'class="cell c-L"[^>]*><a class="lead" href="[^"]+"><span class="letter">L</span></a> 0/1<')
+        self.assertRegex(dom, r'<span class="letter">V</span> <span class="mk">rS</span></a> 1/1 @0.7s<')
+        self.assertRegex(dom, r'class="cell c-U"[^>]*><a class="lead" href="[^"]+"><span class="letter">\?</span></a> 0/1'
+                              r'<span class="why">the client-pause window never reached')
+        red = re.search(r'class="cell c-V"[^>]*><a class="lead" href="([^"]+)">', dom)
+        target = os.path.normpath(os.path.join(os.path.dirname(index), red.group(1)))
+        p, console = chromium("file://" + target, "--dump-dom")
+        self.assertEqual(console, [])
+        self.assertIn("<h2>Timeline</h2>", p.stdout)
+        self.assertRegex(p.stdout, r'<img alt="timeline[^"]*" src="data:image/png;base64,')
+
 
 if __name__ == "__main__":
     unittest.main()

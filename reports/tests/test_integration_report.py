@@ -29,6 +29,8 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
                "--hold", "100", "--seed", "7", "--out", out]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        # One `report:` line per run (the harness once echoed the script's line).
+        self.assertEqual(len([ln for ln in p.stdout.splitlines() if ln.startswith("report:")]), 1, p.stdout)
         dirs = [d for d in glob.glob(os.path.join(out, "*", "*")) if os.path.isfile(os.path.join(d, "results.json"))]
         self.assertEqual(len(dirs), 1, dirs)
         return dirs[0]

@@ -8,6 +8,96 @@ import unittest
 
 from helpers import (PYTHON, REPORTS, TempDirMixin, copy_fixture, red_pixels, run_report)
 import subprocess
+from html.parser import HTMLParser
+
+FIXTURE_MATRIX = "matrix-letters"
+
+
+class _MatrixTable(HTMLParser):
+    """The cells of the page's matrix table: {(lock, fault): {text, href, title, cls, why,
+    trial_links}}; text is the cell without its trial links and reason line."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.faults = {}, []
+        self.in_table = self.in_th = False
+        self.row_lock = None
+        self.col = -1
+        self.cur = None
+        self.skip = []  # the class of each open span inside a cell
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and "matrix" in (a.get("class") or ""):
+            self.in_table = True
+        if not self.in_table:
+            return
+        if tag == "tr":
+            self.row_lock, self.col = None, -1
+        elif tag == "th":
+            self.in_th = True
+        elif tag == "td":
+            self.col += 1
+            self.cur = {"text": "", "href": None, "title": a.get("title", ""), "cls": a.get("class", ""),
+                        "why": "", "trial_links": []}
+        elif tag == "span" and self.cur is not None:
+            self.skip.append(a.get("class") or "")
+        elif tag == "a" and self.cur is not None:
+            if any("trial-links" in c for c in self.skip):
+                self.cur["trial_links"].append(a.get("href"))
+            elif self.cur["href"] is None:
+                self.cur["href"] = a.get("href")
+
+    def handle_endtag(self, tag):
+        if not self.in_table:
+            return
+        if tag == "table":
+            self.in_table = False
+        elif tag == "th":
+            self.in_th = False
+        elif tag == "span" and self.cur is not None and self.skip:
+            self.skip.pop()
+        elif tag == "td" and self.cur is not None:
+            self.cur["text"] = " ".join(self.cur["text"].split())
+            self.cur["why"] = " ".join(self.cur["why"].split())
+            self.cells[(self.row_lock, self.faults[self.col])] = self.cur
+            self.cur = None
+
+    def handle_data(self, data):
+        if not self.in_table:
+            return
+        if self.in_th:
+            if data.strip():
+                self.row_lock = data.strip()  # the row's lock (the header row is not fed)
+            return
+        if self.cur is not None:
+            if any("why" in c.split() for c in self.skip):
+                self.cur["why"] += data
+            elif not any("trial-links" in c for c in self.skip):
+                self.cur["text"] += data
+
+    def feed_page(self, html):
+        head, rest = html.split('<table class="matrix">', 1)[1].split("</tr>", 1)
+        self.faults = re.findall(r"<th>([^<]*)</th>", head)[1:]
+        self.feed('<table class="matrix"><tr>' + rest)
+        return self
+
+
+def matrix_cells(html):
+    return _MatrixTable().feed_page(html).cells
+
+
+def md_cells(md):
+    """matrix.md's table: {(lock, fault): 'V rS 1/1 @0.7s'} (bold and backticks removed)."""
+    lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    faults = [c.strip() for c in lines[0].strip("|").split("|")][1:]
+    out = {}
+    for ln in lines[1:]:
+        cols = [c.strip() for c in ln.strip().strip("|").split("|")]
+        lock = cols[0].strip("`")
+        for f, c in zip(faults, cols[1:]):
+            out[(lock, f)] = " ".join(c.replace("**", "").split())
+    return out
 
 
 class MatrixReportTest(TempDirMixin, unittest.TestCase):
@@ -33,18 +123,25 @@ class MatrixReportTest(TempDirMixin, unittest.TestCase):
     def check(self, m):
         p = run_report("--matrix", m)
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^report: \S+/report/index.html \(3 trial reports made, ")
         out = os.path.join(m, "report")
         self.assertTrue(os.path.isfile(os.path.join(out, "heatmap.png")))
         with open(os.path.join(out, "index.html")) as fh:
             html = fh.read()
-        links = [h for h in re.findall(r'<a href="([^"]+)"', html)]
+        links = {h for h in re.findall(r'<a [^>]*href="([^"]+)"', html) if h != "heatmap.png"}
         self.assertEqual(len(links), 3, links)
         for h in links:
             self.assertFalse(os.path.isabs(h), h)
+            self.assertTrue(h.endswith("/report/index.html"), h)
             self.assertTrue(os.path.isfile(os.path.normpath(os.path.join(out, h))), h)
-        self.assertIn("violated</span> 1/1", html)
-        self.assertIn("safe</span> 0/1", html)
-        self.assertRegex(html, r'src="data:image/png;base64,')
+        # A bare list of trials: the cells are derived by matrix.md's rule (no resource
+        # verdict in these older results, so no rS).
+        cells = matrix_cells(html)
+        self.assertEqual(cells[("set-nx-px-lua", "client-pause")]["text"], "V 1/1")
+        self.assertEqual(cells[("set-nx-px-lua", "none")]["text"], "S 0/1")
+        self.assertEqual(cells[("fenced", "client-pause")]["text"], "V 1/1")
+        # The table is the heatmap (links, one legend); the PNG is beside it, not a second legend.
+        self.assertIn('<a href="heatmap.png">', html)
         return html
 
     def test_matrix_array_with_absolute_run_dirs(self):
@@ -68,6 +165,185 @@ class MatrixReportTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(p.returncode, 65)
         self.assertIn("matrix.json", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
+
+
+class MatrixLettersTest(TempDirMixin, unittest.TestCase):
+    """A matrix.json and matrix.md written by the harness (a real 3 x 4 quick matrix, one trial
+    made unknown with a verdict_reason and one with the lab running late, then `locklab merge`
+    for the C++ letters): the page shows matrix.md's letters and marks, every cell links to
+    its trial, and only the violated and stuck trials get their report."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.root = tempfile.mkdtemp(prefix="locklab-matrix-letters-")
+        cls.m = copy_fixture(FIXTURE_MATRIX, cls.root)
+        cls.p = run_report("--matrix", cls.m, "--no-trials")
+        cls.out = os.path.join(cls.m, "report")
+        with open(os.path.join(cls.out, "index.html"), encoding="utf-8") as fh:
+            cls.html = fh.read()
+        with open(os.path.join(cls.m, "matrix.md"), encoding="utf-8") as fh:
+            cls.md = md_cells(fh.read())
+        cls.cells = matrix_cells(cls.html)
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def target(self, href):
+        return os.path.normpath(os.path.join(self.out, href))
+
+    def test_the_report_line_counts_the_trial_reports_made(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        self.assertEqual(self.p.stdout.count("report: "), 1, self.p.stdout)
+        self.assertIn("(5 trial reports made, ", self.p.stdout)  # 4 violated + 1 stuck
+
+    def test_every_cell_has_the_letters_and_marks_of_matrix_md(self):
+        self.assertEqual(len(self.md), 12)
+        self.assertEqual(set(self.cells), set(self.md))
+        for k, text in self.md.items():
+            self.assertEqual(self.cells[k]["text"], text, k)
+        # the ones the issue names, spelled out
+        self.assertEqual(self.cells[("setnx", "client-crash")]["text"], "L 0/1")
+        self.assertEqual(self.cells[("fenced", "client-pause")]["text"], "V rS 1/1 @0.7s")
+        self.assertEqual(self.cells[("setnx", "client-pause")]["text"], "? 0/1")
+        self.assertEqual(self.cells[("fenced", "none")]["text"], "S 0/1 ~")
+        self.assertEqual(self.cells[("setnx", "none")]["text"], "S 0/1 \u2260V")
+        self.assertEqual(self.cells[("redlock", "failover")]["text"], "n/a")
+
+    def test_cell_colours_follow_the_letter(self):
+        want = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
+        for k, c in self.cells.items():
+            letter = self.md[k].split()[0]
+            self.assertIn(want[letter], c["cls"].split(), k)
+
+    def test_violated_and_stuck_cells_open_their_trials_timeline(self):
+        for k, text in self.md.items():
+            if text.split()[0] not in ("V", "L"):
+                continue
+            href = self.cells[k]["href"]
+            self.assertTrue(href and href.endswith("/report/index.html"), (k, href))
+            self.assertFalse(os.path.isabs(href))
+            with open(self.target(href), encoding="utf-8") as fh:
+                page = fh.read()
+            self.assertIn("<h2>Timeline</h2>", page)
+            self.assertIn('alt="timeline', page)
+            self.assertIn(k[1], page)
+        with open(self.target(self.cells[("setnx", "client-crash")]["href"]), encoding="utf-8") as fh:
+            self.assertIn('<span class="badge stuck">stuck</span>', fh.read())
+
+    def test_other_cells_link_their_trial_directory_without_making_a_report(self):
+        for k, text in self.md.items():
+            if text.split()[0] not in ("S", "?"):
+                continue
+            href = self.cells[k]["href"]
+            self.assertTrue(href and href.endswith("/"), (k, href))
+            d = self.target(href)
+            self.assertTrue(os.path.isfile(os.path.join(d, "results.json")), d)
+            self.assertFalse(os.path.exists(os.path.join(d, "report")), d)
+            self.assertIn(f"locklab report {d}", self.html)
+
+    def test_not_applicable_cell_says_why_and_links_nothing(self):
+        c = self.cells[("redlock", "failover")]
+        self.assertIsNone(c["href"])
+        self.assertIn("failover needs a single-node lock", c["title"])
+
+    def test_unknown_cell_shows_its_reason(self):
+        c = self.cells[("setnx", "client-pause")]
+        reason = "the client-pause window never reached its pause point: no client was paused"
+        self.assertIn(reason, c["title"])
+        self.assertEqual(c["why"], reason)
+        self.assertIn("the fault bit in 0 of 1 trial(s)", c["title"])
+
+    def test_coverage_and_marks_in_tooltips_and_trials_table(self):
+        self.assertIn("client-pause: opened 1, closed 1, armed 1, reached 1, bit", self.html)
+        self.assertIn("client-pause: opened 0, closed 0, armed 1, reached 0, did not bite", self.html)
+        self.assertIn("resource stayed intact", self.cells[("fenced", "client-pause")]["title"])
+        self.assertIn("lab running late", self.cells[("fenced", "none")]["title"])
+        self.assertIn("expected V", self.cells[("setnx", "none")]["title"])
+
+    def test_one_legend_with_every_letter_and_mark(self):
+        self.assertEqual(self.html.count('<dl class="legend">'), 1)
+        legend = self.html.split('<dl class="legend">')[1].split("</dl>")[0]
+        for key in ("S", "V", "L", "?", "rS", "~", "\u2260X", "n/a"):
+            self.assertIn(f">{key}</dt>", legend)
+        self.assertNotIn("fraction of trials", self.html)
+
+    def test_a_trial_without_results_is_unknown_with_a_reason(self):
+        m = copy_fixture(FIXTURE_MATRIX, self.tmp)
+        path = os.path.join(m, "matrix.json")
+        with open(path) as fh:
+            doc = json.load(fh)
+        ci = next(i for i, c in enumerate(doc["cells"]) if (c["algorithm"], c["faults"]) == ("redlock", "none"))
+        for r in doc["trial_records"]:
+            if r["cell"] == ci:
+                r["ran"], r["results"] = False, -1
+        doc["cells"][ci].update(verdict="?", safe=0, unknown=1)
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+        p = run_report("--matrix", m, "--no-trials")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(m, "report", "index.html"), encoding="utf-8") as fh:
+            c = matrix_cells(fh.read())[("redlock", "none")]
+        self.assertEqual(c["text"], "? 0/1")
+        self.assertIsNone(c["href"])
+        self.assertIn("no results.json", c["why"])
+
+
+class CellTextTest(unittest.TestCase):
+    """matrixcells.cell_text against the cell text matrix.cc writes."""
+
+    def test_marks(self):
+        import matrixcells
+        t = matrixcells.cell_text
+        self.assertEqual(t({"verdict": "V", "resource": "S", "violated": 2, "trials": 3,
+                            "median_first_violation_ms": 1250, "untrusted_timing": 1}), "V rS 2/3 @1.2s ~")
+        self.assertEqual(t({"verdict": "V", "resource": "V", "violated": 1, "trials": 1}), "V 1/1")
+        self.assertEqual(t({"verdict": "S", "resource": "S", "violated": 0, "trials": 1, "expected": "",
+                            "expected_resource": "V", "matches": False}), "S 0/1 \u2260rV")
+        self.assertEqual(t({"verdict": "L", "violated": 0, "trials": 1, "matches": True, "expected": "L"}), "L 0/1")
+        self.assertEqual(t({"verdict": "n/a", "why_not": "x"}), "n/a")
+
+    def test_coverage_shapes(self):
+        import matrixcells
+        c = matrixcells.coverage_text
+        self.assertEqual(c(None), "")
+        self.assertEqual(c({"faults": {"partition": {"opened": 2, "closed": 2, "armed": 0, "reached": 1}}, "bit": True}),
+                         "partition: opened 2, closed 2, armed 0, reached 1; fault bit")
+        self.assertEqual(c({"faults": [{"fault": "restart", "opened": 1, "bit": False}]}),
+                         "restart: opened 1, did not bite")
+        self.assertIsNone(matrixcells.coverage_bit({"odd": 1}))
+        self.assertFalse(matrixcells.coverage_bit({"client-pause": {"bit": False}}))
+
+
+class MultiTrialCellTest(TempDirMixin, unittest.TestCase):
+
+    def test_a_cell_of_several_trials_links_each(self):
+        m = os.path.join(self.tmp, "m")
+        trials = []
+        for i, fx in enumerate(("safe-none", "violated-client-pause", "violated-client-pause")):
+            d = copy_fixture(fx, os.path.join(m, f"t{i}"))
+            with open(os.path.join(d, "results.json")) as fh:
+                r = json.load(fh)
+            r.update(run_dir=d, algorithm="set-nx-px-lua", faults=["client-pause"], seed=10 + i)
+            if i == 0:
+                r["verdict"] = "safe"
+            trials.append(r)
+        with open(os.path.join(m, "matrix.json"), "w") as fh:
+            json.dump(trials, fh)
+        p = run_report("--matrix", m, "--no-trials")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(2 trial reports made, ", p.stdout)
+        out = os.path.join(m, "report")
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as fh:
+            c = matrix_cells(fh.read())[("set-nx-px-lua", "client-pause")]
+        self.assertTrue(c["text"].startswith("V 2/3"), c["text"])
+        self.assertTrue(c["href"].startswith("../t1/"), c["href"])  # the first violated trial
+        self.assertEqual(len(c["trial_links"]), 3)
+        self.assertTrue(c["trial_links"][0].endswith("/"))
+        for h in c["trial_links"]:
+            self.assertTrue(os.path.exists(os.path.normpath(os.path.join(out, h))), h)
 
 
 class LongRunTest(TempDirMixin, unittest.TestCase):

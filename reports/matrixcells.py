@@ -1,0 +1,330 @@
+"""A matrix directory as the report shows it: cells with the letters and marks of matrix.md,
+each with its trials and where their run directories and reports are.
+
+The letters come from matrix.json's "cells" (written by harness/matrix.cc WriteMatrix, the same
+fields matrix.md is printed from), never re-judged here:
+
+    verdict   S | V | L | ? | n/a      the cell's letter
+    rS        verdict V and resource S  (holders overlapped, the resource stayed intact: fencing)
+    ~         untrusted_timing > 0     (the lab itself ran late in a trial)
+    \u2260X        matches false            (X: expected, or "r" + expected_resource)
+
+Only a matrix.json without "cells" (a bare list of trial results) has its cells derived from
+the trials here, by the rule WriteMatrix uses.
+"""
+
+import os
+
+from runfiles import RunError
+
+LETTERS = ("S", "V", "L", "?", "n/a")
+
+# One legend for the page (and the PNG): the wording of matrix.md's own key, plus the marks.
+LEGEND = [
+    ("S", "safe: every trial was judged and no two clients held the lock at once"),
+    ("V", "violated: in at least one trial two clients held the lock at once"),
+    ("L", "stuck (liveness): no overlap, but clients waited with nobody holding the lock"),
+    ("?", "unknown: a trial could not be judged (its reason is in the cell's tooltip and the trials table)"),
+    ("rS", "after V: the holders overlapped but the resource stayed intact (fencing rejected the stale writes)"),
+    ("~", "the lab itself ran late in a trial (more than a tenth of the TTL): timing not to be trusted"),
+    ("\u2260X", "the cell disagrees with the expectation X (rX: the resource expectation)"),
+    ("k/n", "violated trials / trials; @t: median time to the first violation"),
+    ("n/a", "the fault does not apply to this lock (why: in the tooltip)"),
+]
+
+# The class (colour) of each letter, shared by the HTML cells, badges and the PNG.
+LETTER_CLASS = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "n/a": "na"}
+LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", "n/a": "#9a9a9a"}
+LETTER_FILL = {"S": "#d9f0d3", "V": "#f7c6c9", "L": "#e3d3f0", "?": "#fde7b0", "n/a": "#eeeeee"}
+
+
+def faults_label(f):
+    if isinstance(f, list):
+        return "+".join(str(x) for x in f) or "none"
+    return str(f) if f else "none"
+
+
+def trial_letter(results):
+    """One trial as WriteMatrix counts it: violated, else stuck, else safe, else unknown."""
+    if not isinstance(results, dict):
+        return "?"
+    v = results.get("verdict")
+    live = results.get("liveness") if isinstance(results.get("liveness"), dict) else {}
+    if v == "violated":
+        return "V"
+    if live.get("stuck"):
+        return "L"
+    if v == "safe":
+        return "S"
+    return "?"
+
+
+def trial_reason(results, ran=True):
+    """One line on why a trial has no verdict (empty for judged trials)."""
+    if not isinstance(results, dict):
+        return "no results.json: the trial did not run to the end (its log is under cells/)"
+    if trial_letter(results) != "?" and ran:
+        return ""
+    for k in ("verdict_reason", "error", "history_error"):
+        if isinstance(results.get(k), str) and results[k]:
+            return results[k].splitlines()[0]
+    if results.get("client_exits"):
+        return f"{results['client_exits']} client(s) exited unexpectedly"
+    if not ran:
+        return "the trial's run failed (infrastructure; its log is under cells/)"
+    return "no reason recorded"
+
+
+def _counter(d, k):
+    v = d.get(k)
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def coverage_text(cov):
+    """results.json "coverage" in one line: per fault its windows opened/closed/armed/reached,
+    and whether the fault bit. Tolerant of shape: absent or odd -> ""."""
+    if not isinstance(cov, dict):
+        return ""
+    parts = []
+    per = cov.get("faults") if isinstance(cov.get("faults"), (dict, list)) else cov
+    items = per.items() if isinstance(per, dict) else ((x.get("fault", x.get("id", "?")), x) for x in per if isinstance(x, dict))
+    for name, d in items:
+        if not isinstance(d, dict):
+            continue
+        nums = [f"{k} {_counter(d, k)}" for k in ("opened", "closed", "armed", "reached") if _counter(d, k) is not None]
+        bit = d.get("bit")
+        if not nums and not isinstance(bit, bool):
+            continue
+        if isinstance(bit, bool):
+            nums.append("bit" if bit else "did not bite")
+        parts.append(f"{name}: " + ", ".join(nums))
+    if isinstance(cov.get("bit"), bool):
+        parts.append("fault bit" if cov["bit"] else "fault did not bite")
+    return "; ".join(parts)
+
+
+def coverage_bit(cov):
+    """True/False when coverage says whether the fault bit, else None."""
+    if not isinstance(cov, dict):
+        return None
+    if isinstance(cov.get("bit"), bool):
+        return cov["bit"]
+    per = cov.get("faults") if isinstance(cov.get("faults"), dict) else cov
+    bits = [d["bit"] for d in per.values() if isinstance(d, dict) and isinstance(d.get("bit"), bool)]
+    return any(bits) if bits else None
+
+
+def cell_marks(c):
+    """The marks matrix.md prints after a cell's letter, from the cell's matrix.json fields."""
+    marks = []
+    v = c.get("verdict")
+    if v == "n/a":
+        return marks
+    if v == "V" and c.get("resource") == "S":
+        marks.append("rS")
+    if c.get("matches") is False:
+        exp = c.get("expected") or ""
+        marks.append("\u2260" + (exp if exp else "r" + str(c.get("expected_resource") or "")))
+    if (c.get("untrusted_timing") or 0) > 0:
+        marks.append("~")
+    return marks
+
+
+def cell_parts(c):
+    """The cell as matrix.md writes it (without the bold), in two parts: the letter with rS,
+    and the rest: ('V rS', '1/1 @2.3s \u2260S ~'), ('n/a', '')."""
+    v = c.get("verdict", "?")
+    if v == "n/a":
+        return "n/a", ""
+    marks = cell_marks(c)
+    head = v + (" rS" if "rS" in marks else "")
+    tail = [f"{c.get('violated', 0)}/{c.get('trials', 0)}"]
+    m = c.get("median_first_violation_ms")
+    if isinstance(m, (int, float)) and not isinstance(m, bool) and m >= 0:
+        tail.append(f"@{m / 1000:.1f}s")
+    tail += [k for k in marks if k != "rS"]
+    return head, " ".join(tail)
+
+
+def cell_text(c):
+    """'V rS 1/1 @2.3s \u2260S ~', 'S 0/1', 'n/a': matrix.md's cell without the bold."""
+    return " ".join(x for x in cell_parts(c) if x)
+
+
+def resolve_run_dir(matrix_dir, rd):
+    """A trial's run directory: as recorded, else the same cells/NAME/STAMP under this matrix
+    directory (a moved or copied matrix)."""
+    if not isinstance(rd, str) or not rd:
+        return None
+    rd = rd.rstrip("/")
+    stamp, name = os.path.basename(rd), os.path.basename(os.path.dirname(rd))
+    cands = [rd if os.path.isabs(rd) else os.path.join(matrix_dir, rd),
+             os.path.join(matrix_dir, "cells", name, stamp),
+             os.path.join(matrix_dir, name, stamp)]
+    for c in cands:
+        if os.path.isfile(os.path.join(c, "history.jsonl")) or os.path.isfile(os.path.join(c, "results.json")):
+            return os.path.abspath(c)
+    return None
+
+
+class Trial:
+    def __init__(self, n, cell, index, results, ran, seed=None):
+        self.n = n                # position in the whole matrix
+        self.cell = cell          # index into Matrix.cells
+        self.index = index        # 0-based trial number within its cell
+        self.results = results if isinstance(results, dict) else None
+        self.ran = ran
+        r = self.results or {}
+        self.seed = r.get("seed", seed)
+        self.letter = trial_letter(self.results) if ran else "?"
+        self.reason = trial_reason(self.results, ran)
+        self.coverage = coverage_text(r.get("coverage"))
+        self.bit = coverage_bit(r.get("coverage"))
+        self.run_dir = None       # absolute, when found
+        self.report = None        # absolute path of its report/index.html, when made
+
+    @property
+    def verdict_word(self):
+        return {"V": "violated", "L": "stuck", "S": "safe"}.get(self.letter, "unknown")
+
+
+class Cell:
+    def __init__(self, lock, fault, fields):
+        self.lock, self.fault = lock, fault
+        self.fields = fields      # matrix.json's cell object (or one derived the same way)
+        self.letter = fields.get("verdict", "?")
+        if self.letter not in LETTERS:
+            self.letter = "?"
+        self.marks = cell_marks(fields)
+        self.head, self.tail = cell_parts(fields)
+        self.text = cell_text(fields)
+        self.trials = []          # Trial objects, in trial order
+
+    @property
+    def why_not(self):
+        return self.fields.get("why_not", "")
+
+    def lead_trial(self):
+        """The trial a click on the cell opens: the first one showing the cell's verdict."""
+        for t in self.trials:
+            if t.letter == self.letter:
+                return t
+        return self.trials[0] if self.trials else None
+
+    def reasons(self):
+        return [t.reason for t in self.trials if t.reason]
+
+
+class Matrix:
+    def __init__(self, matrix_dir, doc, path):
+        self.dir = os.path.abspath(matrix_dir)
+        self.doc = doc if isinstance(doc, dict) else {}
+        self.cells, self.trials = [], []
+        self.locks, self.faults = [], []
+        self.notes = []
+        if isinstance(doc, dict) and isinstance(doc.get("cells"), list) and \
+                all(isinstance(c, dict) and "algorithm" in c and "verdict" in c for c in doc["cells"]) and doc["cells"]:
+            self._from_cells(doc, path)
+        else:
+            self._derive(self._trial_list(doc, path))
+        for t in self.trials:
+            if t.results is None:
+                continue
+            t.run_dir = resolve_run_dir(self.dir, t.results.get("run_dir"))
+            if t.run_dir is None:
+                c = self.cells[t.cell]
+                self.notes.append(f"trial {c.lock} / {c.fault} seed {t.seed}: run directory "
+                                  f"{t.results.get('run_dir')} not found")
+            elif os.path.isfile(os.path.join(t.run_dir, "report", "index.html")):
+                t.report = os.path.join(t.run_dir, "report", "index.html")
+
+    @staticmethod
+    def _trial_list(doc, path):
+        if isinstance(doc, list):
+            trials = doc
+        elif isinstance(doc, dict):
+            trials = next((doc[k] for k in ("trials", "runs", "results") if isinstance(doc.get(k), list)), None)
+            if trials is None:
+                raise RunError(f"{path}: expected a JSON array of trial results (or an object with \"trials\")")
+        else:
+            raise RunError(f"{path}: expected a JSON array of trial results")
+        return [t for t in trials if isinstance(t, dict)]
+
+    def _add(self, cell):
+        if cell.lock not in self.locks:
+            self.locks.append(cell.lock)
+        if cell.fault not in self.faults:
+            self.faults.append(cell.fault)
+        self.cells.append(cell)
+
+    def _from_cells(self, doc, path):
+        plan = doc.get("plan") if isinstance(doc.get("plan"), dict) else {}
+        for cj in doc["cells"]:
+            self._add(Cell(str(cj.get("algorithm", "?")), str(cj.get("faults", "?")), cj))
+        # plan order (rows, columns) when given: the order of matrix.md
+        for attr, key in (("locks", "locks"), ("faults", "faults")):
+            order = plan.get(key)
+            if isinstance(order, list) and set(map(str, order)) >= set(getattr(self, attr)):
+                setattr(self, attr, [str(x) for x in order if str(x) in set(getattr(self, attr))])
+        results = doc.get("trials") if isinstance(doc.get("trials"), list) else []
+        records = doc.get("trial_records")
+        if isinstance(records, list):
+            for r in records:
+                if not isinstance(r, dict) or not isinstance(r.get("cell"), int) or not 0 <= r["cell"] < len(self.cells):
+                    continue
+                at = r.get("results", -1)
+                res = results[at] if isinstance(at, int) and 0 <= at < len(results) else None
+                t = Trial(r.get("n", len(self.trials)), r["cell"], r.get("trial", 0), res,
+                          bool(r.get("ran", res is not None)), r.get("seed"))
+                self.trials.append(t)
+                self.cells[r["cell"]].trials.append(t)
+        else:
+            # no records: match trials to cells by lock and fault set
+            index = {(c.lock, c.fault): i for i, c in enumerate(self.cells)}
+            for n, res in enumerate(x for x in results if isinstance(x, dict)):
+                i = index.get((str(res.get("algorithm", "?")), faults_label(res.get("faults"))))
+                if i is None:
+                    continue
+                t = Trial(n, i, len(self.cells[i].trials), res, True)
+                self.trials.append(t)
+                self.cells[i].trials.append(t)
+        for c in self.cells:
+            c.trials.sort(key=lambda t: t.index)
+
+    def _derive(self, results):
+        """Cells from bare trial results, by WriteMatrix's rule (harness/matrix.cc)."""
+        index = {}
+        for n, res in enumerate(results):
+            key = (str(res.get("algorithm", "?")), faults_label(res.get("faults")))
+            if key not in index:
+                index[key] = len(self.cells)
+                self._add(Cell(key[0], key[1], {}))
+            c = self.cells[index[key]]
+            t = Trial(n, index[key], len(c.trials), res, True)
+            self.trials.append(t)
+            c.trials.append(t)
+        for c in self.cells:
+            n = len(c.trials)
+            count = {k: sum(t.letter == k for t in c.trials) for k in LETTERS}
+            rv = [t.results.get("resource_verdict", "unknown") for t in c.trials]
+            firsts = sorted(t.results["first_violation_ms"] for t in c.trials
+                            if isinstance(t.results.get("first_violation_ms"), (int, float)))
+            f = {"algorithm": c.lock, "faults": c.fault,
+                 "verdict": "V" if count["V"] else "L" if count["L"] else "S" if count["S"] == n and n else "?",
+                 "resource": "V" if "violated" in rv else "S" if rv.count("safe") == n and n else "?",
+                 "trials": n, "violated": count["V"], "stuck": count["L"], "safe": count["S"],
+                 "unknown": count["?"],
+                 "untrusted_timing": sum(1 for t in c.trials if isinstance(t.results.get("lab_lag"), dict)
+                                         and t.results["lab_lag"].get("timing_trusted", True) is False)}
+            if firsts:
+                f["median_first_violation_ms"] = firsts[len(firsts) // 2]
+            c.fields = f
+            c.letter, c.marks, c.text = f["verdict"], cell_marks(f), cell_text(f)
+            c.head, c.tail = cell_parts(f)
+
+    def cell(self, lock, fault):
+        return next((c for c in self.cells if c.lock == lock and c.fault == fault), None)
+
+    def needs_report(self, t):
+        """Violated and stuck trials get their run report with the matrix's own report."""
+        return t.letter in ("V", "L")
