@@ -21,8 +21,10 @@ constexpr const char* kUsage =
     "usage: locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json]\n"
     "                     [--time-budget-ms N] [--memory-budget-mb N] [--bench [--repeat N]]"
     " FILE...\n"
+    "  a lab history (jsonl) without --model gets the run's own verdict (safe, violated,\n"
+    "  unknown with its reason, coverage): exactly what its results.json says\n"
     "  models: mutex owner-mutex fenced-mutex register cas-register\n"
-    "  exit: 0 valid, 1 invalid, 2 unknown, 64 usage, 65 bad input\n";
+    "  exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input\n";
 
 int Usage(const std::string& what) {
   std::cerr << "locklab check: " << what << "\n" << kUsage;

@@ -149,6 +149,9 @@ int RunCommand(const std::vector<std::string>& args) {
                 << " lost_updates=" << res.value("lost_updates", 0)
                 << " stale_writes_accepted=" << res.value("stale_writes_accepted", 0)
                 << " ops=" << r.results.value("ops", 0) << "\n";
+      // Why it is violated or unknown, in one line (checker/verdict.h).
+      std::string why = r.results.value("verdict_reason", std::string());
+      if (!why.empty()) std::cout << "because: " << why << "\n";
       std::cout << "run: " << r.run_dir << "\n";
       const auto& lag = r.results.value("lab_lag", nlohmann::ordered_json::object());
       if (!lag.value("timing_trusted", true)) {

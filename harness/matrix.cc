@@ -146,6 +146,8 @@ struct Cell {
   int violated = 0, stuck = 0, safe = 0, unknown = 0;
   int untrusted = 0;  // trials whose lab ran late by more than a tenth of the TTL (lab_lag)
   double median_first_violation_ms = -1;
+  int fault_bit = 0;          // trials whose fault bit (results.json coverage)
+  std::string unknown_reason; // the first unknown trial's verdict_reason
   std::string expected, expected_resource, origin;
   bool mismatch = false;
 };
@@ -285,6 +287,15 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
       else if (stuck) ++c.stuck;
       else if (v == "safe") ++c.safe;
       else ++c.unknown;
+      if (v != "violated" && v != "safe" && c.unknown_reason.empty()) {
+        c.unknown_reason = all[ti].ran ? r.value("verdict_reason", std::string("no reason given"))
+                                       : "the trial did not run";
+      }
+      bool bit = r.is_object() && r.contains("coverage") && !r["coverage"].empty();
+      for (const auto& cov : bit ? r["coverage"] : nlohmann::ordered_json::array()) {
+        bit = bit && cov.value("bit", false);
+      }
+      c.fault_bit += bit;
       std::string rv = all[ti].ran ? r.value("resource_verdict", std::string("unknown")) : "unknown";
       resource_bad += rv == "violated";
       resource_safe += rv == "safe";
@@ -327,6 +338,9 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
                                  {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
                                  {"unknown", c.unknown}, {"untrusted_timing", c.untrusted}};
     cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
+    // Coverage: in how many trials the cell's fault bit (every fault, for combined columns).
+    if (c.applicable && c.fault != "none") cj["fault_bit"] = c.fault_bit;
+    if (!c.unknown_reason.empty()) cj["unknown_reason"] = c.unknown_reason;
     if (c.median_first_violation_ms >= 0) cj["median_first_violation_ms"] = c.median_first_violation_ms;
     if (!c.applicable) cj["why_not"] = c.why_not;
     if (!c.expected.empty() || !c.expected_resource.empty()) {
@@ -394,6 +408,23 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
   if (!plan.expect_path.empty()) {
     md << "\n" << mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
   }
+  // Coverage: a fault that never bit proves nothing; say where it happened and why a cell
+  // could not be judged.
+  int applicable_faulted = 0, all_bit = 0;
+  std::string unknowns;
+  for (const auto& c : cells) {
+    if (!c.applicable || c.trials.empty()) continue;
+    if (c.fault != "none") {
+      ++applicable_faulted;
+      all_bit += c.fault_bit == static_cast<int>(c.trials.size());
+    }
+    if (!c.unknown_reason.empty()) {
+      unknowns += "- `" + c.lock + "` x " + c.fault + ": " + c.unknown_reason + "\n";
+    }
+  }
+  md << "\nCoverage: the fault bit in every trial of " << all_bit << " of " << applicable_faulted
+     << " faulted cells (a window opened while the lock was in use; results.json coverage).\n";
+  if (!unknowns.empty()) md << "\nNot judged (unknown trials, first reason per cell):\n\n" << unknowns;
   if (untrusted_trials > 0) {
     // The verdicts stay what the histories show; the reader is told which timings the lab
     // itself bent (workloads/lag_meter.h).

@@ -790,7 +790,7 @@ bool Trial::StartWhenReady() {
     std::string more = facts_.client_failures.size() > 1
                            ? " (and " + std::to_string(facts_.client_failures.size() - 1) + " more; see clients/N.log)"
                            : "";
-    Progress("not run: " + facts_.client_failures.front() + more);
+    Progress("nothing ran, a lock did not start; " + facts_.client_failures.front() + more);
     return false;
   }
   for (auto& c : clients_) {

@@ -3,6 +3,7 @@
 // driver is left), and the redis-py example driver under client-pause, judged from the
 // history like any other lock.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -127,6 +128,50 @@ TEST_F(DriverRunTest, ScenarioFileDriverArgsAreWrittenBackForReplay) {
   EXPECT_NE(ReadAll(run_dir_ + "/scenario.toml").find("driver_args = [\"--sleep-ms\", \"5\"]"),
             std::string::npos);
   EXPECT_GT(Results(run_dir_)["ops"].get<int>(), 5);
+}
+
+// Issue 13: a driver that cannot start is not a violated lock. Before the fix, the
+// harness's read of the unwritten counter (0, against a register starting at nil) made
+// every such run "violated", exit 1, with the reason only in clients/N.log.
+class DriverStartFailureTest : public TrialTest {
+ protected:
+  // A driver program in the test's directory; returns the lock id.
+  std::string Driver(const std::string& name, const std::string& body) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+    return "driver:" + path;
+  }
+  void ExpectUnknownNotRun(const std::string& lock, const std::string& why) {
+    Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3",
+                                 "--clients", "3", "--no-report", "--out", dir_,
+                                 "--knob", "start_timeout_ms=1500"},
+                                dir_, Millis(40000));
+    run_dir_ = RunDirOf(inv);
+    ASSERT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_EQ(inv.exit_code, 2) << inv.output;
+    // One line on the terminal names the driver and what went wrong.
+    EXPECT_NE(inv.output.find("nothing ran, a lock did not start; client "), std::string::npos) << inv.output;
+    EXPECT_NE(inv.output.find(why), std::string::npos) << inv.output;
+    auto r = Results(run_dir_);
+    EXPECT_EQ(r["verdict"], "unknown") << r.dump(2);
+    EXPECT_NE(r.value("verdict_reason", "").find(why), std::string::npos) << r.dump(2);
+    EXPECT_EQ(r["ops"], 0) << "nothing runs when a lock could not start";
+    EXPECT_EQ(r["linearizable"], true) << "the nil final read is no violation";
+    for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+    // `locklab check` on the history says the same.
+    Invocation c = RunLocklab({"check", run_dir_ + "/history.jsonl"}, dir_);
+    EXPECT_EQ(c.exit_code, 2) << c.output;
+  }
+};
+
+TEST_F(DriverStartFailureTest, ADriverThatExitsAtStartIsUnknownWithItsReason) {
+  ExpectUnknownNotRun(Driver("exits.sh", "echo 'cannot import mylock' >&2; exit 3"),
+                      "before its hello line");
+}
+
+TEST_F(DriverStartFailureTest, ADriverThatNeverSaysHelloIsUnknownWithItsReason) {
+  ExpectUnknownNotRun(Driver("silent.sh", "exec sleep 60"), "no hello line within start_timeout_ms 1500");
 }
 
 }  // namespace

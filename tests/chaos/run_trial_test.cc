@@ -95,6 +95,33 @@ TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
   for (pid_t p : pids) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
 }
 
+// Issue 13: a fault that cannot bite proves nothing. A pause armed at a point this lock
+// never reaches (Redlock's replies-in-flight, on a single-node lock) used to read "safe".
+TEST_F(RunTrialTest, APausePointTheLockNeverReachesIsUnknownNotSafe) {
+  int code = 0;
+  auto r = Trial("set-nx-px-lua", "client-pause", {"--param", "point=redlock-replies-in-flight"}, &code);
+  EXPECT_EQ(r["verdict"], "unknown") << r.dump(2);
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(r.value("verdict_reason", ""), "no fault bit: client-pause: armed 1, opened 0") << r.dump(2);
+  ASSERT_EQ(r["coverage"].size(), 1u);
+  EXPECT_EQ(r["coverage"][0]["armed"], 1);
+  EXPECT_EQ(r["coverage"][0]["windows_opened"], 0);
+  EXPECT_EQ(r["coverage"][0]["bit"], false);
+  EXPECT_GT(r["acquires"]["ok"].get<int>(), 10) << "the lock itself did real work";
+}
+
+// The same fault at a point the lock reaches bites, and its coverage says so.
+TEST_F(RunTrialTest, APauseAfterAcquireBitesAndCoverageSaysWhere) {
+  auto r = Trial("fenced", "client-pause");
+  ASSERT_EQ(r["coverage"].size(), 1u) << r.dump(2);
+  const auto& c = r["coverage"][0];
+  EXPECT_EQ(c["bit"], true) << c.dump();
+  EXPECT_GE(c["windows_opened"].get<int>(), 2) << c.dump();
+  EXPECT_EQ(c["windows_met"], c["windows_opened"]) << c.dump();
+  EXPECT_GE(c["armed"].get<int>(), c["windows_opened"].get<int>()) << c.dump();
+  EXPECT_FALSE(c["clients_hit"].empty()) << c.dump();
+}
+
 TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
