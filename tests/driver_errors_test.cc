@@ -136,6 +136,9 @@ class DriverProcessTest : public LabNodeTest {
     ASSERT_TRUE(harness::Spawn(so, &client_).ok());
     close(in[0]);
     control_ = in[1];
+    // The harness's start signal, sent once every client's lock is ready (here at once: the
+    // client reads it after its driver's hello).
+    ASSERT_EQ(write(control_, "go\n", 3), 3);
     std::string children =
         "/proc/" + std::to_string(client_) + "/task/" + std::to_string(client_) + "/children";
     ASSERT_TRUE(WaitFor([&] { return !ReadAll(children).empty(); }))
