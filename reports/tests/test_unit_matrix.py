@@ -134,12 +134,12 @@ class MatrixReportTest(TempDirMixin, unittest.TestCase):
             self.assertFalse(os.path.isabs(h), h)
             self.assertTrue(h.endswith("/report/index.html"), h)
             self.assertTrue(os.path.isfile(os.path.normpath(os.path.join(out, h))), h)
-        # A bare list of trials: the cells are derived by matrix.md's rule (no resource
-        # verdict in these older results, so no rS).
+        # A bare list of trials: the cells are derived by matrix.md's rule from the trials'
+        # resource_verdict (fencing kept the resource intact: rS) and first_violation_ms.
         cells = matrix_cells(html)
-        self.assertEqual(cells[("set-nx-px-lua", "client-pause")]["text"], "V 1/1")
+        self.assertEqual(cells[("set-nx-px-lua", "client-pause")]["text"], "V 1/1 @1.9s")
         self.assertEqual(cells[("set-nx-px-lua", "none")]["text"], "S 0/1")
-        self.assertEqual(cells[("fenced", "client-pause")]["text"], "V 1/1")
+        self.assertEqual(cells[("fenced", "client-pause")]["text"], "V rS 1/1 @1.6s")
         # The table is the heatmap (links, one legend); the PNG is beside it, not a second legend.
         self.assertIn('<a href="heatmap.png">', html)
         return html
