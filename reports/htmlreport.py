@@ -83,7 +83,7 @@ def run_page(run, images, notes):
              f"{len(run.history)} events, {len(run.holds)} holds. Run directory: <code>{esc(run.dir)}</code></p>")
     if run.results is None:
         b.append("<p class=\"bad\">results.json is missing (interrupted run?): the verdict is unknown; "
-                 "everything below is derived from history.jsonl.</p>")
+                 "the holds and overlaps below are those of <code>locklab check --json history.jsonl</code>.</p>")
     for n in notes:
         b.append(f"<p class=\"bad\">{esc(n)}</p>")
     # counterexample
@@ -149,9 +149,9 @@ def results_table(run):
     facts = [
         ("verdict", r.get("verdict")),
         ("operations", r.get("ops")),
-        ("holds (from the history)", len(run.holds)),
-        ("overlapping pairs (report / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
-        ("overlap episodes (report / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
+        (f"holds ({run.holds_source})", len(run.holds)),
+        ("overlapping pairs (drawn / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
+        ("overlap episodes (drawn / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
         ("overlapped time", f"{sum(e.end - e.start for e in run.episodes) / 1e6:.1f} ms"),
         ("acknowledged writes", res.get("acknowledged_writes")),
         ("lost updates", res.get("lost_updates")),
