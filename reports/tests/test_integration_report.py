@@ -57,6 +57,8 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
         self.assertIn(f"<th>holds (results.json)</th><td>{len(r['holds'])}</td>", html)
         if expect_overlap:
             self.assertIn("overlap #1 of", html)
+            self.assertIn('<p class="reason"><b>Why violated:</b> ', html)
+            self.assertIn("<h2>Fault coverage</h2>", html)
         else:
             self.assertIn("No violation in this history", html)
 

@@ -313,6 +313,16 @@ class CellTextTest(unittest.TestCase):
                          "partition: opened 2, closed 2, armed 0, reached 1; fault bit")
         self.assertEqual(c({"faults": [{"fault": "restart", "opened": 1, "bit": False}]}),
                          "restart: opened 1, did not bite")
+        # the checker's shape (results.json "coverage", checker::FaultCoverage)
+        checker = [{"fault": "client-pause", "armed": 3, "windows_opened": 0, "bit": False,
+                    "summary": "client-pause: armed 3, opened 0"},
+                   {"fault": "partition", "windows_opened": 1, "windows_met": 1, "bit": True,
+                    "summary": "partition: opened 1 (1 while the workload did lock work)"}]
+        self.assertEqual(c(checker), "client-pause: armed 3, opened 0, did not bite; "
+                                     "partition: opened 1 (1 while the workload did lock work), bit")
+        self.assertTrue(matrixcells.coverage_bit(checker))
+        self.assertFalse(matrixcells.coverage_bit(checker[:1]))
+        self.assertIsNone(matrixcells.coverage_bit([]))
         self.assertIsNone(matrixcells.coverage_bit({"odd": 1}))
         self.assertFalse(matrixcells.coverage_bit({"client-pause": {"bit": False}}))
 

@@ -124,6 +124,43 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
             json.dump(r, fh)
         self.assertEqual(narrative.counterexample(runfiles.Run(d)), before)
 
+    def test_the_verdict_reason_and_the_fault_coverage_are_shown(self):
+        d, out, html = self.report("violated-client-pause")
+        self.assertIn('<p class="reason"><b>Why violated:</b> 16 overlapping hold pairs in 16 episodes '
+                      '(first on lock:0)</p>', html)
+        self.assertIn("<h2>Fault coverage</h2>", html)
+        row = re.search(r'<tr class="" title="client-pause: opened 2 \(2 while the workload did lock work\)">'
+                        r'(.*?)</tr>', html)
+        self.assertIsNotNone(row, html[html.find("Fault coverage"):][:1500])
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+        # fault, planned, armed, opened, met, closed, cut, clients hit, nodes hit, bit
+        self.assertEqual(cells, ["client-pause", "no", "0", "2", "2", "2", "0", "2", "\u2013", "yes"])
+        self.assertIn("<th>acquires: invoked / ok / refused / unknown</th><td>52 / 52 / 0 / 0</td>", html)
+        self.assertNotIn('class="warn"', html)   # no expired grants
+
+    def test_a_fault_that_did_not_bite_is_marked(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        with edit_results(d) as r:
+            r["coverage"][0].update(windows_met=0, bit=False)
+            r["verdict"], r["verdict_reason"] = "unknown", "no fault bit: client-pause: opened 2"
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn("<b>Why unknown:</b> no fault bit: client-pause: opened 2", html)
+        self.assertRegex(html, r'<tr class="bad" title="[^"]*"><td>client-pause</td>.*<td class="bad">no</td></tr>')
+
+    def test_expired_grants_are_a_visible_warning(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with edit_results(d) as r:
+            r["acquires"]["expired_grants"] = 3
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn('<p class="warn">\u26a0 3 acquires were answered ok with validity_ms \u2264 0', html)
+        self.assertNotIn("<h2>Fault coverage</h2>", html)   # no fault, empty coverage
+
     def test_the_report_draws_the_exported_holds_not_a_recomputation(self):
         """results.json's holds and episodes are what is drawn: an overlap exported for a
         history whose own holds never overlap shows red, and a violating history whose
