@@ -26,6 +26,7 @@ img{max-width:100%;border:1px solid #e4e4e4;border-radius:4px}
 pre{background:#f6f6f8;padding:10px;overflow:auto;font-size:.85em}
 code{font-size:.92em} a{color:#1d5fb4}
 .muted{color:#777;font-size:.9em}
+.reason{margin:0 0 12px;font-size:1.02em} .warn{background:#fff4e0;border-left:4px solid #b7791f;padding:8px 12px;margin:8px 0;font-weight:600}
 """
 
 
@@ -81,9 +82,17 @@ def run_page(run, images, notes):
     b.append(f"<p class=\"sub\">scenario <code>{esc(r.get('scenario', os.path.basename(os.path.dirname(run.dir))))}</code>"
              f", seed {esc(r.get('seed', '?'))}, {len(run.clients)} clients, {run.duration_s:.2f} s of history, "
              f"{len(run.history)} events, {len(run.holds)} holds. Run directory: <code>{esc(run.dir)}</code></p>")
+    reason = r.get("verdict_reason")
+    if isinstance(reason, str) and reason:
+        b.append(f'<p class="reason"><b>Why {esc(r.get("verdict", "unknown"))}:</b> {esc(reason)}</p>')
+    expired = run.result("acquires", "expired_grants")
+    if isinstance(expired, int) and not isinstance(expired, bool) and expired > 0:
+        b.append(f'<p class="warn">\u26a0 {expired} acquire{"s were" if expired != 1 else " was"} answered ok with '
+                 "validity_ms \u2264 0: the lock library handed back a lock that had already expired "
+                 "(the client believed it held a lock nobody was protecting).</p>")
     if run.results is None:
         b.append("<p class=\"bad\">results.json is missing (interrupted run?): the verdict is unknown; "
-                 "everything below is derived from history.jsonl.</p>")
+                 "the holds and overlaps below are those of <code>locklab check --json history.jsonl</code>.</p>")
     for n in notes:
         b.append(f"<p class=\"bad\">{esc(n)}</p>")
     # counterexample
@@ -110,6 +119,9 @@ def run_page(run, images, notes):
     # results table
     b.append("<h2>Results</h2>")
     b.append(results_table(run))
+    cov = coverage_table(run)
+    if cov:
+        b.append(cov)
     if run.episodes:
         b.append(overlap_table(run))
     if run.windows:
@@ -149,9 +161,9 @@ def results_table(run):
     facts = [
         ("verdict", r.get("verdict")),
         ("operations", r.get("ops")),
-        ("holds (from the history)", len(run.holds)),
-        ("overlapping pairs (report / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
-        ("overlap episodes (report / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
+        (f"holds ({run.holds_source})", len(run.holds)),
+        ("overlapping pairs (drawn / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
+        ("overlap episodes (drawn / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
         ("overlapped time", f"{sum(e.end - e.start for e in run.episodes) / 1e6:.1f} ms"),
         ("acknowledged writes", res.get("acknowledged_writes")),
         ("lost updates", res.get("lost_updates")),
@@ -163,11 +175,15 @@ def results_table(run):
         if isinstance(x, dict):
             facts.append((f"linearizability of the {part} history", f"{x.get('model', '?')}: {x.get('verdict', '?')}"))
     facts += [("stuck (liveness)", live.get("stuck")), ("longest wait with no holder", f"{_fmt(live.get('longest_wait_ms'))} ms")]
-    if isinstance(r.get("verdict_reason"), str):
-        facts.insert(1, ("why the verdict", r["verdict_reason"]))
-    cov = matrixcells.coverage_text(r.get("coverage"))
-    if cov:
-        facts.append(("fault coverage", cov))
+    acq = r.get("acquires")
+    if isinstance(acq, dict):
+        facts.insert(2, ("acquires: invoked / ok / refused / unknown",
+                         " / ".join(_fmt(acq.get(k)) for k in ("invoked", "ok", "refused", "unknown"))))
+        facts.insert(3, ("expired grants (ok with validity_ms \u2264 0)", acq.get("expired_grants")))
+    if not isinstance(r.get("coverage"), list):   # an older results.json's shape: one line
+        cov = matrixcells.coverage_text(r.get("coverage"))
+        if cov:
+            facts.append(("fault coverage", cov))
     cfg = r.get("config")
     if isinstance(cfg, dict):
         facts.append(("config", ", ".join(f"{k}={_fmt(v)}" for k, v in cfg.items())))
@@ -176,6 +192,39 @@ def results_table(run):
         rows.append(f"<tr><th>{esc(k)}</th><td>{esc(_fmt(v))}</td></tr>")
     rows.append("</table>")
     return "\n".join(rows)
+
+
+COVERAGE_COLUMNS = (("planned", "planned"), ("armed", "pause points armed"), ("windows_opened", "windows opened"),
+                    ("windows_met", "met lock work"), ("windows_closed", "closed"),
+                    ("windows_cut", "cut by the run's end"), ("clients_hit", "clients hit"), ("nodes_hit", "nodes hit"))
+
+
+def coverage_table(run):
+    """results.json "coverage": per fault what it did (the checker's FaultCoverage), and whether
+    it bit (a window opened while the workload did lock work). "" when there is none."""
+    cov = run.result("coverage")
+    if not isinstance(cov, list):
+        return ""
+    rows = [c for c in cov if isinstance(c, dict)]
+    if not rows:
+        return ""
+    out = ["<h2>Fault coverage</h2><p class=\"muted\">A fault bit when one of its windows opened while "
+           "the workload did lock work; a run whose faults never bit cannot vouch for safe.</p>",
+           "<table class=\"coverage\"><tr><th>fault</th>"
+           + "".join(f"<th>{esc(h)}</th>" for _, h in COVERAGE_COLUMNS) + "<th>bit</th></tr>"]
+    for c in rows:
+        bit = c.get("bit")
+        cells = []
+        for k, _ in COVERAGE_COLUMNS:
+            v = c.get(k)
+            cls = " class=\"num\"" if isinstance(v, int) and not isinstance(v, bool) else ""
+            cells.append(f"<td{cls}>{esc(_fmt(v))}</td>")
+        word = "yes" if bit is True else "no" if bit is False else "\u2013"
+        out.append(f"<tr class=\"{'bad' if bit is False else ''}\" title=\"{esc(c.get('summary', ''))}\">"
+                   f"<td>{esc(c.get('fault', '?'))}</td>{''.join(cells)}"
+                   f"<td class=\"{'ok' if bit else 'bad'}\">{word}</td></tr>")
+    out.append("</table>")
+    return "\n".join(out)
 
 
 def overlap_table(run, limit=60):

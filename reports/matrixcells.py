@@ -82,7 +82,15 @@ def _counter(d, k):
 
 def coverage_text(cov):
     """results.json "coverage" in one line: per fault its windows opened/closed/armed/reached,
-    and whether the fault bit. Tolerant of shape: absent or odd -> ""."""
+    and whether the fault bit. The checker's shape is a list of per-fault entries with their
+    one-line "summary"; older dict shapes are read too. Absent or odd -> ""."""
+    if isinstance(cov, list):
+        parts = []
+        for x in cov:
+            if isinstance(x, dict) and isinstance(x.get("summary"), str):
+                bit = x.get("bit")
+                parts.append(x["summary"] + ("" if not isinstance(bit, bool) else ", bit" if bit else ", did not bite"))
+        return "; ".join(parts)
     if not isinstance(cov, dict):
         return ""
     parts = []
@@ -105,6 +113,9 @@ def coverage_text(cov):
 
 def coverage_bit(cov):
     """True/False when coverage says whether the fault bit, else None."""
+    if isinstance(cov, list):
+        bits = [x["bit"] for x in cov if isinstance(x, dict) and isinstance(x.get("bit"), bool)]
+        return any(bits) if bits else None
     if not isinstance(cov, dict):
         return None
     if isinstance(cov.get("bit"), bool):

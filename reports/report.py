@@ -47,15 +47,17 @@ def report_run(run_dir):
     faults = r.get("faults")
     faults_text = " + ".join(map(str, faults)) if isinstance(faults, list) and faults else str(faults or "")
     title = f"{r.get('algorithm', os.path.basename(run.dir))}" + (f" under {faults_text}" if faults_text else "")
-    notes = []
+    notes = list(run.notes)
     if run.history.truncated_tail:
         notes.append("history.jsonl ends in a half-written line (the run was killed): it was ignored.")
     me = r.get("mutual_exclusion") if isinstance(r.get("mutual_exclusion"), dict) else None
     if me is not None:
+        # The drawn overlaps are the exported holds and episodes (or `locklab check`'s for an
+        # older run): their counts must be results.json's.
         if me.get("overlapping_pairs") not in (None, run.pairs_total) or me.get("episodes") not in (None, len(run.episodes)):
-            notes.append(f"The report counts {run.pairs_total} overlapping pairs in {len(run.episodes)} episodes "
-                         f"but results.json says {me.get('overlapping_pairs')} in {me.get('episodes')}: "
-                         "the history and the verdict disagree.")
+            notes.append(f"The report draws {run.pairs_total} overlapping pairs in {len(run.episodes)} episodes "
+                         f"({run.holds_source}) but results.json counts {me.get('overlapping_pairs')} in "
+                         f"{me.get('episodes')}: the holds and the verdict disagree.")
     images = {"timeline": os.path.join(out, "timeline.png"), "latency": os.path.join(out, "latency.png")}
     plots.timeline(run, images["timeline"], title)
     plots.latency(run, images["latency"], title)

@@ -1,24 +1,24 @@
 """Reading a locklab run directory: history.jsonl (streamed), results.json, scenario.toml.
 
 Everything the report shows is derived here from the run files, never from the live system
-and never from the algorithm id. Hold intervals, overlap episodes and fault windows follow
-DESIGN.md 3.3 and checker/mutual_exclusion.cc exactly:
-
-* a hold of client p on key k runs from the `ok` of its acquire to the invoke of its release
-  (or of its next acquire on k, or the start of a nemesis `client-crash` naming p, or the end of
-  the history); an acquire that ended `fail`/`info` starts no hold;
-* events are ordered by (time_ns, index);
-* two holds of different clients on one key that intersect overlap (touching does not);
-  an episode runs while at least two distinct clients hold the key;
-* fault windows: nemesis `start`/`stop` pairs per fault id, healed first-in first-out,
-  open windows end at the end of the history.
+and never from the algorithm id. The judged facts are the checker's (checker/verdict.h, one
+judge for `locklab run`, `matrix` and `check`): hold intervals (the crash rule applied) and
+overlap episodes come from results.json's "holds" and "episodes", never recomputed here; a run
+directory from before that export gets them from `locklab check --json history.jsonl`. From an
+episode and the exported holds the report derives only which holds were in it and which pairs
+intersected (for drawing). Fault windows are read from the history: nemesis `start`/`stop`
+pairs per fault id, healed first-in first-out, open windows ending at the end of the history.
+Events are ordered by (time_ns, index).
 
 history.jsonl may be large (a 10-minute 16-client run has about a million events), so it is
 streamed into compact typed columns instead of a list of dicts.
 """
 
+import bisect
 import json
 import os
+import subprocess
+import tempfile
 from array import array
 
 import numpy as np
@@ -217,22 +217,20 @@ def load_text(path, limit=20000):
 
 
 # --------------------------------------------------------------------------------------------
-# Derived facts
+# The checker's judged facts: holds and overlap episodes
 
 
 class Hold:
-    __slots__ = ("process", "key", "start", "end", "open_at_end", "acquire_index", "lease",
-                 "order")
+    __slots__ = ("process", "key", "start", "end", "open_at_end", "acquire_index", "order")
 
-    def __init__(self, process, key, start, acquire_index, lease):
+    def __init__(self, process, key, start, end, open_at_end=False, acquire_index=-1, order=0):
         self.process = process
         self.key = key
         self.start = start
-        self.end = start
-        self.open_at_end = False
+        self.end = end
+        self.open_at_end = open_at_end
         self.acquire_index = acquire_index
-        self.lease = lease
-        self.order = 0
+        self.order = order   # position in the checker's list (sorted by key, start, process)
 
 
 class Window:
@@ -247,15 +245,16 @@ class Window:
 
 
 class Episode:
-    __slots__ = ("number", "key", "start", "end", "holds", "pairs")
+    __slots__ = ("number", "key", "start", "end", "processes", "holds", "pairs")
 
-    def __init__(self, key, start):
+    def __init__(self, key, start, end, processes):
         self.number = 0
         self.key = key
         self.start = start
-        self.end = start
-        self.holds = []
-        self.pairs = []   # (hold_a, hold_b, start, end) intersections inside the episode
+        self.end = end
+        self.processes = processes  # as exported
+        self.holds = []   # every hold of the key active during the episode
+        self.pairs = []   # (hold_a, hold_b, start, end): holds of two clients intersecting
 
 
 def targets_of(detail):
@@ -272,119 +271,142 @@ def targets_of(detail):
     return out
 
 
-def compute_holds_and_windows(h):
-    """One pass over the sorted history: holds (sorted by key, start, process) and windows."""
-    acq = h.f_code("acquire")
-    rel = h.f_code("release")
+def compute_windows(h):
+    """Fault windows: nemesis start/stop pairs per fault id, healed first-in first-out; a
+    window never stopped ends at the end of the history."""
     start_code = h.f_code("start")
     stop_code = h.f_code("stop")
-    done = []
-    open_ = {}
-    windows = []
-    open_w = {}
+    windows, open_w = [], {}
     end_of_history = int(h.t[-1])
-    # Only events that matter for holds/windows are visited in Python.
-    mask = (h.proc == NEMESIS)
-    if acq >= 0:
-        mask |= (h.proc >= 0) & (h.f == acq) & ((h.type == T_INVOKE) | (h.type == T_OK))
-    if rel >= 0:
-        mask |= (h.proc >= 0) & (h.f == rel) & (h.type == T_INVOKE)
-    sel = np.nonzero(mask)[0]
-    tl, pl, tyl, fl, kl = (h.t[sel].tolist(), h.proc[sel].tolist(), h.type[sel].tolist(),
-                           h.f[sel].tolist(), h.key[sel].tolist())
-    names = h.key_names
-    for j, i in enumerate(sel.tolist()):
-        p = pl[j]
-        tm = tl[j]
-        if p == NEMESIS:
-            f = fl[j]
-            fault = names[kl[j]]
-            if f == start_code:
-                detail = h.value(i)
-                if fault == "client-crash":
-                    for tp in targets_of(detail):
-                        for pk in [pk for pk in open_ if pk[0] == tp]:
-                            hd = open_.pop(pk)
-                            hd.end = tm
-                            done.append(hd)
-                w = Window(fault, tm, detail)
-                open_w.setdefault(fault, []).append(len(windows))
-                windows.append(w)
-            elif f == stop_code:
-                stack = open_w.get(fault)
-                if stack:
-                    windows[stack.pop(0)].end = tm
-            continue
-        pk = (p, kl[j])
-        hd = open_.pop(pk, None)
-        if hd is not None:
-            hd.end = tm
-            done.append(hd)
-        if tyl[j] == T_OK:   # acquire ok
-            open_[pk] = Hold(p, names[kl[j]], tm, int(h.index[i]), h.value(i))
-    for hd in open_.values():
-        hd.end = end_of_history
-        hd.open_at_end = True
-        done.append(hd)
+    sel = np.nonzero((h.proc == NEMESIS) & np.isin(h.f, [start_code, stop_code]))[0]
+    for i in sel.tolist():
+        fault = h.key_names[int(h.key[i])]
+        tm = int(h.t[i])
+        if int(h.f[i]) == start_code:
+            open_w.setdefault(fault, []).append(len(windows))
+            windows.append(Window(fault, tm, h.value(i)))
+        else:
+            stack = open_w.get(fault)
+            if stack:
+                windows[stack.pop(0)].end = tm
     for w in windows:
         if w.end < 0:
             w.end = end_of_history
             w.open_at_end = True
-    done.sort(key=lambda x: (x.key, x.start, x.process))
-    for n, hd in enumerate(done):
-        hd.order = n
-    return done, windows
+    return windows
 
 
-def compute_episodes(holds):
-    """Overlap pairs and episodes, the sweep of checker CheckMutualExclusion."""
+def _int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def holds_from_judgement(j, where):
+    """results.json "holds" (or `locklab check --json`'s) as Hold objects, in their order."""
+    raw = j.get("holds")
+    if not isinstance(raw, list):
+        raise RunError(f"{where}: \"holds\" is not a list")
+    out = []
+    for n, x in enumerate(raw):
+        if not (isinstance(x, dict) and _int(x.get("process")) and isinstance(x.get("key"), str)
+                and _int(x.get("start_ns")) and _int(x.get("end_ns"))):
+            raise RunError(f"{where}: holds[{n}] is malformed")
+        ai = x.get("acquire_index")
+        out.append(Hold(x["process"], x["key"], x["start_ns"], x["end_ns"], bool(x.get("open_at_end")),
+                        ai if _int(ai) else -1, n))
+    return out
+
+
+def episodes_from_judgement(j, holds, where):
+    """results.json "episodes" as Episode objects (time order, numbered from 1), each with the
+    exported holds active during it and the intersecting pairs of holds of two clients.
+
+    The checker exports an episode as (key, start, end, processes); the holds of an episode are
+    those of its key that intersect it (every such hold was active in the checker's sweep), and
+    its pairs the intersecting holds of different clients among them (a pair's intersection lies
+    inside exactly one episode), so the counts equal mutual_exclusion.overlapping_pairs."""
+    raw = j.get("episodes")
+    if not isinstance(raw, list):
+        raise RunError(f"{where}: \"episodes\" is not a list")
+    eps = []
+    for n, x in enumerate(raw):
+        if not (isinstance(x, dict) and isinstance(x.get("key"), str) and _int(x.get("start_ns"))
+                and _int(x.get("end_ns"))):
+            raise RunError(f"{where}: episodes[{n}] is malformed")
+        procs = x.get("processes")
+        eps.append(Episode(x["key"], x["start_ns"], x["end_ns"],
+                           sorted(p for p in procs if _int(p)) if isinstance(procs, list) else []))
+    eps.sort(key=lambda e: (e.start, e.key))
     by_key = {}
-    for hd in holds:
-        by_key.setdefault(hd.key, []).append(hd)
-    episodes = []
-    pairs_total = 0
-    for key in sorted(by_key):
-        pts = []
-        for hd in by_key[key]:
-            if hd.end <= hd.start:
+    for ep in eps:
+        by_key.setdefault(ep.key, []).append(ep)
+    for key, kes in by_key.items():
+        kes.sort(key=lambda e: e.start)  # one key's episodes are disjoint: ends sorted too
+        starts = [e.start for e in kes]
+        ends = [e.end for e in kes]
+        for hd in holds:
+            if hd.key != key or hd.end <= hd.start:
                 continue
-            pts.append((hd.start, 1, hd.order, hd))
-            pts.append((hd.end, 0, hd.order, hd))
-        pts.sort(key=lambda x: x[:3])
-        active = {}
-        per_proc = {}
-        distinct = 0
-        cur = None
-        for tm, kind, _, hd in pts:
-            if kind == 1:
-                # Each active hold of another client forms one new overlapping pair.
-                others = [a for a in active.values() if a.process != hd.process]
-                pairs_total += len(others)
-                active[hd.order] = hd
-                per_proc[hd.process] = per_proc.get(hd.process, 0) + 1
-                if per_proc[hd.process] == 1:
-                    distinct += 1
-                if cur is not None:
-                    cur.holds.append(hd)
-                elif distinct >= 2:
-                    cur = Episode(key, tm)
-                    cur.holds.extend(sorted(active.values(), key=lambda x: x.order))
-                if cur is not None:
-                    for a in others:
-                        cur.pairs.append((a, hd, max(a.start, hd.start), min(a.end, hd.end)))
-            else:
-                del active[hd.order]
-                per_proc[hd.process] -= 1
-                if per_proc[hd.process] == 0:
-                    distinct -= 1
-                if cur is not None and distinct < 2:
-                    cur.end = tm
-                    episodes.append(cur)
-                    cur = None
-    episodes.sort(key=lambda e: e.start)
-    for n, ep in enumerate(episodes, 1):
+            # episodes with start < hold end and end > hold start
+            for ep in kes[bisect.bisect_right(ends, hd.start):bisect.bisect_left(starts, hd.end)]:
+                ep.holds.append(hd)
+    pairs_total = 0
+    for n, ep in enumerate(eps, 1):
         ep.number = n
-    return episodes, pairs_total
+        ep.holds.sort(key=lambda hd: (hd.start, hd.order))
+        active = []
+        for hd in ep.holds:
+            active = [a for a in active if a.end > hd.start]
+            for a in active:
+                if a.process != hd.process:
+                    ep.pairs.append((a, hd, max(a.start, hd.start), min(a.end, hd.end)))
+            active.append(hd)
+        pairs_total += len(ep.pairs)
+    return eps, pairs_total
+
+
+def has_judged_holds(results):
+    return isinstance(results, dict) and "holds" in results and "episodes" in results
+
+
+def locklab_binary():
+    """$LOCKLAB_BINARY when set, else build/locklab of this source tree; None if not executable."""
+    b = os.environ.get("LOCKLAB_BINARY")
+    if not b:
+        b = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "locklab")
+    return b if os.access(b, os.X_OK) else None
+
+
+def judge_history(history, why):
+    """The judged fields of a history from `locklab check --json` (the one judge,
+    checker/verdict.h), for run directories whose results.json predates exported holds."""
+    binary = locklab_binary()
+    if binary is None:
+        raise RunError(f"{why}: no \"holds\"/\"episodes\" (a run older than the checker's export) and no "
+                       "locklab binary to recompute them (build build/locklab or set LOCKLAB_BINARY)")
+    path, tmp = history.path, None
+    if history.truncated_tail:
+        # check refuses a half-written last line: give it the complete lines only
+        with open(path, "rb") as fh:
+            data = fh.read()
+        fd, tmp = tempfile.mkstemp(prefix="locklab-report-", suffix=".jsonl")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data[:data.rfind(b"\n") + 1])
+        path = tmp
+    try:
+        p = subprocess.run([binary, "check", "--json", path], capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise RunError(f"{history.path}: `{binary} check --json` failed: {e}".splitlines()[0])
+    finally:
+        if tmp:
+            os.unlink(tmp)
+    try:
+        j = json.loads(p.stdout) if p.returncode in (0, 1, 2) else None
+    except ValueError:
+        j = None
+    if not has_judged_holds(j):
+        err = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise RunError(f"{history.path}: `locklab check --json` gave no holds: {err}")
+    return j
 
 
 class Run:
@@ -402,8 +424,22 @@ class Run:
         h = self.history
         self.t0 = int(h.t[0])
         self.t_end = int(h.t[-1])
-        self.holds, self.windows = compute_holds_and_windows(h)
-        self.episodes, self.pairs_total = compute_episodes(self.holds)
+        self.notes = []   # one line each, shown at the top of the page
+        # Holds and overlap episodes are the checker's (results.json), never recomputed here:
+        # a run directory from before the export is judged again by `locklab check --json`.
+        results_path = os.path.join(self.dir, "results.json")
+        if has_judged_holds(self.results):
+            judged, self.holds_source = self.results, "results.json"
+        else:
+            why = results_path if self.results is not None else os.path.join(self.dir, "history.jsonl")
+            judged, self.holds_source = judge_history(h, why), "locklab check"
+            if self.results is not None:
+                self.notes.append("results.json has no exported holds (an older run): the holds and overlaps "
+                                  "shown are those of `locklab check --json history.jsonl`.")
+        where = results_path if judged is self.results else "locklab check --json"
+        self.holds = holds_from_judgement(judged, where)
+        self.episodes, self.pairs_total = episodes_from_judgement(judged, self.holds, where)
+        self.windows = compute_windows(h)
         self.clients = sorted(set(int(p) for p in np.unique(h.proc) if p >= 0))
         self.lock_keys = sorted(set(hd.key for hd in self.holds)) or self._lock_keys_fallback()
 

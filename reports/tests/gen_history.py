@@ -7,17 +7,15 @@ Redis for ten minutes.
     /usr/bin/python3 reports/tests/gen_history.py OUT_DIR [--seconds 600] [--clients 16]
         [--hold-ms 100] [--pause-every 20] [--safe]
 
-Writes OUT_DIR/history.jsonl, scenario.toml and a results.json carrying the counts the checker
-would report (computed by reports/runfiles.py; `locklab check` can recompute them)."""
+Writes OUT_DIR/history.jsonl, scenario.toml and a results.json carrying what the checker would
+export: the holds as generated (acquire ok -> release invoke; no crashes here), the overlap
+episodes of those holds and their counts (`locklab check --json` recomputes them)."""
 
 import argparse
 import heapq
 import json
 import os
 import random
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=False, seed=1):
@@ -27,8 +25,12 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
     end = t0 + int(seconds * 1e9)
     events = []
 
+    holds = []  # (client, acquire ok event, release invoke time)
+
     def ev(t, p, ty, f, key, value=None):
-        events.append((t, p, ty, f, key, value))
+        e = (t, p, ty, f, key, value)
+        events.append(e)
+        return e
 
     ttl = 500 * ms
     counter = 0
@@ -64,7 +66,7 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
         st, c = waiting.pop(i)
         now = max(now, st + int(0.2 * ms))
         token += 1
-        ev(now, c, "ok", "acquire", "lock:0", {"token": f"{token:032x}", "validity_ms": 500})
+        ok = ev(now, c, "ok", "acquire", "lock:0", {"token": f"{token:032x}", "validity_ms": 500})
         if not safe and now >= next_pause and pause_every > 0:
             next_pause += int(pause_every * 1e9)
             pause = 1200 * ms
@@ -79,6 +81,7 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
             ev(r + h, c, "invoke", "write", "counter:0", stale + 4)
             ev(r + h + 300_000, c, "ok", "write", "counter:0", stale + 4)
             ev(r + h + 320_000, c, "invoke", "release", "lock:0", {"token": f"{token:032x}"})
+            holds.append((c, ok, r + h + 320_000))
             ev(r + h + 500_000, c, "fail", "release", "lock:0", {"error": "key was not ours or already gone"})
             acked += 1
             ev(r + h + 20 * ms, c, "invoke", "acquire", "lock:0")
@@ -93,6 +96,7 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
         acked += 1
         ev(now + h + 300_000, c, "ok", "write", "counter:0", counter)
         ev(now + h + 320_000, c, "invoke", "release", "lock:0", {"token": f"{token:032x}"})
+        holds.append((c, ok, now + h + 320_000))
         ev(now + h + 500_000, c, "ok", "release", "lock:0", None)
         nxt = now + h + 20 * ms
         ev(nxt, c, "invoke", "acquire", "lock:0")
@@ -101,6 +105,7 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
     ev(end + 10 * ms, "harness", "invoke", "read", "counter:0")
     ev(end + 10 * ms + 200_000, "harness", "ok", "read", "counter:0", counter)
     events.sort(key=lambda e: e[0])
+    index_of = {id(e): n for n, e in enumerate(events)}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "history.jsonl"), "w") as fh:
         for n, (t, p, ty, f, key, v) in enumerate(events):
@@ -109,25 +114,53 @@ def generate(out, seconds=600, clients=16, hold_ms=100, pause_every=20.0, safe=F
     with open(os.path.join(out, "scenario.toml"), "w") as fh:
         fh.write(f'# synthetic history from reports/tests/gen_history.py\nname = "synthetic"\nseed = {seed}\n'
                  f'duration_ms = {int(seconds * 1000)}\n\n[workload]\nclients = {clients}\nhold_ms = {hold_ms}\n')
-    import runfiles
-    run = runfiles.Run(out)
-    overlap_ms = sum(e.end - e.start for e in run.episodes) / 1e6
+    hold_json = sorted(({"process": c, "key": "lock:0", "start_ns": ok[0], "end_ns": e, "open_at_end": False,
+                         "acquire_index": index_of[id(ok)]} for c, ok, e in holds),
+                       key=lambda x: (x["start_ns"], x["process"]))
+    episodes, pairs = overlap_episodes(hold_json)
+    overlap_ms = sum(x["end_ns"] - x["start_ns"] for x in episodes) / 1e6
     results = {
         "scenario": "synthetic", "algorithm": "synthetic", "faults": [] if safe else ["client-pause"],
-        "seed": seed, "verdict": "violated" if run.episodes else "safe", "ops": len(events) // 2,
-        "mutual_exclusion": {"holds": len(run.holds), "overlapping_pairs": run.pairs_total,
-                             "episodes": len(run.episodes), "overlap_ms": overlap_ms},
+        "seed": seed, "verdict": "violated" if episodes else "safe", "ops": len(events) // 2,
+        "mutual_exclusion": {"holds": len(hold_json), "overlapping_pairs": pairs,
+                             "episodes": len(episodes), "overlap_ms": overlap_ms},
         "resource": {"acknowledged_writes": acked, "lost_updates": max(0, acked - counter),
                      "stale_writes_accepted": 0, "stale_writes_rejected": 0, "final_value_known": True},
         "liveness": {"stuck": False, "longest_wait_ms": 0},
         "config": {"clients": clients, "keys": 1, "hold_ms": hold_ms},
-        "checks": [{"name": "mutual_exclusion", "ok": not run.episodes,
-                    "message": f"{run.pairs_total} overlapping hold pairs in {len(run.episodes)} episodes"}],
+        "checks": [{"name": "mutual_exclusion", "ok": not episodes,
+                    "message": f"{pairs} overlapping hold pairs in {len(episodes)} episodes"}],
+        "holds": hold_json,
+        "episodes": episodes,
         "run_dir": os.path.abspath(out),
     }
     with open(os.path.join(out, "results.json"), "w") as fh:
         json.dump(results, fh, indent=2)
     return len(events)
+
+
+def overlap_episodes(holds):
+    """Episodes (times with two holders of the one key) and overlapping pairs of the generated
+    holds; one client never holds twice at once here, so holders = active holds."""
+    pts = sorted([(x["start_ns"], 1, n) for n, x in enumerate(holds)] +
+                 [(x["end_ns"], 0, n) for n, x in enumerate(holds)])   # ends first at a tie
+    active, episodes, pairs, cur = set(), [], 0, None
+    for t, kind, n in pts:
+        if kind:
+            pairs += len(active)
+            active.add(n)
+            if cur is None and len(active) >= 2:
+                cur = {"key": "lock:0", "start_ns": t, "end_ns": t, "processes": set()}
+            if cur is not None:
+                cur["processes"].update(holds[a]["process"] for a in active)
+        else:
+            active.discard(n)
+            if cur is not None and len(active) < 2:
+                cur["end_ns"] = t
+                cur["processes"] = sorted(cur["processes"])
+                episodes.append(cur)
+                cur = None
+    return episodes, pairs
 
 
 def main():

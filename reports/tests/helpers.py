@@ -1,5 +1,6 @@
 """Shared helpers for the report tests (no Redis needed)."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,8 +25,20 @@ def copy_fixture(name, into):
     return dst
 
 
-def run_report(*args, timeout=120):
-    return subprocess.run([PYTHON, REPORT, *args], capture_output=True, text=True, timeout=timeout)
+def run_report(*args, timeout=120, env=None):
+    e = None if env is None else {**os.environ, **env}
+    return subprocess.run([PYTHON, REPORT, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+@contextlib.contextmanager
+def edit_results(run_dir):
+    """with edit_results(d) as r: ... changes RUN_DIR/results.json."""
+    path = os.path.join(run_dir, "results.json")
+    with open(path) as fh:
+        r = json.load(fh)
+    yield r
+    with open(path, "w") as fh:
+        json.dump(r, fh)
 
 
 def red_pixels(png):

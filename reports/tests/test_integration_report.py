@@ -1,5 +1,7 @@
 """Integration: the real locklab binary makes a violating and a safe 4-second run, and the report
-of each shows red overlaps exactly when the run has overlapping holds.
+of each shows red overlaps exactly when the run has overlapping holds, drawn from the holds the
+checker exported. And a run directory older than that export (no holds in results.json, or no
+results.json) gets its holds from `locklab check --json`, the crash rule included.
 
 Needs LOCKLAB_BINARY (CTest sets it to $<TARGET_FILE:locklab>) and LOCKLAB_REDIS_SERVER."""
 
@@ -9,7 +11,11 @@ import os
 import subprocess
 import unittest
 
-from helpers import TempDirMixin, red_pixels, run_report
+from helpers import TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history
+
+import runfiles  # noqa: E402
+
+MS = 1_000_000
 
 
 def binary():
@@ -46,9 +52,13 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(red > 0, pairs > 0, f"red pixels {red}, pairs {pairs}")
         with open(os.path.join(d, "report", "index.html")) as fh:
             html = fh.read()
-        self.assertNotIn("history and the verdict disagree", html)
+        self.assertNotIn("the verdict disagree", html)
+        self.assertEqual(runfiles.Run(d).holds_source, "results.json")
+        self.assertIn(f"<th>holds (results.json)</th><td>{len(r['holds'])}</td>", html)
         if expect_overlap:
             self.assertIn("overlap #1 of", html)
+            self.assertIn('<p class="reason"><b>Why violated:</b> ', html)
+            self.assertIn("<h2>Fault coverage</h2>", html)
         else:
             self.assertIn("No violation in this history", html)
 
@@ -57,6 +67,69 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
 
     def test_safe_run(self):
         self.check(self.run_lab(["--fault", "none"]), False)
+
+
+def ev(t_ms, p, ty, f, key="lock:0", v=None):
+    return (int(t_ms * MS), p, ty, f, key, v)
+
+
+class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
+    """Without exported holds the report asks `locklab check --json` (LOCKLAB_BINARY)."""
+
+    def setUp(self):
+        super().setUp()
+        os.environ["LOCKLAB_BINARY"] = binary()   # runfiles reads it in this process too
+
+    def test_results_json_without_holds_gets_the_checkers(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        with open(os.path.join(d, "results.json")) as fh:
+            exported = json.load(fh)
+        with edit_results(d) as r:
+            del r["holds"], r["episodes"]
+        run = runfiles.Run(d)
+        self.assertEqual(run.holds_source, "locklab check")
+        self.assertEqual([(h.process, h.key, h.start, h.end, h.open_at_end) for h in run.holds],
+                         [(h["process"], h["key"], h["start_ns"], h["end_ns"], h["open_at_end"])
+                          for h in exported["holds"]])
+        self.assertEqual([(e.start, e.end, e.processes) for e in run.episodes],
+                         [(e["start_ns"], e["end_ns"], e["processes"]) for e in exported["episodes"]])
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html")) as fh:
+            html = fh.read()
+        self.assertIn("results.json has no exported holds (an older run)", html)
+        self.assertIn("<td>16 / 16</td>", html)
+        self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 500)
+
+    def test_report_without_results_json_still_works(self):
+        d = copy_fixture("violated-client-pause", self.tmp)
+        os.remove(os.path.join(d, "results.json"))
+        with open(os.path.join(d, "history.jsonl"), "a") as fh:
+            fh.write('{"index":999,"time_ns":20')     # a killed run's half-written line
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html")) as fh:
+            html = fh.read()
+        self.assertIn("results.json is missing", html)
+        self.assertIn("overlap #1 of 16", html)
+
+    def test_hold_ends_at_release_invoke_next_acquire_crash_or_end(self):
+        """The hold rules, crash rule included, are the checker's (DESIGN 3.3)."""
+        d = write_history(os.path.join(self.tmp, "h"), [
+            ev(0, 1, "invoke", "acquire"), ev(1, 1, "ok", "acquire", v={"token": "a"}),
+            ev(10, 1, "invoke", "release"), ev(12, 1, "ok", "release"),
+            ev(20, 2, "invoke", "acquire"), ev(21, 2, "ok", "acquire"),
+            ev(30, 2, "invoke", "acquire"), ev(31, 2, "info", "acquire"),      # info starts no hold
+            ev(40, 3, "invoke", "acquire"), ev(41, 3, "ok", "acquire"),
+            ev(50, "nemesis", "info", "start", "client-crash", {"targets": [3]}),
+            ev(60, 4, "invoke", "acquire"), ev(61, 4, "ok", "acquire"),
+            ev(70, "harness", "ok", "read", "counter:0", 1),
+        ])
+        r = runfiles.Run(d)
+        got = [(h.process, h.start // MS, h.end // MS, h.open_at_end) for h in r.holds]
+        self.assertEqual(got, [(1, 1, 10, False), (2, 21, 30, False), (3, 41, 50, False), (4, 61, 70, True)])
+        self.assertEqual(r.episodes, [])
+        self.assertEqual(r.crash_times(), [(3, 50 * MS)])
 
 
 if __name__ == "__main__":

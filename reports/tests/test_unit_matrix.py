@@ -134,12 +134,12 @@ class MatrixReportTest(TempDirMixin, unittest.TestCase):
             self.assertFalse(os.path.isabs(h), h)
             self.assertTrue(h.endswith("/report/index.html"), h)
             self.assertTrue(os.path.isfile(os.path.normpath(os.path.join(out, h))), h)
-        # A bare list of trials: the cells are derived by matrix.md's rule (no resource
-        # verdict in these older results, so no rS).
+        # A bare list of trials: the cells are derived by matrix.md's rule from the trials'
+        # resource_verdict (fencing kept the resource intact: rS) and first_violation_ms.
         cells = matrix_cells(html)
-        self.assertEqual(cells[("set-nx-px-lua", "client-pause")]["text"], "V 1/1")
+        self.assertEqual(cells[("set-nx-px-lua", "client-pause")]["text"], "V 1/1 @1.9s")
         self.assertEqual(cells[("set-nx-px-lua", "none")]["text"], "S 0/1")
-        self.assertEqual(cells[("fenced", "client-pause")]["text"], "V 1/1")
+        self.assertEqual(cells[("fenced", "client-pause")]["text"], "V rS 1/1 @1.6s")
         # The table is the heatmap (links, one legend); the PNG is beside it, not a second legend.
         self.assertIn('<a href="heatmap.png">', html)
         return html
@@ -313,6 +313,16 @@ class CellTextTest(unittest.TestCase):
                          "partition: opened 2, closed 2, armed 0, reached 1; fault bit")
         self.assertEqual(c({"faults": [{"fault": "restart", "opened": 1, "bit": False}]}),
                          "restart: opened 1, did not bite")
+        # the checker's shape (results.json "coverage", checker::FaultCoverage)
+        checker = [{"fault": "client-pause", "armed": 3, "windows_opened": 0, "bit": False,
+                    "summary": "client-pause: armed 3, opened 0"},
+                   {"fault": "partition", "windows_opened": 1, "windows_met": 1, "bit": True,
+                    "summary": "partition: opened 1 (1 while the workload did lock work)"}]
+        self.assertEqual(c(checker), "client-pause: armed 3, opened 0, did not bite; "
+                                     "partition: opened 1 (1 while the workload did lock work), bit")
+        self.assertTrue(matrixcells.coverage_bit(checker))
+        self.assertFalse(matrixcells.coverage_bit(checker[:1]))
+        self.assertIsNone(matrixcells.coverage_bit([]))
         self.assertIsNone(matrixcells.coverage_bit({"odd": 1}))
         self.assertFalse(matrixcells.coverage_bit({"client-pause": {"bit": False}}))
 

@@ -1,9 +1,14 @@
 """Report generation on recorded run directories (fixtures) and hand-written histories.
 
-The fixtures are real runs of build/locklab (logs dropped):
+The fixtures are real runs of build/locklab (logs dropped; brought to the current run-file
+format by refresh_fixtures.py):
   violated-client-pause  set-nx-px-lua, client-pause 1200 ms > TTL 500 ms: 16 overlaps, lost updates
   safe-none              set-nx-px-lua, no fault: safe
   fenced-client-pause    fenced lock, client-pause: overlaps, stale writes rejected by the resource
+
+No binary here: every run directory carries the checker's holds and episodes in results.json.
+The fallback for older run directories (`locklab check --json`) is tested in
+test_integration_report.py.
 """
 
 import base64
@@ -13,7 +18,7 @@ import re
 import struct
 import unittest
 
-from helpers import (TempDirMixin, copy_fixture, red_pixels, run_report, write_history)
+from helpers import (TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history)
 
 import narrative  # noqa: E402
 import runfiles  # noqa: E402
@@ -119,13 +124,82 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
             json.dump(r, fh)
         self.assertEqual(narrative.counterexample(runfiles.Run(d)), before)
 
-    def test_report_without_results_json_still_works(self):
+    def test_the_verdict_reason_and_the_fault_coverage_are_shown(self):
+        d, out, html = self.report("violated-client-pause")
+        self.assertIn('<p class="reason"><b>Why violated:</b> 16 overlapping hold pairs in 16 episodes '
+                      '(first on lock:0)</p>', html)
+        self.assertIn("<h2>Fault coverage</h2>", html)
+        row = re.search(r'<tr class="" title="client-pause: opened 2 \(2 while the workload did lock work\)">'
+                        r'(.*?)</tr>', html)
+        self.assertIsNotNone(row, html[html.find("Fault coverage"):][:1500])
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+        # fault, planned, armed, opened, met, closed, cut, clients hit, nodes hit, bit
+        self.assertEqual(cells, ["client-pause", "no", "0", "2", "2", "2", "0", "2", "\u2013", "yes"])
+        self.assertIn("<th>acquires: invoked / ok / refused / unknown</th><td>52 / 52 / 0 / 0</td>", html)
+        self.assertNotIn('class="warn"', html)   # no expired grants
+
+    def test_a_fault_that_did_not_bite_is_marked(self):
         d = copy_fixture("violated-client-pause", self.tmp)
-        os.remove(os.path.join(d, "results.json"))
+        with edit_results(d) as r:
+            r["coverage"][0].update(windows_met=0, bit=False)
+            r["verdict"], r["verdict_reason"] = "unknown", "no fault bit: client-pause: opened 2"
         p = run_report(d)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(d, "report", "index.html")) as fh:
-            self.assertIn("results.json is missing", fh.read())
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn("<b>Why unknown:</b> no fault bit: client-pause: opened 2", html)
+        self.assertRegex(html, r'<tr class="bad" title="[^"]*"><td>client-pause</td>.*<td class="bad">no</td></tr>')
+
+    def test_expired_grants_are_a_visible_warning(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with edit_results(d) as r:
+            r["acquires"]["expired_grants"] = 3
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn('<p class="warn">\u26a0 3 acquires were answered ok with validity_ms \u2264 0', html)
+        self.assertNotIn("<h2>Fault coverage</h2>", html)   # no fault, empty coverage
+
+    def test_the_report_draws_the_exported_holds_not_a_recomputation(self):
+        """results.json's holds and episodes are what is drawn: an overlap exported for a
+        history whose own holds never overlap shows red, and a violating history whose
+        results.json exports none shows none."""
+        d = copy_fixture("safe-none", self.tmp)
+        with edit_results(d) as r:
+            a, b = r["holds"][3], r["holds"][4]
+            self.assertNotEqual(a["process"], b["process"])
+            a["end_ns"] = b["start_ns"] + 40 * MS        # a now ends 40 ms into b's hold
+            r["episodes"] = [{"key": a["key"], "start_ns": b["start_ns"], "end_ns": a["end_ns"],
+                              "processes": sorted([a["process"], b["process"]])}]
+            r["mutual_exclusion"].update(overlapping_pairs=1, episodes=1, overlap_ms=40.0)
+        run = runfiles.Run(d)
+        self.assertEqual(run.holds_source, "results.json")
+        self.assertEqual((run.pairs_total, len(run.episodes)), (1, 1))
+        self.assertEqual([hd.end for hd in run.episodes[0].holds], [a["end_ns"], b["end_ns"]])
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 100)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn("<th>overlap episodes (drawn / results.json)</th><td>1 / 1</td>", html)
+        self.assertIn("<th>holds (results.json)</th>", html)
+        self.assertNotIn("disagree", html)
+
+        d = copy_fixture("violated-client-pause", os.path.join(self.tmp, "v"))
+        with edit_results(d) as r:
+            r["episodes"] = []
+            for hd in r["holds"]:                       # no two holds intersect any more
+                hd["end_ns"] = min(hd["end_ns"], hd["start_ns"] + 1000)
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(red_pixels(os.path.join(d, "report", "timeline.png")), 0)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertNotIn("Overlaps (numbered", html)
+        # results.json still counts 16: the page says the drawing and the verdict disagree
+        self.assertIn("The report draws 0 overlapping pairs in 0 episodes (results.json) but results.json "
+                      "counts 16 in 16", html)
 
     @staticmethod
     def _story(html):
@@ -165,6 +239,19 @@ class BadInputTest(TempDirMixin, unittest.TestCase):
             fh.write('{"index":1,"process":1,"type":"ok","f":"acquire","key":"k"}\n')
         self.assert_one_line_65(run_report(d), "line 2: missing field 'time_ns'")
 
+    def test_results_json_without_holds_and_no_binary(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with edit_results(d) as r:
+            del r["holds"], r["episodes"]
+        p = run_report(d, env={"LOCKLAB_BINARY": os.path.join(self.tmp, "no-locklab")})
+        self.assert_one_line_65(p, "results.json: no \"holds\"/\"episodes\"")
+
+    def test_malformed_exported_hold(self):
+        d = copy_fixture("safe-none", self.tmp)
+        with edit_results(d) as r:
+            r["holds"][2]["start_ns"] = "soon"
+        self.assert_one_line_65(run_report(d), "results.json: holds[2] is malformed")
+
     def test_bad_results_json(self):
         d = copy_fixture("safe-none", self.tmp)
         with open(os.path.join(d, "results.json"), "w") as fh:
@@ -193,37 +280,36 @@ def ev(t_ms, p, ty, f, key="lock:0", v=None):
     return (int(t_ms * MS), p, ty, f, key, v)
 
 
-class HoldSemanticsTest(TempDirMixin, unittest.TestCase):
-    """Hold intervals exactly as DESIGN 3.3 / the checker define them."""
+class ExportedEpisodesTest(TempDirMixin, unittest.TestCase):
+    """What the report derives from an exported episode: the holds in it and their pairs."""
 
-    def run_of(self, events):
-        return runfiles.Run(write_history(os.path.join(self.tmp, "h"), events))
+    # `locklab check --json` of the history below (holds sorted by key, start, process).
+    HOLDS = [(5, "a", 2, 6), (6, "a", 4, 7), (3, "a", 5, 8), (4, "a", 8, 9), (1, "b", 0, 20), (2, "b", 10, 25)]
+    EPISODES = [("a", 4, 7, [3, 5, 6]), ("b", 10, 20, [1, 2])]
 
-    def test_hold_ends_at_release_invoke_next_acquire_crash_or_end(self):
-        r = self.run_of([
-            ev(0, 1, "invoke", "acquire"), ev(1, 1, "ok", "acquire", v={"token": "a"}),
-            ev(10, 1, "invoke", "release"), ev(12, 1, "ok", "release"),
-            ev(20, 2, "invoke", "acquire"), ev(21, 2, "ok", "acquire"),
-            ev(30, 2, "invoke", "acquire"), ev(31, 2, "info", "acquire"),      # info starts no hold
-            ev(40, 3, "invoke", "acquire"), ev(41, 3, "ok", "acquire"),
-            ev(50, "nemesis", "info", "start", "client-crash", {"targets": [3]}),
-            ev(60, 4, "invoke", "acquire"), ev(61, 4, "ok", "acquire"),
-            ev(70, "harness", "ok", "read", "counter:0", 1),
-        ])
-        got = [(h.process, h.start // MS, h.end // MS, h.open_at_end) for h in r.holds]
-        self.assertEqual(got, [(1, 1, 10, False), (2, 21, 30, False), (3, 41, 50, False), (4, 61, 70, True)])
-        self.assertEqual(r.episodes, [])
-
-    def test_overlaps_numbered_in_time_order_across_keys_touching_is_not_overlap(self):
-        r = self.run_of([
+    def test_overlaps_numbered_in_time_order_across_keys_with_their_pairs(self):
+        events = [
             ev(0, 1, "ok", "acquire", "b"), ev(10, 2, "ok", "acquire", "b"),   # overlap on b at 10..20
             ev(20, 1, "invoke", "release", "b"), ev(25, 2, "invoke", "release", "b"),
             ev(5, 3, "ok", "acquire", "a"), ev(8, 3, "invoke", "release", "a"),
             ev(8, 4, "ok", "acquire", "a"), ev(9, 4, "invoke", "release", "a"),  # touches: no overlap
             ev(2, 5, "ok", "acquire", "a"), ev(4, 6, "ok", "acquire", "a"),     # overlap on a at 4..6
             ev(6, 5, "invoke", "release", "a"), ev(7, 6, "invoke", "release", "a"),
-        ])
+        ]
+        results = {
+            "holds": [{"process": p, "key": k, "start_ns": s * MS, "end_ns": e * MS, "open_at_end": False,
+                       "acquire_index": -1} for p, k, s, e in self.HOLDS],
+            "episodes": [{"key": k, "start_ns": s * MS, "end_ns": e * MS, "processes": ps}
+                         for k, s, e, ps in reversed(self.EPISODES)],   # any order: numbered by time
+        }
+        r = runfiles.Run(write_history(os.path.join(self.tmp, "h"), events, results))
         eps = [(e.number, e.key, e.start // MS, e.end // MS) for e in r.episodes]
-        # on a: 5 holds 2..6, 6 holds 4..7, 3 holds 5..8 (pairs 6-5, 3-5, 3-6); 4 starts as 3 ends
         self.assertEqual(eps, [(1, "a", 4, 7), (2, "b", 10, 20)])
+        # on a: 5 holds 2..6, 6 holds 4..7, 3 holds 5..8 (pairs 6-5, 3-5, 3-6); 4 starts as 3 ends
         self.assertEqual(r.pairs_total, 4)
+        a = r.episodes[0]
+        self.assertEqual([hd.process for hd in a.holds], [5, 6, 3])
+        self.assertEqual(sorted((x.process, y.process, s // MS, e // MS) for x, y, s, e in a.pairs),
+                         [(5, 3, 5, 6), (5, 6, 4, 6), (6, 3, 5, 7)])
+        for ep in r.episodes:
+            self.assertEqual(sorted({hd.process for hd in ep.holds}), ep.processes)
