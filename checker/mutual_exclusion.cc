@@ -96,7 +96,7 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted) {
   std::vector<FaultWindow> out;
-  std::map<std::string, std::vector<size_t>> open;  // fault id -> open windows (LIFO)
+  std::map<std::string, std::vector<size_t>> open;  // fault id -> open windows (FIFO)
   for (const Event& e : sorted) {
     if (e.process != kNemesisProcess) continue;
     if (e.f == "start") {
