@@ -136,6 +136,9 @@ class DriverProcessTest : public LabNodeTest {
     ASSERT_TRUE(harness::Spawn(so, &client_).ok());
     close(in[0]);
     control_ = in[1];
+    // As the harness does once every client said ready: the workload starts on "go".
+    std::string go = "go\n";
+    ASSERT_EQ(write(control_, go.data(), go.size()), static_cast<ssize_t>(go.size()));
     std::string children =
         "/proc/" + std::to_string(client_) + "/task/" + std::to_string(client_) + "/children";
     ASSERT_TRUE(WaitFor([&] { return !ReadAll(children).empty(); }))
