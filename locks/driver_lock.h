@@ -14,7 +14,8 @@
 // whose detail says what happened (also logged on stderr): garbage, a wrong id, a missing or
 // mistyped field, a line longer than max_line_bytes, the driver exiting, or no answer. A
 // late answer (after the request's deadline, within answer_grace_ms) is unknown too but
-// keeps the driver; everything else kills the driver (SIGKILL, reaped) and starts a fresh
+// keeps the driver (a late `ok` acquire's token comes back in the result's lease, for the
+// caller to release); everything else kills the driver (SIGKILL, reaped) and starts a fresh
 // one at once, whose hello the next operation waits for. A driver that cannot be started (or sends
 // no valid hello within start_timeout_ms) makes the operation fail: nothing was sent.
 //

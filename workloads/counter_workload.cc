@@ -46,7 +46,22 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     sink.Emit("invoke", "acquire", key, nullptr);
     locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
     if (acq.outcome != locks::Outcome::kOk) {
-      sink.Emit(TypeOf(acq.outcome), "acquire", key, ErrorValue(acq.detail));
+      nlohmann::json v = ErrorValue(acq.detail);
+      const bool may_hold = acq.outcome == locks::Outcome::kUnknown && !acq.lease.token.empty();
+      if (may_hold) {
+        if (v.is_null()) v = nlohmann::json::object();
+        v["token"] = acq.lease.token;
+      }
+      sink.Emit(TypeOf(acq.outcome), "acquire", key, v);
+      if (may_hold) {
+        // The lock was granted after this client gave up waiting (a lock driver's late `ok`):
+        // it never entered its critical section, but the key is held with that token. It is
+        // released at once, recorded as this client's release; the token in the acquire's
+        // value tells the checker which grant the release ends.
+        sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
+        locks::LockResult rel = lock.Release(acq.lease);
+        sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+      }
       sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
     }

@@ -6,6 +6,9 @@
 // release; think for a random time in [0, think]. Every lock and resource operation is an
 // invoke/complete pair of history events. A read that fails or times out skips the write.
 // Lost updates show as acknowledged writes > the final counter value.
+// An acquire that ended unknown but names the token the lock may hold (LockResult: a lock
+// driver's late `ok`) is recorded `info` with {"error":..,"token":..} and released at once
+// (a release invoke/complete pair of the same client).
 // When the lease carries a fencing token (fence >= 0) the write goes through the fenced
 // resource (workloads/fenced_resource.h): recorded as {"value":n,"fence":k}, and a rejection
 // as `fail` with {"error":"stale-fence","fence":k} (what checker/ counts as stale writes).

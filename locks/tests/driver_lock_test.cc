@@ -108,6 +108,42 @@ TEST_F(DriverLockTest, AnswerAfterTheDeadlineIsUnknownButKeepsTheDriver) {
   ExpectUnknownThenRecovery("late", "late answer 'ok'", false);
 }
 
+TEST_F(DriverLockTest, LateOkAcquireNamesItsTokenAndReleasingItFreesTheKeyBeforeItsTtl) {
+  // A library that grants the lock after the deadline and renews it on its own: unreleased,
+  // the key would outlive its TTL for as long as the driver runs.
+  auto lock = Make(kMisbehaving, {}, {}, Millis(600));
+  const std::string key = "bad:late-renewing";
+  LockResult r = lock->Acquire(key, MonotonicNow() + Millis(1000));
+  EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.detail;
+  EXPECT_NE(r.detail.find("late answer 'ok'"), std::string::npos) << r.detail;
+  ASSERT_FALSE(r.lease.token.empty()) << "a late ok must name the token it holds";
+  EXPECT_EQ(r.lease.key, key);
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, r.lease.token);
+  SleepFor(Millis(900));  // 1.5 x the TTL: still held, renewed by the driver
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, r.lease.token);
+
+  LockResult rel = lock->Release(r.lease);
+  EXPECT_EQ(rel.outcome, Outcome::kOk) << rel.detail;
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", key}).is_nil);
+  // Free for anyone at once, and no renewal brings it back.
+  EXPECT_EQ(Cmd(node_->endpoint(), {"SET", key, "other", "NX", "PX", "5000"}).str, "OK");
+  SleepFor(Millis(400));
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, "other");
+}
+
+TEST_F(DriverLockTest, LateOrMalformedAnswersWithoutAGrantNameNoToken) {
+  auto lock = Make(kMisbehaving, {}, {{"answer_grace_ms", "1000"}});
+  // Held by someone else: the late answer is a `fail`, nothing to release.
+  ASSERT_EQ(Cmd(node_->endpoint(), {"SET", "bad:late", "other", "PX", "5000"}).str, "OK");
+  LockResult late_fail = lock->Acquire("bad:late", MonotonicNow() + Millis(400));
+  EXPECT_EQ(late_fail.outcome, Outcome::kUnknown) << late_fail.detail;
+  EXPECT_NE(late_fail.detail.find("late answer 'fail'"), std::string::npos) << late_fail.detail;
+  EXPECT_TRUE(late_fail.lease.token.empty());
+  LockResult no_token = lock->Acquire("bad:no-token", MonotonicNow() + Millis(1000));
+  EXPECT_EQ(no_token.outcome, Outcome::kUnknown);
+  EXPECT_TRUE(no_token.lease.token.empty());
+}
+
 TEST_F(DriverLockTest, OutcomeOutsideOkFailUnknownIsUnknown) {
   ExpectUnknownThenRecovery("bad-outcome", "'outcome' must be", true);
 }

@@ -100,6 +100,62 @@ TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
   for (pid_t p : drivers) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
 }
 
+TEST_F(DriverRunTest, LateOkAcquireIsReleasedByItsTokenAndTheHistoryStaysValid) {
+  // Every 3rd request is answered 100 ms late, and a lock taken that way is renewed by the
+  // driver until released (an auto-renewing library): unreleased, the key would be held for
+  // the rest of the run and the other client would never get it.
+  Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
+                               "--mode", "--driver-arg", "late-renewing", "--clients", "2",
+                               "--ttl", "3000", "--acquire-timeout", "1000", "--duration", "6",
+                               "--seed", "3", "--no-report", "--out", dir_},
+                              dir_, Millis(60000));
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto r = Results(run_dir_);
+  EXPECT_EQ(r["mutual_exclusion"]["overlapping_pairs"], 0) << r.dump(2);
+  EXPECT_EQ(r["linearizability"]["lock"]["verdict"], "valid") << r.dump(2);
+
+  auto h = History();
+  int late_grants = 0, released = 0, freed_for_the_next = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const auto& e = h[i];
+    if (e["f"] != "acquire" || e["type"] != "info" || !e["value"].is_object() ||
+        e["value"].value("error", "").find("late answer 'ok'") == std::string::npos) {
+      continue;
+    }
+    ++late_grants;
+    ASSERT_TRUE(e["value"].contains("token")) << "the unknown acquire names its token: " << e;
+    // The same client's next events: the release of that token, and its completion.
+    std::vector<nlohmann::json> next;
+    for (size_t k = i + 1; k < h.size() && next.size() < 2; ++k) {
+      if (h[k]["process"] == e["process"]) next.push_back(h[k]);
+    }
+    ASSERT_EQ(next.size(), 2u) << e;
+    EXPECT_EQ(next[0]["f"], "release") << next[0];
+    EXPECT_EQ(next[0]["type"], "invoke") << next[0];
+    EXPECT_EQ(next[0]["value"]["token"], e["value"]["token"]) << next[0];
+    EXPECT_EQ(next[1]["f"], "release") << next[1];
+    if (next[1]["type"] != "ok") continue;
+    ++released;
+    // Someone holds the key again well before its 3 s TTL could have run out.
+    int64_t t = next[1]["time_ns"].get<int64_t>();
+    for (const auto& o : h) {
+      if (o["f"] == "acquire" && o["type"] == "ok" && o["time_ns"].get<int64_t>() > t &&
+          o["time_ns"].get<int64_t>() < t + 1500 * 1000000LL) {
+        ++freed_for_the_next;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(late_grants, 2) << inv.output;
+  EXPECT_GE(released, 2);
+  EXPECT_GE(freed_for_the_next, 2);
+  EXPECT_GE(r["acquires"]["ok"].get<int>(), 5) << r.dump(2);
+  for (pid_t p : DriverPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+}
+
 TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHistory) {
   auto r = Trial("driver:examples/drivers/redis_py_lock.py", "client-pause");
   EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
