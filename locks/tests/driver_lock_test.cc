@@ -144,6 +144,16 @@ TEST_F(DriverLockTest, LateOrMalformedAnswersWithoutAGrantNameNoToken) {
   EXPECT_TRUE(no_token.lease.token.empty());
 }
 
+TEST_F(DriverLockTest, ExpiredGrantKeepsItsZeroValidity) {
+  // An `ok` whose validity_ms is 0 (a library handing back an expired lock) stays ok, with
+  // validity 0 in the lease: the history's acquire value says so and the judge counts it.
+  auto lock = Make(kMisbehaving);
+  LockResult r = lock->Acquire("bad:expired", MonotonicNow() + Millis(1000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(r.lease.validity, Millis(0));
+  EXPECT_EQ(lock->Release(r.lease).outcome, Outcome::kOk);
+}
+
 TEST_F(DriverLockTest, OutcomeOutsideOkFailUnknownIsUnknown) {
   ExpectUnknownThenRecovery("bad-outcome", "'outcome' must be", true);
 }

@@ -156,6 +156,32 @@ TEST_F(DriverRunTest, LateOkAcquireIsReleasedByItsTokenAndTheHistoryStaysValid) 
   for (pid_t p : DriverPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
 }
 
+TEST_F(DriverRunTest, ExpiredGrantsAreCountedWarnedAboutAndReported) {
+  // Every 3rd request, when it is an acquire, is answered ok with validity_ms 0.
+  Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
+                               "--mode", "--driver-arg", "expired", "--clients", "2",
+                               "--duration", "3", "--seed", "3", "--out", dir_},
+                              dir_, Millis(60000));
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto r = Results(run_dir_);
+  int expired = 0;
+  for (const auto& e : History()) {
+    expired += e["f"] == "acquire" && e["type"] == "ok" && e["value"]["validity_ms"] == 0;
+  }
+  EXPECT_GE(expired, 1);
+  EXPECT_EQ(r["acquires"]["expired_grants"], expired) << r.dump(2);
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(
+      inv.output, m,
+      std::regex("locklab run: warning: " + std::to_string(expired) +
+                 " acquires? (was|were) granted already expired \\(ok with validity_ms <= 0")))
+      << inv.output;
+  EXPECT_NE(ReadAll(run_dir_ + "/report/index.html").find("expired grants"), std::string::npos);
+}
+
 TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHistory) {
   auto r = Trial("driver:examples/drivers/redis_py_lock.py", "client-pause");
   EXPECT_EQ(r["verdict"], "violated") << r.dump(2);

@@ -18,6 +18,7 @@ Modes only for a "bad:MODE" key or --mode (not in the --every round), and only o
 (release and renew of that key behave):
   late-renewing  as late, and an acquired key is then kept alive (owner-checked PEXPIRE every
                  ttl_ms/3) until a release of its token, like a library's auto-renewal
+  expired        a real acquire answered ok with validity_ms 0 (an already expired grant)
 --hello bad|none|ok: a wrong first line, none at all, or the real hello.
 """
 import argparse
@@ -32,7 +33,7 @@ import redis
 
 MODES = ["garbage", "silent", "crash", "huge", "wrong-id", "late", "twice", "bad-outcome",
          "no-token"]
-ACQUIRE_ONLY = ["late-renewing"]
+ACQUIRE_ONLY = ["late-renewing", "expired"]
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 
@@ -124,6 +125,11 @@ def main():
                 stop = RENEWING[answer["token"]] = threading.Event()
                 threading.Thread(target=keep_alive, daemon=True,
                                  args=(r, req["key"], answer["token"], req["ttl_ms"], stop)).start()
+            send(answer)
+        elif mode == "expired":
+            answer = dict(real(r, req), id=rid)
+            if answer.get("outcome") == "ok":
+                answer["validity_ms"] = 0
             send(answer)
         elif mode == "twice":
             answer = dict(real(r, req), id=rid)
