@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "tests/run_locklab.h"
@@ -180,6 +182,68 @@ TEST_F(DriverRunTest, ExpiredGrantsAreCountedWarnedAboutAndReported) {
                  " acquires? (was|were) granted already expired \\(ok with validity_ms <= 0")))
       << inv.output;
   EXPECT_NE(ReadAll(run_dir_ + "/report/index.html").find("expired grants"), std::string::npos);
+}
+
+// Two clients, each holding 1200 ms under a 500 ms TTL: the history's renew events (count,
+// process) and its verdict.
+struct RenewRun {
+  nlohmann::json results;
+  int renew_invoked = 0, renew_ok = 0, acquires_ok = 0;
+  double max_gap_ms = 0;  // longest stretch of a hold without an acquire or renewal ok
+};
+
+class DriverRenewTest : public TrialTest {
+ protected:
+  RenewRun LongHolds(const std::string& lock, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"run",    "--lock",     lock,    "--clients", "2",
+                                     "--ttl",  "500",        "--hold", "1200",     "--duration",
+                                     "5",      "--seed",     "4",     "--no-report", "--out",
+                                     dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Invocation inv = RunLocklab(args, dir_);
+    run_dir_ = RunDirOf(inv);
+    EXPECT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_LT(inv.exit_code, 64) << inv.output;
+    RenewRun out;
+    out.results = Results(run_dir_);
+    std::map<int, int64_t> last_ok;  // process -> time of its last acquire/renew ok
+    for (const auto& e : History()) {
+      if (!e["process"].is_number_integer()) continue;
+      int p = e["process"].get<int>();
+      int64_t t = e["time_ns"].get<int64_t>();
+      if (e["f"] == "renew") {
+        EXPECT_LT(p, 1000) << "the client renews itself, not a worker: " << e;
+        out.renew_invoked += e["type"] == "invoke";
+        out.renew_ok += e["type"] == "ok";
+      }
+      if ((e["f"] == "renew" || e["f"] == "acquire") && e["type"] == "ok") {
+        if (e["f"] == "renew" && last_ok.count(p)) {
+          out.max_gap_ms = std::max(out.max_gap_ms, (t - last_ok[p]) / 1e6);
+        }
+        last_ok[p] = t;
+        out.acquires_ok += e["f"] == "acquire";
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(DriverRenewTest, DriverThatRenewsIsRenewedEveryThirdOfTheTtlWhileAHoldLasts) {
+  RenewRun r = LongHolds("driver:examples/drivers/redis_py_lock.py");
+  ASSERT_GE(r.acquires_ok, 2) << r.results.dump(2);
+  // 1200 ms holds renewed every 166 ms: about 7 renewals a hold.
+  EXPECT_GE(r.renew_ok, 5 * r.acquires_ok - 5) << r.results.dump(2);
+  EXPECT_EQ(r.renew_ok, r.renew_invoked);
+  EXPECT_LT(r.max_gap_ms, 400) << "renewals must come well within the 500 ms TTL";
+  EXPECT_EQ(r.results["verdict"], "safe") << r.results.dump(2);
+  EXPECT_EQ(r.results["linearizability"]["lock"]["verdict"], "valid");
+}
+
+TEST_F(DriverRenewTest, DriverWithoutRenewIsNeverRenewedAndItsLongHoldsOverlap) {
+  RenewRun r = LongHolds("driver:tests/drivers/misbehaving_driver.py",
+                         {"--driver-arg", "--hello", "--driver-arg", "no-renew"});
+  EXPECT_EQ(r.renew_invoked, 0);
+  EXPECT_EQ(r.results["verdict"], "violated") << r.results.dump(2);
 }
 
 TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHistory) {

@@ -19,7 +19,8 @@ Modes only for a "bad:MODE" key or --mode (not in the --every round), and only o
   late-renewing  as late, and an acquired key is then kept alive (owner-checked PEXPIRE every
                  ttl_ms/3) until a release of its token, like a library's auto-renewal
   expired        a real acquire answered ok with validity_ms 0 (an already expired grant)
---hello bad|none|ok: a wrong first line, none at all, or the real hello.
+--hello bad|none|ok|no-renew: a wrong first line, none at all, the real hello, or the real
+hello saying "renew": false (the lock is then never renewed).
 """
 import argparse
 import json
@@ -90,7 +91,8 @@ def main():
     r = redis.Redis(host=host, port=int(port), socket_timeout=0.5, socket_connect_timeout=0.5)
     if a.hello == "none":
         time.sleep(3600)
-    send("hello there" if a.hello == "bad" else {"hello": "locklab-driver", "protocol": 1, "renew": True})
+    send("hello there" if a.hello == "bad" else
+         {"hello": "locklab-driver", "protocol": 1, "renew": a.hello != "no-renew"})
     for line in sys.stdin:
         if not line.strip():
             continue
