@@ -180,7 +180,7 @@ TEST_F(DriverLockTest, EveryMisbehaviourInTurnNeverHangsAndLeavesNoProcess) {
   // Every 2nd request misbehaves, the modes in turn: 40 operations, each bounded.
   auto lock = Make(kMisbehaving, {"--every", "2"}, {{"answer_grace_ms", "100"}});
   std::vector<pid_t> seen;
-  int ok = 0, unknown = 0;
+  int ok = 0, unknown = 0, not_sent = 0;
   Nanos t0 = MonotonicNow();
   for (int i = 0; i < 20; ++i) {
     // A replacement's start-up (an interpreter importing redis-py: over 400 ms on a loaded
@@ -191,11 +191,18 @@ TEST_F(DriverLockTest, EveryMisbehaviourInTurnNeverHangsAndLeavesNoProcess) {
     if (lock->driver_pid() > 0) seen.push_back(lock->driver_pid());
     ok += r.outcome == Outcome::kOk;
     unknown += r.outcome == Outcome::kUnknown;
-    EXPECT_NE(r.outcome, Outcome::kFail) << i << ": " << r.detail;
+    if (r.outcome == Outcome::kFail) {
+      // Only a driver replaced inside the operation (a second answer seen just before the
+      // request) may fail it: the replacement's start took the deadline, nothing was sent.
+      EXPECT_NE(r.detail.find("start took past the deadline"), std::string::npos)
+          << i << ": " << r.detail;
+      ++not_sent;
+    }
   }
-  EXPECT_EQ(ok + unknown, 20);
-  EXPECT_GE(ok, 9);
-  EXPECT_GE(unknown, 9);
+  EXPECT_EQ(ok + unknown + not_sent, 20);
+  EXPECT_LE(not_sent, 2);
+  EXPECT_GE(ok, 9 - not_sent);
+  EXPECT_GE(unknown, 9 - not_sent);
   EXPECT_LT(ToMillis(MonotonicNow() - t0), 20 * (400 + 100 + 500));
   lock.reset();
   for (pid_t p : seen) EXPECT_FALSE(Alive(p)) << "pid " << p << " left behind";
