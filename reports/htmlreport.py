@@ -149,15 +149,6 @@ def results_table(run):
     facts = [
         ("verdict", r.get("verdict")),
         ("operations", r.get("ops")),
-    ]
-    acq = r.get("acquires") if isinstance(r.get("acquires"), dict) else {}
-    if acq:
-        facts.append(("acquires ok / refused / unknown",
-                      f"{_fmt(acq.get('ok'))} / {_fmt(acq.get('refused'))} / {_fmt(acq.get('unknown'))}"))
-    if isinstance(acq.get("expired_grants"), int) and acq["expired_grants"] > 0:
-        # A lock that answers ok with a lease already over (node-redlock issue 296).
-        facts.append(("expired grants (acquire ok with validity_ms <= 0)", acq["expired_grants"]))
-    facts += [
         ("holds (from the history)", len(run.holds)),
         ("overlapping pairs (report / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
         ("overlap episodes (report / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),

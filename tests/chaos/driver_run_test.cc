@@ -158,12 +158,12 @@ TEST_F(DriverRunTest, LateOkAcquireIsReleasedByItsTokenAndTheHistoryStaysValid) 
   for (pid_t p : DriverPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
 }
 
-TEST_F(DriverRunTest, ExpiredGrantsAreCountedWarnedAboutAndReported) {
+TEST_F(DriverRunTest, ExpiredGrantsAreCountedAndWarnedAbout) {
   // Every 3rd request, when it is an acquire, is answered ok with validity_ms 0.
   Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
                                "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
                                "--mode", "--driver-arg", "expired", "--clients", "2",
-                               "--duration", "3", "--seed", "3", "--out", dir_},
+                               "--duration", "3", "--seed", "3", "--no-report", "--out", dir_},
                               dir_, Millis(60000));
   run_dir_ = RunDirOf(inv);
   ASSERT_FALSE(run_dir_.empty()) << inv.output;
@@ -181,7 +181,6 @@ TEST_F(DriverRunTest, ExpiredGrantsAreCountedWarnedAboutAndReported) {
       std::regex("locklab run: warning: " + std::to_string(expired) +
                  " acquires? (was|were) granted already expired \\(ok with validity_ms <= 0")))
       << inv.output;
-  EXPECT_NE(ReadAll(run_dir_ + "/report/index.html").find("expired grants"), std::string::npos);
 }
 
 // Two clients, each holding 1200 ms under a 500 ms TTL: the history's renew events (count,
