@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
@@ -217,6 +218,12 @@ int RunClientCommand(const std::vector<std::string>& args) {
   wo.hold = Millis(hold);
   wo.think = Millis(think);
   wo.acquire_timeout = Millis(acquire_timeout);
+  // A lock driver that implements renew (its hello) is renewed while the client holds it
+  // longer than a third of the TTL (docs/driver-protocol.md). Built-in locks that renew do it
+  // on their own thread (watchdog), so the workload leaves them alone.
+  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get()); driver && driver->SupportsRenew()) {
+    wo.renew_every = std::max(Millis(1), config.ttl / 3);
+  }
   workloads::LagMeter lag;
   workloads::LagMeter::InstallSigcontCounter();
   workloads::RunCounterWorkload(*lock, resource_conn, sink, config.pause_point, rng, wo, g_stop,

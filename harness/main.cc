@@ -153,6 +153,16 @@ int RunCommand(const std::vector<std::string>& args) {
       std::string why = r.results.value("verdict_reason", std::string());
       if (!why.empty()) std::cout << "because: " << why << "\n";
       std::cout << "run: " << r.run_dir << "\n";
+      const auto& acq = r.results.value("acquires", nlohmann::ordered_json::object());
+      int64_t expired = acq.value("expired_grants", int64_t{0});
+      if (expired > 0) {
+        // An ok whose validity is already over (node-redlock issue 296): the lock said yes
+        // to a lease it no longer had, and the history's verdict may not show it.
+        std::cerr << "locklab run: warning: " << expired << " acquire"
+                  << (expired == 1 ? " was" : "s were")
+                  << " granted already expired (ok with validity_ms <= 0; results.json "
+                     "acquires.expired_grants)\n";
+      }
       const auto& lag = r.results.value("lab_lag", nlohmann::ordered_json::object());
       if (!lag.value("timing_trusted", true)) {
         std::cerr << "locklab run: warning: the lab itself ran up to " << lag.value("max_ms", 0.0)

@@ -430,7 +430,9 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
     Nanos now = MonotonicNow();
     if (now > deadline) {
       // In sync, just too late: the operation may have taken effect or not, as far as the
-      // caller can tell. The driver stays.
+      // caller can tell. The driver stays. The answer is still handed back: a late `ok`
+      // acquire names the token the lock is now held with (Acquire passes it on).
+      *answer = j;
       return Unknown("late answer '" + outcome + "' " +
                          std::to_string(std::chrono::ceil<Millis>(now - deadline).count()) +
                          " ms after the deadline",
@@ -449,17 +451,34 @@ LockResult DriverLock::Acquire(const std::string& key, Nanos deadline) {
   nlohmann::json req = {{"op", "acquire"}, {"key", key}, {"ttl_ms", config_.ttl.count()}};
   nlohmann::json a;
   LockResult r = Call(req, deadline, &a);
-  if (r.outcome != Outcome::kOk) return r;
+  // An `ok` with a token that is recorded unknown (it came after the deadline, or a field is
+  // malformed) still took the lock: the result names the token (LockResult) so that the
+  // caller releases it at once. Left alone it would stay held until its TTL ran out, or for
+  // as long as the driver lives when its library renews locks on its own.
+  const bool granted = a.is_object() && a.value("outcome", nlohmann::json()) == "ok" &&
+                       a.contains("token") && a["token"].is_string() &&
+                       !a["token"].get<std::string>().empty();
+  auto may_hold = [&](LockResult u) {
+    if (granted) {
+      u.lease.key = key;
+      u.lease.token = a["token"].get<std::string>();
+      if (a.contains("fence") && a["fence"].is_number_integer() && a["fence"].get<int64_t>() >= 0) {
+        u.lease.fence = a["fence"].get<int64_t>();
+      }
+    }
+    return u;
+  };
+  if (r.outcome != Outcome::kOk) return may_hold(r);
   req["id"] = next_id_;
-  if (!a.contains("token") || !a["token"].is_string() || a["token"].get<std::string>().empty()) {
+  if (!granted) {
     return Unknown("acquire answered ok without a non-empty string 'token'", req, false);
   }
   if (a.contains("fence") && !(a["fence"].is_number_integer() && a["fence"].get<int64_t>() >= 0)) {
-    return Unknown("answer field 'fence' must be an integer >= 0", req, false);
+    return may_hold(Unknown("answer field 'fence' must be an integer >= 0", req, false));
   }
   if (a.contains("validity_ms") &&
       !(a["validity_ms"].is_number_integer() && a["validity_ms"].get<int64_t>() >= 0)) {
-    return Unknown("answer field 'validity_ms' must be an integer >= 0", req, false);
+    return may_hold(Unknown("answer field 'validity_ms' must be an integer >= 0", req, false));
   }
   r.lease.key = key;
   r.lease.token = a["token"].get<std::string>();

@@ -1,10 +1,10 @@
 // DriverLock: a lock implemented by an external program, the "lock driver", that speaks the
 // JSON Lines protocol of docs/driver-protocol.md on its stdin/stdout. Lock id "driver:PATH".
 //
-// The client process starts the driver lazily, at its first operation, as its own child in
-// the client's process group (no setpgid), with PR_SET_PDEATHSIG(SIGKILL): a client-pause
-// (SIGSTOP to the group, or the client stopping its group at a pause point) freezes the
-// driver too, a client-crash (SIGKILL to the group) kills it, and a client that dies any
+// The client process starts the driver before the run's clock starts (WaitReady(); without
+// it the first operation starts it), as its own child in the client's process group (no
+// setpgid), with PR_SET_PDEATHSIG(SIGKILL): a client-pause (SIGSTOP to the group, or the
+// client stopping its group at a pause point) freezes the driver too, a client-crash (SIGKILL to the group) kills it, and a client that dies any
 // other way takes the driver with it. The driver's stderr is the client's log. The lock
 // servers' addresses (the fault-proxy links the client was given) and the timing config come
 // in its environment (LOCKLAB_NODES, LOCKLAB_TTL_MS, ...).
@@ -14,13 +14,14 @@
 // whose detail says what happened (also logged on stderr): garbage, a wrong id, a missing or
 // mistyped field, a line longer than max_line_bytes, the driver exiting, or no answer. A
 // late answer (after the request's deadline, within answer_grace_ms) is unknown too but
-// keeps the driver; everything else kills the driver (SIGKILL, reaped) and starts a fresh
+// keeps the driver (a late `ok` acquire's token comes back in the result's lease, for the
+// caller to release); everything else kills the driver (SIGKILL, reaped) and starts a fresh
 // one at once, whose hello the next operation waits for. A driver that cannot be started (or sends
 // no valid hello within start_timeout_ms) makes the operation fail: nothing was sent.
 //
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
-// Because PR_SET_PDEATHSIG follows the thread that forked, the first operation should come
-// from a thread that lives as long as the client process (the workload's main thread does).
+// Because PR_SET_PDEATHSIG follows the thread that forked, WaitReady() (or the first
+// operation) should come from a thread that lives as long as the client process (the workload's main thread does).
 #pragma once
 
 #include <sys/types.h>
@@ -63,10 +64,9 @@ class DriverLock : public Lock {
   bool SupportsRenew() const override { return renew_; }
   LockResult Renew(const Lease& lease) override;
 
-  // Starts the driver now (fork and exec; the hello is read at the first operation) so that
-  // its start-up overlaps other work. The client process calls it once the lock is built;
-  // without it the first operation starts the driver. Errors are logged; the next
-  // operation tries again.
+  // Starts the driver now (fork and exec; the hello is read at the next operation) so that
+  // its start-up overlaps other work: a killed driver's replacement starts this way. Errors
+  // are logged; the next operation tries again.
   void Prestart();
 
   // Starts the driver and waits for its hello (until start_timeout_ms after the spawn): the

@@ -39,7 +39,10 @@ struct Lease {
 
 struct LockResult {
   Outcome outcome = Outcome::kFail;
-  Lease lease;            // meaningful when outcome is kOk
+  // kOk: the lease. kUnknown with a non-empty lease.token: the lock learned that it may now
+  // hold lease.key with that token (a lock driver's `ok` that came after the deadline); the
+  // caller never held it, and should Release(lease) at once. Otherwise unused.
+  Lease lease;
   std::string detail;     // why, for logs and history values ("key held", "timeout on ...")
 };
 

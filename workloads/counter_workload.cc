@@ -1,5 +1,7 @@
 #include "workloads/counter_workload.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "workloads/fenced_resource.h"
@@ -25,6 +27,48 @@ nlohmann::json ErrorValue(const std::string& detail) {
   return {{"error", detail}};
 }
 
+// The critical section's hold: `hold` long, renewing the lease every `renew_every` while it
+// lasts (never when that is 0 or the lock cannot renew). A renewal is due renew_every after
+// the acquire or the last renewal; none starts once the hold is over (a process stopped
+// mid-hold wakes up past its end and goes on to write, as it would without renewals).
+template <typename SleepFn>
+void HoldWithRenewals(locks::Lock& lock, EventSink& sink, const std::string& key,
+                      const locks::Lease& acquired, const CounterWorkloadOptions& o,
+                      SleepFn& sleep) {
+  if (o.renew_every <= Millis(0) || !lock.SupportsRenew()) {
+    sleep(o.hold);
+    return;
+  }
+  auto until = [](Nanos t) {
+    return std::chrono::ceil<Millis>(std::max(Nanos(0), t - MonotonicNow()));
+  };
+  locks::Lease lease = acquired;
+  const Nanos end = MonotonicNow() + o.hold;
+  Nanos next = lease.acquired_at + o.renew_every;
+  for (;;) {
+    const Nanos now = MonotonicNow();
+    if (now >= end) return;
+    if (next >= end) {
+      sleep(until(end));
+      return;
+    }
+    if (now < next) {
+      sleep(until(next));
+      continue;
+    }
+    sink.Emit("invoke", "renew", key, {{"token", lease.token}});
+    locks::LockResult r = lock.Renew(lease);
+    if (r.outcome != locks::Outcome::kOk) {
+      sink.Emit(TypeOf(r.outcome), "renew", key, ErrorValue(r.detail));
+      sleep(until(end));  // the lock may be lost: no more renewals, the hold goes on
+      return;
+    }
+    sink.Emit("ok", "renew", key, LeaseValue(r.lease));
+    lease = r.lease;
+    next = MonotonicNow() + o.renew_every;
+  }
+}
+
 }  // namespace
 
 void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
@@ -46,7 +90,22 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     sink.Emit("invoke", "acquire", key, nullptr);
     locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
     if (acq.outcome != locks::Outcome::kOk) {
-      sink.Emit(TypeOf(acq.outcome), "acquire", key, ErrorValue(acq.detail));
+      nlohmann::json v = ErrorValue(acq.detail);
+      const bool may_hold = acq.outcome == locks::Outcome::kUnknown && !acq.lease.token.empty();
+      if (may_hold) {
+        if (v.is_null()) v = nlohmann::json::object();
+        v["token"] = acq.lease.token;
+      }
+      sink.Emit(TypeOf(acq.outcome), "acquire", key, v);
+      if (may_hold) {
+        // The lock was granted after this client gave up waiting (a lock driver's late `ok`):
+        // it never entered its critical section, but the key is held with that token. It is
+        // released at once, recorded as this client's release; the token in the acquire's
+        // value tells the checker which grant the release ends.
+        sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
+        locks::LockResult rel = lock.Release(acq.lease);
+        sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+      }
       sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
     }
@@ -71,7 +130,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
       sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
                 ErrorValue(r.is_error ? r.str : r.transport_error));
     }
-    sleep(o.hold);
+    HoldWithRenewals(lock, sink, key, acq.lease, o, sleep);
     pause("before-write");
     if (read_ok && acq.lease.fence >= 0) {
       // The lock issued a fencing token: write through the resource's atomic token check,

@@ -2,10 +2,14 @@
 //
 // Loop: acquire a random lock key; at the pause point "after-acquire" the process may stop
 // itself (when armed); read the guarded counter from the resource node; hold for `hold`
-// (the critical section; the pause point "before-write" sits at its end); write counter+1;
+// (the critical section, renewing the lock every `renew_every` when set; the pause point
+// "before-write" sits at its end); write counter+1;
 // release; think for a random time in [0, think]. Every lock and resource operation is an
 // invoke/complete pair of history events. A read that fails or times out skips the write.
 // Lost updates show as acknowledged writes > the final counter value.
+// An acquire that ended unknown but names the token the lock may hold (LockResult: a lock
+// driver's late `ok`) is recorded `info` with {"error":..,"token":..} and released at once
+// (a release invoke/complete pair of the same client).
 // When the lease carries a fencing token (fence >= 0) the write goes through the fenced
 // resource (workloads/fenced_resource.h): recorded as {"value":n,"fence":k}, and a rejection
 // as `fail` with {"error":"stale-fence","fence":k} (what checker/ counts as stale writes).
@@ -28,6 +32,14 @@ struct CounterWorkloadOptions {
   Millis hold{50};                   // time inside the critical section
   Millis think{20};                  // max think time between cycles
   Millis acquire_timeout{2000};      // deadline handed to Lock::Acquire
+  // > 0: while the hold lasts, Lock::Renew every renew_every from the acquire (then from the
+  // last renewal), as an application extends a lock it is still working under; recorded as
+  // `renew` events of the client. A renewal that is not ok ends that hold's renewals (the
+  // hold goes on). Only the hold sleep renews: a slow critical section (the pause points'
+  // "slow:MS") is one long step, and a stopped process renews nothing. 0: never (locks
+  // that renew on their own thread, or not at all). The client sets ttl/3 for lock drivers
+  // whose hello says renew:true.
+  Millis renew_every{0};
 };
 
 std::string LockKey(int i);

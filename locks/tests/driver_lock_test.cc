@@ -108,6 +108,52 @@ TEST_F(DriverLockTest, AnswerAfterTheDeadlineIsUnknownButKeepsTheDriver) {
   ExpectUnknownThenRecovery("late", "late answer 'ok'", false);
 }
 
+TEST_F(DriverLockTest, LateOkAcquireNamesItsTokenAndReleasingItFreesTheKeyBeforeItsTtl) {
+  // A library that grants the lock after the deadline and renews it on its own: unreleased,
+  // the key would outlive its TTL for as long as the driver runs.
+  auto lock = Make(kMisbehaving, {}, {}, Millis(600));
+  const std::string key = "bad:late-renewing";
+  LockResult r = lock->Acquire(key, MonotonicNow() + Millis(1000));
+  EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.detail;
+  EXPECT_NE(r.detail.find("late answer 'ok'"), std::string::npos) << r.detail;
+  ASSERT_FALSE(r.lease.token.empty()) << "a late ok must name the token it holds";
+  EXPECT_EQ(r.lease.key, key);
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, r.lease.token);
+  SleepFor(Millis(900));  // 1.5 x the TTL: still held, renewed by the driver
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, r.lease.token);
+
+  LockResult rel = lock->Release(r.lease);
+  EXPECT_EQ(rel.outcome, Outcome::kOk) << rel.detail;
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", key}).is_nil);
+  // Free for anyone at once, and no renewal brings it back.
+  EXPECT_EQ(Cmd(node_->endpoint(), {"SET", key, "other", "NX", "PX", "5000"}).str, "OK");
+  SleepFor(Millis(400));
+  EXPECT_EQ(Cmd(node_->endpoint(), {"GET", key}).str, "other");
+}
+
+TEST_F(DriverLockTest, LateOrMalformedAnswersWithoutAGrantNameNoToken) {
+  auto lock = Make(kMisbehaving, {}, {{"answer_grace_ms", "1000"}});
+  // Held by someone else: the late answer is a `fail`, nothing to release.
+  ASSERT_EQ(Cmd(node_->endpoint(), {"SET", "bad:late", "other", "PX", "5000"}).str, "OK");
+  LockResult late_fail = lock->Acquire("bad:late", MonotonicNow() + Millis(400));
+  EXPECT_EQ(late_fail.outcome, Outcome::kUnknown) << late_fail.detail;
+  EXPECT_NE(late_fail.detail.find("late answer 'fail'"), std::string::npos) << late_fail.detail;
+  EXPECT_TRUE(late_fail.lease.token.empty());
+  LockResult no_token = lock->Acquire("bad:no-token", MonotonicNow() + Millis(1000));
+  EXPECT_EQ(no_token.outcome, Outcome::kUnknown);
+  EXPECT_TRUE(no_token.lease.token.empty());
+}
+
+TEST_F(DriverLockTest, ExpiredGrantKeepsItsZeroValidity) {
+  // An `ok` whose validity_ms is 0 (a library handing back an expired lock) stays ok, with
+  // validity 0 in the lease: the history's acquire value says so and the judge counts it.
+  auto lock = Make(kMisbehaving);
+  LockResult r = lock->Acquire("bad:expired", MonotonicNow() + Millis(1000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(r.lease.validity, Millis(0));
+  EXPECT_EQ(lock->Release(r.lease).outcome, Outcome::kOk);
+}
+
 TEST_F(DriverLockTest, OutcomeOutsideOkFailUnknownIsUnknown) {
   ExpectUnknownThenRecovery("bad-outcome", "'outcome' must be", true);
 }
@@ -134,18 +180,29 @@ TEST_F(DriverLockTest, EveryMisbehaviourInTurnNeverHangsAndLeavesNoProcess) {
   // Every 2nd request misbehaves, the modes in turn: 40 operations, each bounded.
   auto lock = Make(kMisbehaving, {"--every", "2"}, {{"answer_grace_ms", "100"}});
   std::vector<pid_t> seen;
-  int ok = 0, unknown = 0;
+  int ok = 0, unknown = 0, not_sent = 0;
   Nanos t0 = MonotonicNow();
   for (int i = 0; i < 20; ++i) {
+    // A replacement's start-up (an interpreter importing redis-py: over 400 ms on a loaded
+    // machine) is not what this test bounds: each operation starts with its driver ready,
+    // as a run's first one does (the client's WaitReady).
+    ASSERT_TRUE(lock->WaitReady().ok()) << i;
     LockResult r = lock->Acquire("k" + std::to_string(i), MonotonicNow() + Millis(400));
     if (lock->driver_pid() > 0) seen.push_back(lock->driver_pid());
     ok += r.outcome == Outcome::kOk;
     unknown += r.outcome == Outcome::kUnknown;
-    EXPECT_NE(r.outcome, Outcome::kFail) << i << ": " << r.detail;
+    if (r.outcome == Outcome::kFail) {
+      // Only a driver replaced inside the operation (a second answer seen just before the
+      // request) may fail it: the replacement's start took the deadline, nothing was sent.
+      EXPECT_NE(r.detail.find("start took past the deadline"), std::string::npos)
+          << i << ": " << r.detail;
+      ++not_sent;
+    }
   }
-  EXPECT_EQ(ok + unknown, 20);
-  EXPECT_GE(ok, 9);
-  EXPECT_GE(unknown, 9);
+  EXPECT_EQ(ok + unknown + not_sent, 20);
+  EXPECT_LE(not_sent, 2);
+  EXPECT_GE(ok, 9 - not_sent);
+  EXPECT_GE(unknown, 9 - not_sent);
   EXPECT_LT(ToMillis(MonotonicNow() - t0), 20 * (400 + 100 + 500));
   lock.reset();
   for (pid_t p : seen) EXPECT_FALSE(Alive(p)) << "pid " << p << " left behind";

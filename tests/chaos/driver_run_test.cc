@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "tests/run_locklab.h"
@@ -99,6 +101,149 @@ TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
   auto drivers = DriverPids(run_dir_);
   EXPECT_GE(drivers.size(), 4u) << "broken drivers are replaced";
   for (pid_t p : drivers) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+}
+
+TEST_F(DriverRunTest, LateOkAcquireIsReleasedByItsTokenAndTheHistoryStaysValid) {
+  // Every 3rd request is answered 100 ms late, and a lock taken that way is renewed by the
+  // driver until released (an auto-renewing library): unreleased, the key would be held for
+  // the rest of the run and the other client would never get it.
+  Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
+                               "--mode", "--driver-arg", "late-renewing", "--clients", "2",
+                               "--ttl", "3000", "--acquire-timeout", "1000", "--duration", "6",
+                               "--seed", "3", "--no-report", "--out", dir_},
+                              dir_, Millis(60000));
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto r = Results(run_dir_);
+  EXPECT_EQ(r["mutual_exclusion"]["overlapping_pairs"], 0) << r.dump(2);
+  EXPECT_EQ(r["linearizability"]["lock"]["verdict"], "valid") << r.dump(2);
+
+  auto h = History();
+  int late_grants = 0, released = 0, freed_for_the_next = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const auto& e = h[i];
+    if (e["f"] != "acquire" || e["type"] != "info" || !e["value"].is_object() ||
+        e["value"].value("error", "").find("late answer 'ok'") == std::string::npos) {
+      continue;
+    }
+    ++late_grants;
+    ASSERT_TRUE(e["value"].contains("token")) << "the unknown acquire names its token: " << e;
+    // The same client's next events: the release of that token, and its completion.
+    std::vector<nlohmann::json> next;
+    for (size_t k = i + 1; k < h.size() && next.size() < 2; ++k) {
+      if (h[k]["process"] == e["process"]) next.push_back(h[k]);
+    }
+    ASSERT_EQ(next.size(), 2u) << e;
+    EXPECT_EQ(next[0]["f"], "release") << next[0];
+    EXPECT_EQ(next[0]["type"], "invoke") << next[0];
+    EXPECT_EQ(next[0]["value"]["token"], e["value"]["token"]) << next[0];
+    EXPECT_EQ(next[1]["f"], "release") << next[1];
+    if (next[1]["type"] != "ok") continue;
+    ++released;
+    // Someone holds the key again well before its 3 s TTL could have run out.
+    int64_t t = next[1]["time_ns"].get<int64_t>();
+    for (const auto& o : h) {
+      if (o["f"] == "acquire" && o["type"] == "ok" && o["time_ns"].get<int64_t>() > t &&
+          o["time_ns"].get<int64_t>() < t + 1500 * 1000000LL) {
+        ++freed_for_the_next;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(late_grants, 2) << inv.output;
+  EXPECT_GE(released, 2);
+  EXPECT_GE(freed_for_the_next, 2);
+  EXPECT_GE(r["acquires"]["ok"].get<int>(), 5) << r.dump(2);
+  for (pid_t p : DriverPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
+}
+
+TEST_F(DriverRunTest, ExpiredGrantsAreCountedAndWarnedAbout) {
+  // Every 3rd request, when it is an acquire, is answered ok with validity_ms 0.
+  Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
+                               "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
+                               "--mode", "--driver-arg", "expired", "--clients", "2",
+                               "--duration", "3", "--seed", "3", "--no-report", "--out", dir_},
+                              dir_, Millis(60000));
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto r = Results(run_dir_);
+  int expired = 0;
+  for (const auto& e : History()) {
+    expired += e["f"] == "acquire" && e["type"] == "ok" && e["value"]["validity_ms"] == 0;
+  }
+  EXPECT_GE(expired, 1);
+  EXPECT_EQ(r["acquires"]["expired_grants"], expired) << r.dump(2);
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(
+      inv.output, m,
+      std::regex("locklab run: warning: " + std::to_string(expired) +
+                 " acquires? (was|were) granted already expired \\(ok with validity_ms <= 0")))
+      << inv.output;
+}
+
+// Two clients, each holding 1200 ms under a 500 ms TTL: the history's renew events (count,
+// process) and its verdict.
+struct RenewRun {
+  nlohmann::json results;
+  int renew_invoked = 0, renew_ok = 0, acquires_ok = 0;
+  double max_gap_ms = 0;  // longest stretch of a hold without an acquire or renewal ok
+};
+
+class DriverRenewTest : public TrialTest {
+ protected:
+  RenewRun LongHolds(const std::string& lock, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"run",    "--lock",     lock,    "--clients", "2",
+                                     "--ttl",  "500",        "--hold", "1200",     "--duration",
+                                     "5",      "--seed",     "4",     "--no-report", "--out",
+                                     dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Invocation inv = RunLocklab(args, dir_);
+    run_dir_ = RunDirOf(inv);
+    EXPECT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_LT(inv.exit_code, 64) << inv.output;
+    RenewRun out;
+    out.results = Results(run_dir_);
+    std::map<int, int64_t> last_ok;  // process -> time of its last acquire/renew ok
+    for (const auto& e : History()) {
+      if (!e["process"].is_number_integer()) continue;
+      int p = e["process"].get<int>();
+      int64_t t = e["time_ns"].get<int64_t>();
+      if (e["f"] == "renew") {
+        EXPECT_LT(p, 1000) << "the client renews itself, not a worker: " << e;
+        out.renew_invoked += e["type"] == "invoke";
+        out.renew_ok += e["type"] == "ok";
+      }
+      if ((e["f"] == "renew" || e["f"] == "acquire") && e["type"] == "ok") {
+        if (e["f"] == "renew" && last_ok.count(p)) {
+          out.max_gap_ms = std::max(out.max_gap_ms, (t - last_ok[p]) / 1e6);
+        }
+        last_ok[p] = t;
+        out.acquires_ok += e["f"] == "acquire";
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(DriverRenewTest, DriverThatRenewsIsRenewedEveryThirdOfTheTtlWhileAHoldLasts) {
+  RenewRun r = LongHolds("driver:examples/drivers/redis_py_lock.py");
+  ASSERT_GE(r.acquires_ok, 2) << r.results.dump(2);
+  // 1200 ms holds renewed every 166 ms: about 7 renewals a hold.
+  EXPECT_GE(r.renew_ok, 5 * r.acquires_ok - 5) << r.results.dump(2);
+  EXPECT_EQ(r.renew_ok, r.renew_invoked);
+  EXPECT_LT(r.max_gap_ms, 400) << "renewals must come well within the 500 ms TTL";
+  EXPECT_EQ(r.results["verdict"], "safe") << r.results.dump(2);
+  EXPECT_EQ(r.results["linearizability"]["lock"]["verdict"], "valid");
+}
+
+TEST_F(DriverRenewTest, DriverWithoutRenewIsNeverRenewedAndItsLongHoldsOverlap) {
+  RenewRun r = LongHolds("driver:tests/drivers/misbehaving_driver.py",
+                         {"--driver-arg", "--hello", "--driver-arg", "no-renew"});
+  EXPECT_EQ(r.renew_invoked, 0);
+  EXPECT_EQ(r.results["verdict"], "violated") << r.results.dump(2);
 }
 
 TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHistory) {

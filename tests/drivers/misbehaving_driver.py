@@ -14,12 +14,19 @@ id is a multiple of N (modes taken in turn, or --mode MODE only). Modes:
   twice       the right answer, then a second copy of it
   bad-outcome outcome "maybe"
   no-token    acquire ok without a token
---hello bad|none|ok: a wrong first line, none at all, or the real hello.
+Modes only for a "bad:MODE" key or --mode (not in the --every round), and only on acquire
+(release and renew of that key behave):
+  late-renewing  as late, and an acquired key is then kept alive (owner-checked PEXPIRE every
+                 ttl_ms/3) until a release of its token, like a library's auto-renewal
+  expired        a real acquire answered ok with validity_ms 0 (an already expired grant)
+--hello bad|none|ok|no-renew: a wrong first line, none at all, the real hello, or the real
+hello saying "renew": false (the lock is then never renewed).
 """
 import argparse
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 
@@ -27,6 +34,7 @@ import redis
 
 MODES = ["garbage", "silent", "crash", "huge", "wrong-id", "late", "twice", "bad-outcome",
          "no-token"]
+ACQUIRE_ONLY = ["late-renewing", "expired"]
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 
@@ -37,8 +45,23 @@ def send(obj_or_text):
     sys.stdout.flush()
 
 
+# token -> Event that stops its auto-renewal (late-renewing mode)
+RENEWING = {}
+
+
+def keep_alive(r, key, token, ttl_ms, stop):
+    while not stop.wait(ttl_ms / 3000.0):
+        try:
+            if not r.eval(RENEW, 1, key, token, ttl_ms):
+                return
+        except redis.exceptions.RedisError:
+            pass
+
+
 def real(r, req):
     op, key = req["op"], req["key"]
+    if op == "release" and req.get("token") in RENEWING:
+        RENEWING.pop(req["token"]).set()
     try:
         if op == "acquire":
             token = uuid.uuid4().hex
@@ -68,7 +91,8 @@ def main():
     r = redis.Redis(host=host, port=int(port), socket_timeout=0.5, socket_connect_timeout=0.5)
     if a.hello == "none":
         time.sleep(3600)
-    send("hello there" if a.hello == "bad" else {"hello": "locklab-driver", "protocol": 1, "renew": True})
+    send("hello there" if a.hello == "bad" else
+         {"hello": "locklab-driver", "protocol": 1, "renew": a.hello != "no-renew"})
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -79,6 +103,8 @@ def main():
             mode = req["key"][4:]
         elif a.every and rid % a.every == 0:
             mode = a.mode or MODES[(rid // a.every) % len(MODES)]
+        if mode in ACQUIRE_ONLY and req["op"] != "acquire":
+            mode = ""
         if mode:
             sys.stderr.write("misbehaving_driver: request %d %s: %s\n" % (rid, req["op"], mode))
             sys.stderr.flush()
@@ -94,9 +120,19 @@ def main():
             time.sleep(3600)
         elif mode == "wrong-id":
             send(dict(real(r, req), id=rid + 1000))
-        elif mode == "late":
+        elif mode in ("late", "late-renewing"):
             time.sleep(req["timeout_ms"] / 1000.0 + 0.1)
-            send(dict(real(r, req), id=rid))
+            answer = dict(real(r, req), id=rid)
+            if mode == "late-renewing" and answer.get("token"):
+                stop = RENEWING[answer["token"]] = threading.Event()
+                threading.Thread(target=keep_alive, daemon=True,
+                                 args=(r, req["key"], answer["token"], req["ttl_ms"], stop)).start()
+            send(answer)
+        elif mode == "expired":
+            answer = dict(real(r, req), id=rid)
+            if answer.get("outcome") == "ok":
+                answer["validity_ms"] = 0
+            send(answer)
         elif mode == "twice":
             answer = dict(real(r, req), id=rid)
             send(answer)

@@ -1,0 +1,157 @@
+"""locklab_driver: the protocol loop of a locklab lock driver (docs/driver-protocol.md), so
+that a Python driver is only its acquire, release and renew.
+
+    import locklab_driver as ld
+
+    def acquire(req):          # req: the request (a dict) with .deadline, .give_up_at(), ...
+        ...
+        return {"outcome": "ok", "token": token, "validity_ms": ttl_ms}
+
+    def release(req):
+        ...
+        return {"outcome": "ok"}
+
+    ld.run("my lock 1.0", acquire, release, renew=None, errors=None)
+
+run() prints the hello (`"renew": true` when a renew callable is given), reads requests line
+by line, calls the callable of each request's op, and prints its answer with the request's
+id, one line each, flushed. The callables return an answer dict (outcome, and token /
+fence / validity_ms / detail as the protocol says), or raise:
+  * Fail(detail) / Unknown(detail): that answer;
+  * any other exception: `errors(e)` decides (an answer dict, or None), else it is `unknown`
+    with "Type: message" (the operation may have run: the honest default) and the
+    traceback goes to stderr.
+An unknown op is `fail`. A line that is not a JSON object with an id is logged and skipped.
+On EOF it logs "stdin closed: exiting", calls on_close() if given, and returns.
+
+Timeouts: every request carries timeout_ms; req.deadline is the monotonic time it ends
+(counted from when the line was read), req.left() the seconds until then, and
+req.give_up_at() the time to stop retrying so that the answer is in time (one command
+timeout, LOCKLAB_COMMAND_TIMEOUT_MS, plus 20 ms before the deadline).
+
+Also here: the lab's environment (NODES, TTL_MS, RETRY_DELAY_MS, CONNECT_TIMEOUT_MS,
+COMMAND_TIMEOUT_MS, PROCESS), log() to stderr (the client's log), and sleep(), which works
+under libfaketime (the lab's clock faults): Python 3.11's time.sleep() fails there with
+EINVAL, a select() timeout does not.
+"""
+import json
+import os
+import select
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+
+
+def _env_int(name, default):
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+# The lock servers as (host, port), through the lab's fault proxy; most locks use the first.
+NODES = [(hp.rsplit(":", 1)[0], int(hp.rsplit(":", 1)[1]))
+         for hp in os.environ.get("LOCKLAB_NODES", "").split(",") if ":" in hp]
+TTL_MS = _env_int("LOCKLAB_TTL_MS", 1000)
+RETRY_DELAY_MS = _env_int("LOCKLAB_RETRY_DELAY_MS", 20)
+CONNECT_TIMEOUT_MS = _env_int("LOCKLAB_CONNECT_TIMEOUT_MS", 200)
+COMMAND_TIMEOUT_MS = _env_int("LOCKLAB_COMMAND_TIMEOUT_MS", 200)
+PROCESS = os.environ.get("LOCKLAB_PROCESS", "?")
+
+_log_name = os.path.basename(sys.argv[0]).rsplit(".", 1)[0] or "driver"
+
+
+def log(msg):
+    """One line on stderr, which is the client's log (clients/N.log)."""
+    sys.stderr.write("%s[%s]: %s\n" % (_log_name, PROCESS, msg))
+    sys.stderr.flush()
+
+
+def sleep(seconds):
+    """time.sleep() that also works under libfaketime (the lab's clock faults)."""
+    select.select([], [], [], max(0.0, seconds))
+
+
+def send(obj):
+    """One protocol line on stdout, flushed."""
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+class Fail(Exception):
+    """Raise from a callable: the operation certainly did not happen."""
+
+
+class Unknown(Exception):
+    """Raise from a callable: the operation may have happened."""
+
+
+class Request(dict):
+    """A request as read (a dict: id, op, key, token, ttl_ms, timeout_ms, ...), and its times."""
+
+    def __init__(self, fields, started):
+        super().__init__(fields)
+        self.started = started  # time.monotonic() when the line was read
+        self.deadline = started + self.get("timeout_ms", 0) / 1000.0
+        self.ttl_s = self.get("ttl_ms", 1000) / 1000.0
+
+    def left(self):
+        """Seconds until the deadline (0 when past it)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def give_up_at(self, margin_s=None):
+        """When to stop retrying so that the answer is in time: the deadline less one command
+        timeout and 20 ms (or less margin_s), never before the request was read."""
+        if margin_s is None:
+            margin_s = COMMAND_TIMEOUT_MS / 1000.0 + 0.02
+        return max(self.started, self.deadline - margin_s)
+
+
+def _answer(handler, req, errors):
+    try:
+        return handler(req)
+    except Fail as e:
+        return {"outcome": "fail", "detail": str(e)}
+    except Unknown as e:
+        return {"outcome": "unknown", "detail": str(e)}
+    except Exception as e:  # noqa: BLE001 - every error becomes an answer
+        mapped = errors(e) if errors is not None else None
+        if mapped is not None:
+            return mapped
+        log("%s on %s: %s" % (type(e).__name__, req.get("op"),
+                              traceback.format_exc().strip().replace("\n", " | ")))
+        return {"outcome": "unknown", "detail": "%s: %s" % (type(e).__name__, e)}
+
+
+def run(name, acquire, release, renew=None, errors=None, on_close=None):
+    """The driver's main loop: hello, then one answer per request until EOF."""
+    send({"hello": "locklab-driver", "protocol": PROTOCOL, "renew": renew is not None,
+          "name": name})
+    handlers = {"acquire": acquire, "release": release}
+    if renew is not None:
+        handlers["renew"] = renew
+    for raw in sys.stdin:
+        raw = raw.strip()
+        if not raw:
+            continue
+        started = time.monotonic()
+        try:
+            fields = json.loads(raw)
+            rid = fields["id"]
+        except (ValueError, KeyError, TypeError) as e:
+            log("bad request %r: %s" % (raw[:100], e))
+            continue
+        req = Request(fields, started)
+        handler = handlers.get(req.get("op"))
+        if handler is None:
+            answer = {"outcome": "fail", "detail": "unknown op %r" % req.get("op")}
+        else:
+            answer = _answer(handler, req, errors)
+        answer = dict(answer)
+        answer["id"] = rid
+        send(answer)
+    log("stdin closed: exiting")
+    if on_close is not None:
+        on_close()
