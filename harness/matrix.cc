@@ -422,8 +422,10 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
       unknowns += "- `" + c.lock + "` x " + c.fault + ": " + c.unknown_reason + "\n";
     }
   }
-  md << "\nCoverage: the fault bit in every trial of " << all_bit << " of " << applicable_faulted
-     << " faulted cells (a window opened while the lock was in use; results.json coverage).\n";
+  if (applicable_faulted > 0) {
+    md << "\nCoverage: the fault bit in every trial of " << all_bit << " of " << applicable_faulted
+       << " faulted cells (a window opened while the lock was in use; results.json coverage).\n";
+  }
   if (!unknowns.empty()) md << "\nNot judged (unknown trials, first reason per cell):\n\n" << unknowns;
   if (untrusted_trials > 0) {
     // The verdicts stay what the histories show; the reader is told which timings the lab
