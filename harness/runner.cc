@@ -133,6 +133,9 @@ class Trial : public faults::LabControl {
   void FinalReads();
   void Teardown();
   void WriteEvent(const std::string& body);  // body: a JSON object without "index"
+  // One event of the lab's own processes ("nemesis", "harness"), fields in history order.
+  void WriteLabEvent(const char* process, const char* type, const std::string& f,
+                     const std::string& key, const nlohmann::json& value, Nanos time);
   void Progress(const std::string& line);
   // results.json: the history's judgement (checker::JudgeHistory) and the run's metadata.
   nlohmann::ordered_json Judge(double seconds);
@@ -195,27 +198,25 @@ void Trial::WriteEvent(const std::string& body) {
   fflush(history_);
 }
 
-void Trial::WriteRunEvent(const std::string& key, const nlohmann::ordered_json& value) {
+void Trial::WriteLabEvent(const char* process, const char* type, const std::string& f,
+                          const std::string& key, const nlohmann::json& value, Nanos time) {
   nlohmann::ordered_json j;
-  j["time_ns"] = MonotonicNow().count();
-  j["process"] = "harness";
-  j["type"] = "info";
-  j["f"] = "run";
+  j["time_ns"] = time.count();
+  j["process"] = process;
+  j["type"] = type;
+  j["f"] = f;
   j["key"] = key;
   j["value"] = value;
   WriteEvent(j.dump());
 }
 
+void Trial::WriteRunEvent(const std::string& key, const nlohmann::ordered_json& value) {
+  WriteLabEvent("harness", "info", "run", key, value, MonotonicNow());
+}
+
 void Trial::Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
                    Nanos time) {
-  nlohmann::ordered_json j;
-  j["time_ns"] = time.count();
-  j["process"] = "nemesis";
-  j["type"] = "info";
-  j["f"] = f;
-  j["key"] = fault;
-  j["value"] = value;
-  WriteEvent(j.dump());
+  WriteLabEvent("nemesis", "info", f, fault, value, time);
 }
 
 bool Trial::PauseClient(int p) {
@@ -834,14 +835,7 @@ void Trial::FinalReads() {
   for (int k = 0; k < o_.keys; ++k) {
     std::string key = workloads::CounterKey(k);
     auto event = [&](const char* type, const nlohmann::json& v) {
-      nlohmann::ordered_json j;
-      j["time_ns"] = MonotonicNow().count();
-      j["process"] = "harness";
-      j["type"] = type;
-      j["f"] = "read";
-      j["key"] = key;
-      j["value"] = v;
-      WriteEvent(j.dump());
+      WriteLabEvent("harness", type, "read", key, v, MonotonicNow());
     };
     event("invoke", nullptr);
     locks::Reply r = conn.Command({"GET", key});
