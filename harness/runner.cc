@@ -20,8 +20,6 @@
 
 #include "base/random.h"
 #include "checker/history.h"
-#include "checker/linearizability.h"
-#include "checker/mutual_exclusion.h"
 #include "checker/verdict.h"
 #include "faults/fault.h"
 #include "harness/lab_cluster.h"
