@@ -1,10 +1,12 @@
 #include "checker/linearizability.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -33,7 +35,8 @@ struct Op {
   Nanos ret_time{0};
   int64_t call_seq = 0;  // position in the time-sorted history (tie-breaks, reports)
   int64_t ret_seq = 0;
-  size_t display = 0;    // index into Partition::display
+  const Event* inv = nullptr;   // the invocation (for reports; the History outlives the check)
+  const Event* comp = nullptr;  // its completion, null when there was none
 };
 
 struct Interner {
@@ -58,7 +61,6 @@ struct Interner {
 struct Partition {
   std::string key;
   std::vector<Op> ops;
-  std::vector<LinOperation> display;
   Interner values{"nil"};  // register values, or lock tokens ("free" at 0)
   explicit Partition(std::string k, bool lock)
       : key(std::move(k)), values(lock ? "free" : "nil") {}
@@ -263,24 +265,8 @@ struct Builder {
     } else {
       return Status::Ok();
     }
-    LinOperation d;
-    d.process = inv.process;
-    d.f = f;
-    d.key = inv.key;
-    d.input = inv.value;
-    d.output = unknown ? nlohmann::json() : out;
-    d.outcome = unknown ? "unknown" : (t == EventType::kFail ? "fail" : "ok");
-    d.invoke_index = inv.index;
-    d.invoke_line = inv.line;
-    if (c && !unknown) {
-      d.complete_index = c->index;
-      d.complete_line = c->line;
-    } else if (c) {
-      d.complete_line = c->line;
-      d.complete_index = c->index;
-    }
-    op.display = p.display.size();
-    p.display.push_back(std::move(d));
+    op.inv = &inv;
+    op.comp = c;
     p.ops.push_back(op);
     return Status::Ok();
   }
@@ -303,10 +289,13 @@ struct Builder {
       const Event& e = *sorted[i];
       if (e.type == EventType::kInvoke) {
         auto it = pending.find(e.process);
-        if (it != pending.end()) {  // the earlier one never completed: unknown outcome
-          Status s = Add(*sorted[it->second.at], it->second.at, nullptr, 0);
-          if (!s.ok()) return s;
-          it->second.at = i;
+        if (it != pending.end()) {
+          // A process is sequential: a second invocation before the first one's completion
+          // is a malformed history (Jepsen gives a process whose op is lost a new id).
+          const Event& first = *sorted[it->second.at];
+          return Bad(name, e, "type", "process " + ProcessName(e.process) + " invokes '" + e.f +
+                                          "' while its '" + first.f + "' of line " +
+                                          std::to_string(first.line) + " has not completed");
         } else {
           pending.emplace(e.process, Pending{i});
         }
@@ -339,6 +328,31 @@ struct Builder {
 };
 
 // ---- The search ----------------------------------------------------------------------------
+//
+// A sweep over the partition's entries in time order ("just-in-time linearization", as in
+// Lowe's and Horn & Kroening's checkers). The search keeps every configuration a
+// linearization of the history so far can be in:
+//   * the model state;
+//   * which of the *open* operations with a known outcome are already linearized (a bitset
+//     over the slots of the operations open now, never over the whole history: its size is
+//     the history's concurrency, not its length);
+//   * which operations of unknown outcome may still take effect, as a count per class of
+//     interchangeable operations (same kind and arguments, so same effect).
+// A call opens an operation (or adds an unknown one to every configuration's pool). The return
+// of an operation keeps only the configurations that can linearize it by then: each one that
+// has not yet does so after linearizing any of the other open operations first (the closure).
+// No configuration left = no linearization of this prefix: the history is invalid, and this
+// return is the end of the shortest prefix that cannot be linearized. Configurations that are
+// the same except for a pool that is a subset of another's are dropped (dominated: every
+// continuation of the smaller one is one of the larger one's, by never using the extra ops).
+//
+// Rules for operations of unknown outcome, each proved in the comment where it is applied and
+// checked against a brute-force checker by linearizability_property_test:
+//   R1 (owner models) a token whose every operation is unknown is dropped with them all;
+//   R2 (owner models) once the last event of a token's operations has passed, its unknown
+//      acquires leave the pools, and its unknown releases stay only (once) where it holds;
+//   R3 (registers, unless a failed cas is an observation) an unknown write of a value that no
+//      later read or cas observes is dropped, and leaves the pools after its last observer.
 
 inline uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ULL;
@@ -352,293 +366,512 @@ inline uint64_t StateHash(const State& s) {
              Mix(static_cast<uint64_t>(s.b)));
 }
 
-// Lowe's cache: the (linearized-set bitset, model state) configurations already explored.
-// Entries live in one arena ([hash, a, b, bitset words...]); an open-addressing table indexes
-// them. The bitset has the required ops' words first, then the unknown ops' words.
-class ConfigCache {
- public:
-  ConfigCache(size_t words, size_t budget) : words_(words), stride_(3 + words), budget_(budget) {
-    slots_.assign(1024, 0);
-  }
-  bool Contains(uint64_t h, const State& s, const uint64_t* bits) const {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      uint32_t slot = slots_[i];
-      if (slot == 0) return false;
-      if (Same(slot, h, s, bits)) return true;
-    }
-  }
-  // 1 inserted, 0 already present, -1 over the memory budget.
-  int Insert(uint64_t h, const State& s, const uint64_t* bits) {
-    size_t mask = slots_.size() - 1;
-    size_t i = h & mask;
-    for (;; i = (i + 1) & mask) {
-      uint32_t slot = slots_[i];
-      if (slot == 0) break;
-      if (Same(slot, h, s, bits)) return 0;
-    }
-    if (arena_.size() + stride_ > arena_.capacity()) {
-      size_t want = std::max<size_t>(arena_.capacity() * 2, 1024 * stride_);
-      if (Bytes(want, slots_.size()) > budget_) return -1;
-      arena_.reserve(want);
-    }
-    if (count_ + 2 >= UINT32_MAX) return -1;
-    size_t idx = count_++;
-    arena_.push_back(h);
-    arena_.push_back(static_cast<uint64_t>(s.a));
-    arena_.push_back(static_cast<uint64_t>(s.b));
-    arena_.insert(arena_.end(), bits, bits + words_);
-    slots_[i] = static_cast<uint32_t>(idx + 1);
-    if (count_ * 2 > slots_.size()) {
-      if (Bytes(arena_.capacity(), slots_.size() * 2) > budget_) return -1;
-      Grow();
-    }
-    peak_ = std::max(peak_, Bytes(arena_.capacity(), slots_.size()));
-    return 1;
-  }
-  size_t count() const { return count_; }
-  size_t peak_bytes() const { return peak_; }
+constexpr int kTailLength = 12;
 
- private:
-  bool Same(uint32_t slot, uint64_t h, const State& s, const uint64_t* bits) const {
-    const uint64_t* e = &arena_[(slot - 1) * stride_];
-    return e[0] == h && static_cast<int64_t>(e[1]) == s.a && static_cast<int64_t>(e[2]) == s.b &&
-           std::memcmp(e + 3, bits, words_ * 8) == 0;
-  }
-  static size_t Bytes(size_t arena_words, size_t slots) { return arena_words * 8 + slots * 4; }
-  void Grow() {
-    std::vector<uint32_t> n(slots_.size() * 2, 0);
-    size_t mask = n.size() - 1;
-    for (size_t k = 0; k < count_; ++k) {
-      size_t i = arena_[k * stride_] & mask;
-      while (n[i] != 0) i = (i + 1) & mask;
-      n[i] = static_cast<uint32_t>(k + 1);
-    }
-    slots_.swap(n);
-  }
-  size_t words_, stride_, budget_;
-  std::vector<uint64_t> arena_;
-  std::vector<uint32_t> slots_;
-  size_t count_ = 0;
-  size_t peak_ = 0;
+struct UnknownCount {
+  int32_t cls;    // class of interchangeable unknown operations
+  int32_t count;  // how many of them may still take effect
+  bool operator==(const UnknownCount& o) const { return cls == o.cls && count == o.count; }
 };
 
-struct SearchOutcome {
+struct Config {
+  State s;
+  std::vector<uint64_t> linearized;    // by open slot
+  std::vector<UnknownCount> pool;      // by class, ascending; counts > 0
+  std::array<int32_t, kTailLength> tail{};  // the last ops linearized on one path (ring)
+  uint8_t tail_size = 0, tail_pos = 0;
+
+  void PushTail(int32_t op) {
+    tail[tail_pos] = op;
+    tail_pos = static_cast<uint8_t>((tail_pos + 1) % kTailLength);
+    if (tail_size < kTailLength) ++tail_size;
+  }
+  std::vector<int32_t> Tail() const {
+    std::vector<int32_t> out;
+    for (int i = 0; i < tail_size; ++i) {
+      out.push_back(tail[(tail_pos + kTailLength - tail_size + i) % kTailLength]);
+    }
+    return out;
+  }
+  bool Bit(int32_t slot) const { return (linearized[slot >> 6] >> (slot & 63)) & 1; }
+  void SetBit(int32_t slot) { linearized[slot >> 6] |= uint64_t(1) << (slot & 63); }
+  void ClearBit(int32_t slot) { linearized[slot >> 6] &= ~(uint64_t(1) << (slot & 63)); }
+  size_t Bytes() const {
+    return sizeof(Config) + linearized.capacity() * 8 + pool.capacity() * sizeof(UnknownCount);
+  }
+};
+
+inline uint64_t CoreHash(const Config& c) {  // state + linearized set, not the pool
+  uint64_t h = StateHash(c.s);
+  for (uint64_t w : c.linearized) h = Mix(h ^ w);
+  return h;
+}
+
+// `a` can do whatever `b` can: same state and linearized set (checked by the caller), and a
+// pool that contains b's.
+bool PoolCovers(const std::vector<UnknownCount>& a, const std::vector<UnknownCount>& b) {
+  size_t i = 0;
+  for (const UnknownCount& u : b) {
+    while (i < a.size() && a[i].cls < u.cls) ++i;
+    if (i == a.size() || a[i].cls != u.cls || a[i].count < u.count) return false;
+  }
+  return true;
+}
+
+// A set of configurations without dominated members. Reused between steps (clear()).
+class ConfigSet {
+ public:
+  // False when `c` (or one that covers it) is already in.
+  bool Insert(Config&& c) {
+    uint64_t h = CoreHash(c);
+    auto& bucket = index_[h];
+    for (int32_t i : bucket) {
+      const Config& o = items_[i];
+      if (dead_[i] || !(o.s == c.s) || o.linearized != c.linearized) continue;
+      if (PoolCovers(o.pool, c.pool)) return false;
+    }
+    if (!c.pool.empty()) {  // drop the ones the newcomer covers
+      for (int32_t i : bucket) {
+        const Config& o = items_[i];
+        if (dead_[i] || !(o.s == c.s) || o.linearized != c.linearized) continue;
+        if (PoolCovers(c.pool, o.pool)) {
+          dead_[i] = true;
+          --live_;
+        }
+      }
+    }
+    bytes_ += c.Bytes() + 16;
+    bucket.push_back(static_cast<int32_t>(items_.size()));
+    items_.push_back(std::move(c));
+    dead_.push_back(false);
+    ++live_;
+    return true;
+  }
+  void clear() {
+    items_.clear();
+    dead_.clear();
+    index_.clear();
+    live_ = 0;
+    bytes_ = 0;
+  }
+  size_t size() const { return items_.size(); }  // including dead ones
+  size_t live() const { return live_; }
+  bool dead(size_t i) const { return dead_[i]; }
+  const Config& operator[](size_t i) const { return items_[i]; }
+  size_t bytes() const { return bytes_; }
+  // Moves the live configurations out.
+  void TakeLive(std::vector<Config>* out) {
+    out->clear();
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (!dead_[i]) out->push_back(std::move(items_[i]));
+    }
+    clear();
+  }
+
+ private:
+  std::vector<Config> items_;
+  std::vector<bool> dead_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> index_;
+  size_t live_ = 0;
+  size_t bytes_ = 0;
+};
+
+void AddToPool(std::vector<UnknownCount>* pool, int32_t cls, int32_t n) {
+  auto it = std::lower_bound(pool->begin(), pool->end(), cls,
+                             [](const UnknownCount& u, int32_t c) { return u.cls < c; });
+  if (it != pool->end() && it->cls == cls) {
+    it->count += n;
+  } else {
+    pool->insert(it, {cls, n});
+  }
+}
+
+struct SweepOutcome {
   LinVerdict verdict = LinVerdict::kValid;
   std::string reason;
   uint64_t states = 0;
   size_t peak_bytes = 0;
-  // Counterexample material (kInvalid).
-  int dead_entry = -1;                  // entry index of the furthest failing return
-  std::vector<State> dead_states;       // distinct states found there
-  std::vector<int32_t> dead_stack_ops;  // op ids linearized on the first path that got there
+  size_t dropped_unknown = 0;  // unknown ops that rules R1/R3 showed cannot matter
+  // kInvalid: the op whose return could not be placed, and what the search had there.
+  int32_t failed_op = -1;
+  int64_t prefix_events = 0;
+  std::vector<State> dead_states;
+  std::vector<int32_t> tail;
+  std::vector<int32_t> open_ops;  // open ops (known outcome) and live unknown ones, at the end
 };
 
-struct EntryInfo {
-  int32_t op;
-  int32_t match;  // call: index of its return entry, or -1 (unknown outcome); return: -1
-  bool call;
-};
+class Sweep {
+ public:
+  Sweep(Model model, const Partition& part, const LinearizabilityOptions& options,
+        Clock::time_point deadline)
+      : model_(model), part_(part), ops_(part.ops), options_(options), deadline_(deadline) {}
 
-SearchOutcome Search(Model model, const Partition& part, Clock::time_point deadline,
-                     size_t memory_budget) {
-  SearchOutcome res;
-  const std::vector<Op>& ops = part.ops;
-  const int32_t n = static_cast<int32_t>(ops.size());
-  // Entries in time order; on equal times calls first (concurrent, the permissive reading).
-  struct Raw { Nanos t; int kind; int64_t seq; int32_t op; };
-  std::vector<Raw> raw;
-  raw.reserve(2 * ops.size());
-  int32_t required = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    raw.push_back({ops[i].call_time, 0, ops[i].call_seq, i});
-    if (!ops[i].unknown) {
-      raw.push_back({ops[i].ret_time, 1, ops[i].ret_seq, i});
-      ++required;
-    }
-  }
-  std::sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
-    if (a.t != b.t) return a.t < b.t;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.seq < b.seq;
-  });
-  const int32_t E = static_cast<int32_t>(raw.size());
-  // Entries 1..E; 0 is the head sentinel, E+1 the tail.
-  std::vector<EntryInfo> ent(E + 2);
-  std::vector<int32_t> call_of(n, -1);
-  for (int32_t k = 0; k < E; ++k) {
-    ent[k + 1] = {raw[k].op, -1, raw[k].kind == 0};
-    if (raw[k].kind == 0) call_of[raw[k].op] = k + 1;
-  }
-  for (int32_t k = 0; k < E; ++k) {
-    if (raw[k].kind == 1) ent[call_of[raw[k].op]].match = k + 1;
-  }
-  std::vector<int32_t> next(E + 2), prev(E + 2);
-  for (int32_t k = 0; k <= E + 1; ++k) {
-    next[k] = k + 1;
-    prev[k] = k - 1;
-  }
-  const int32_t tail = E + 1;
-  auto lift = [&](int32_t e) {
-    next[prev[e]] = next[e];
-    prev[next[e]] = prev[e];
-    int32_t r = ent[e].match;
-    if (r >= 0) {
-      next[prev[r]] = next[r];
-      prev[next[r]] = prev[r];
-    }
-  };
-  auto unlift = [&](int32_t e) {
-    int32_t r = ent[e].match;
-    if (r >= 0) {
-      next[prev[r]] = r;
-      prev[next[r]] = r;
-    }
-    next[prev[e]] = e;
-    prev[next[e]] = e;
-  };
-
-  // Required ops take the first bit words, unknown ops the following ones.
-  std::vector<int32_t> bit(n);
-  int32_t nreq = 0, nunk = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (!ops[i].unknown) bit[i] = nreq++;
-  }
-  const size_t rwords = (static_cast<size_t>(nreq) + 63) / 64;
-  for (int32_t i = 0; i < n; ++i) {
-    if (ops[i].unknown) bit[i] = static_cast<int32_t>(rwords * 64) + nunk++;
-  }
-  const size_t words = std::max<size_t>(rwords + (static_cast<size_t>(nunk) + 63) / 64, 1);
-  std::vector<uint64_t> bits(words, 0);
-  std::vector<uint64_t> zob(n);
-  for (int32_t i = 0; i < n; ++i) zob[i] = Mix(0x5bd1e995ULL + static_cast<uint64_t>(i) * 7919);
-  std::vector<int32_t> unknown_on_stack;  // unknown ops applied on the current path
-  ConfigCache cache(words, memory_budget);
-  auto flip = [&](int32_t o) { bits[bit[o] >> 6] ^= uint64_t(1) << (bit[o] & 63); };
-  // Dominance: every continuation of (R, U, s) is one of (R, U - {u}, s) as well (skip u:
-  // an unknown op has no return entry, so nothing forces it). If that smaller configuration
-  // was seen, this one adds nothing. Probes the immediate subsets only (cheap, and sound).
-  auto dominated = [&](uint64_t nh, const State& ns) {
-    size_t k = unknown_on_stack.size();
-    for (size_t j = 0; j < k && j < 24; ++j) {
-      int32_t u = unknown_on_stack[k - 1 - j];
-      flip(u);
-      bool seen = cache.Contains(Mix(nh ^ zob[u] ^ StateHash(ns)), ns, bits.data());
-      flip(u);
-      if (seen) return true;
-    }
-    return false;
-  };
-
-  struct Frame { int32_t entry; State state; uint64_t h; };
-  std::vector<Frame> stack;
-  stack.reserve(n);
-  State s = InitialState(model);
-  uint64_t h = 0;
-  int32_t left = required;
-  int32_t e = next[0];
-  uint32_t tick = 0;
-  while (true) {
-    if (left == 0) break;  // every op with a known outcome is placed: linearizable
-    if ((++tick & 1023) == 0 && Clock::now() > deadline) {
-      res.verdict = LinVerdict::kUnknown;
-      res.reason = "time budget exhausted";
-      break;
-    }
-    if (e != tail && ent[e].call) {
-      int32_t o = ent[e].op;
-      State ns;
-      if (Step(model, s, ops[o], &ns)) {
-        flip(o);
-        uint64_t nh = h ^ zob[o];
-        int r = 0;
-        if (ops[o].unknown) unknown_on_stack.push_back(o);
-        if (!dominated(nh, ns)) r = cache.Insert(Mix(nh ^ StateHash(ns)), ns, bits.data());
-        if (r != 1 && ops[o].unknown) unknown_on_stack.pop_back();
-        if (r == 1) {
-          stack.push_back({e, s, h});
-          s = ns;
-          h = nh;
-          lift(e);
-          if (!ops[o].unknown) --left;
-          e = next[0];
-          continue;
+  SweepOutcome Run() {
+    BuildEntries();
+    ClassifyUnknown();
+    const int32_t n_entries = static_cast<int32_t>(entries_.size());
+    Config first;
+    first.s = InitialState(model_);
+    first.linearized.assign(words_, 0);
+    configs_.push_back(std::move(first));
+    std::vector<int32_t> slot_op(static_cast<size_t>(words_) * 64, -1);
+    std::vector<int32_t> free_slots;
+    for (int32_t s = words_ * 64 - 1; s >= 0; --s) free_slots.push_back(s);
+    op_slot_.assign(ops_.size(), -1);
+    for (int32_t k = 0; k < n_entries; ++k) {
+      const Entry& en = entries_[k];
+      int32_t o = en.op;
+      if ((k & 255) == 0 && Clock::now() > deadline_) out_of_time_ = true;
+      if (out_of_time_) return OutOfTime(k);
+      if (en.call) {
+        if (dropped_[o]) continue;
+        if (ops_[o].unknown) {
+          for (Config& c : configs_) AddToPool(&c.pool, class_of_[o], 1);
+          live_unknown_.push_back(o);
+        } else {
+          int32_t slot = free_slots.back();
+          free_slots.pop_back();
+          slot_op[slot] = o;
+          op_slot_[o] = slot;
+          open_.push_back(o);
         }
-        flip(o);
-        if (r < 0) {
-          res.verdict = LinVerdict::kUnknown;
-          res.reason = "memory budget exhausted";
+      } else {
+        if (!Return(o)) {
+          res_.verdict = LinVerdict::kInvalid;
+          res_.failed_op = o;
+          res_.prefix_events = k + 1;
           break;
         }
+        int32_t slot = op_slot_[o];
+        slot_op[slot] = -1;
+        free_slots.push_back(slot);
+        open_.erase(std::find(open_.begin(), open_.end(), o));
       }
-      e = next[e];
-      continue;
-    }
-    // A return entry (or the end): the op it closes cannot come next here. Backtrack.
-    if (e != tail) {
-      if (e > res.dead_entry) {
-        res.dead_entry = e;
-        res.dead_states.clear();
-        res.dead_stack_ops.clear();
-        for (const Frame& f : stack) res.dead_stack_ops.push_back(ent[f.entry].op);
-      }
-      if (e == res.dead_entry && res.dead_states.size() < 8 &&
-          std::find(res.dead_states.begin(), res.dead_states.end(), s) == res.dead_states.end()) {
-        res.dead_states.push_back(s);
+      for (int32_t cls : prune_at_[k]) Prune(cls);
+      if (!prune_at_[k].empty()) Dedup();
+      if (out_of_time_) return OutOfTime(k);
+      if (over_budget_) {
+        return Stop("memory budget (" + std::to_string(options_.memory_budget_bytes >> 20) +
+                    " MiB) exhausted", k);
       }
     }
-    if (stack.empty()) {
-      res.verdict = LinVerdict::kInvalid;
-      break;
-    }
-    Frame f = stack.back();
-    stack.pop_back();
-    int32_t o = ent[f.entry].op;
-    flip(o);
-    if (ops[o].unknown) unknown_on_stack.pop_back();
-    s = f.state;
-    h = f.h;
-    if (!ops[o].unknown) ++left;
-    unlift(f.entry);
-    e = next[f.entry];
+    return Finish();
   }
-  res.states = cache.count();
-  res.peak_bytes = cache.peak_bytes();
-  if (res.verdict == LinVerdict::kInvalid) {
-    // From here on dead_entry names the op whose completion could not be placed.
-    res.dead_entry = ent[res.dead_entry].op;
+
+ private:
+  struct Entry {
+    int32_t op;
+    bool call;
+  };
+
+  SweepOutcome OutOfTime(int32_t k) {
+    return Stop("time budget (" + std::to_string(options_.time_budget.count()) + " ms) exhausted",
+                k);
   }
-  return res;
+
+  SweepOutcome Stop(const std::string& why, int32_t k) {
+    res_.verdict = LinVerdict::kUnknown;
+    const Op& op = ops_[entries_[k].op];
+    const Event* e = entries_[k].call || !op.comp ? op.inv : op.comp;
+    res_.reason = why + (part_.key.empty() ? "" : " on key " + part_.key) + " at event " +
+                  std::to_string(k + 1) + " of " + std::to_string(entries_.size()) +
+                  " (line " + std::to_string(e->line) + ")";
+    return Finish();
+  }
+
+  SweepOutcome Finish() {
+    res_.peak_bytes = peak_bytes_;
+    res_.states = states_;
+    return std::move(res_);
+  }
+
+  void BuildEntries() {
+    struct Raw { Nanos t; int kind; int64_t seq; int32_t op; };
+    std::vector<Raw> raw;
+    raw.reserve(2 * ops_.size());
+    for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+      raw.push_back({ops_[i].call_time, 0, ops_[i].call_seq, i});
+      if (!ops_[i].unknown) raw.push_back({ops_[i].ret_time, 1, ops_[i].ret_seq, i});
+    }
+    // Time order; on equal times calls first (concurrent: the permissive reading).
+    std::sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
+      if (a.t != b.t) return a.t < b.t;
+      if (a.kind != b.kind) return a.kind < b.kind;
+      return a.seq < b.seq;
+    });
+    entries_.reserve(raw.size());
+    call_entry_.assign(ops_.size(), -1);
+    ret_entry_.assign(ops_.size(), -1);
+    int32_t open = 0, max_open = 0;
+    for (const Raw& r : raw) {
+      int32_t k = static_cast<int32_t>(entries_.size());
+      entries_.push_back({r.op, r.kind == 0});
+      if (r.kind == 0) {
+        call_entry_[r.op] = k;
+        if (!ops_[r.op].unknown) max_open = std::max(max_open, ++open);
+      } else {
+        ret_entry_[r.op] = k;
+        --open;
+      }
+    }
+    words_ = std::max<int32_t>(1, (max_open + 63) / 64);
+  }
+
+  bool OwnerModel() const { return model_ == Model::kOwnerMutex || model_ == Model::kFencedMutex; }
+
+  // Classes of interchangeable unknown ops, and rules R1-R3.
+  void ClassifyUnknown() {
+    const int32_t n = static_cast<int32_t>(ops_.size());
+    dropped_.assign(n, false);
+    class_of_.assign(n, -1);
+    prune_at_.assign(entries_.size(), {});
+    constexpr int32_t kNever = INT32_MAX;
+    std::map<std::tuple<int, int64_t, int64_t>, int32_t> ids;
+    std::vector<int32_t> class_prune;  // entry after which the class leaves the pools
+    auto class_for = [&](const Op& op) {
+      std::tuple<int, int64_t, int64_t> key{static_cast<int>(op.kind), op.x, op.y};
+      if (model_ == Model::kMutex) key = {static_cast<int>(op.kind), 0, 0};  // no owners
+      auto [it, inserted] = ids.emplace(key, static_cast<int32_t>(class_rep_.size()));
+      if (inserted) {
+        class_rep_.push_back(op);
+        class_prune.push_back(-1);
+        class_token_.push_back(op.x);
+      }
+      return it->second;
+    };
+    if (OwnerModel()) {
+      // R1: while a token is held, only that token's operations can apply; so operations of a
+      // token none of which had a known outcome can only ever free what they took, or leave
+      // the lock held by nobody who will act again. Any linearization that uses them stays one
+      // without them. R2: after the token's last event, the same argument holds for its
+      // unknown acquires; its unknown release can still free a lock the token holds (one is
+      // enough: taking the lock again with an unknown acquire of the same token gains nothing).
+      std::unordered_map<int64_t, int32_t> last_entry;  // token -> last entry of its known ops
+      std::unordered_map<int64_t, bool> any_known;
+      for (int32_t i = 0; i < n; ++i) {
+        int64_t t = ops_[i].x;
+        int32_t last = ops_[i].unknown ? call_entry_[i] : ret_entry_[i];
+        auto [it, inserted] = last_entry.emplace(t, last);
+        if (!inserted) it->second = std::max(it->second, last);
+        any_known[t] = any_known[t] || !ops_[i].unknown;
+      }
+      for (int32_t i = 0; i < n; ++i) {
+        if (!ops_[i].unknown) continue;
+        if (!any_known[ops_[i].x]) {
+          dropped_[i] = true;
+          ++res_.dropped_unknown;
+          continue;
+        }
+        int32_t c = class_for(ops_[i]);
+        class_of_[i] = c;
+        class_prune[c] = std::max(class_prune[c], last_entry[ops_[i].x]);
+      }
+    } else if ((model_ == Model::kRegister || model_ == Model::kCasRegister) &&
+               !options_.cas_fail_is_observation) {
+      // R3: between an unknown write of v and the next write, only reads of v and cases
+      // expecting v need the value to be v (a failed cas had no effect and is not checked).
+      // With no such observer left, removing the write keeps every linearization valid.
+      std::unordered_map<int64_t, int32_t> last_observer;  // value -> last return, or kNever
+      for (int32_t i = 0; i < n; ++i) {
+        const Op& op = ops_[i];
+        if (op.kind != Kind::kRead && op.kind != Kind::kCasOk) continue;
+        int32_t until = op.unknown ? kNever : ret_entry_[i];
+        auto [it, inserted] = last_observer.emplace(op.x, until);
+        if (!inserted) it->second = std::max(it->second, until);
+      }
+      for (int32_t i = 0; i < n; ++i) {
+        if (!ops_[i].unknown) continue;
+        int32_t until = kNever;
+        if (ops_[i].kind == Kind::kWrite) {
+          auto it = last_observer.find(ops_[i].x);
+          until = it == last_observer.end() ? -1 : it->second;
+          if (until < call_entry_[i]) {
+            dropped_[i] = true;
+            ++res_.dropped_unknown;
+            continue;
+          }
+        }
+        int32_t c = class_for(ops_[i]);
+        class_of_[i] = c;
+        class_prune[c] = std::max(class_prune[c], until);
+      }
+    } else {
+      for (int32_t i = 0; i < n; ++i) {
+        if (ops_[i].unknown) class_of_[i] = class_for(ops_[i]);
+      }
+    }
+    for (size_t c = 0; c < class_prune.size(); ++c) {
+      if (class_prune[c] >= 0 && class_prune[c] != kNever) {
+        prune_at_[class_prune[c]].push_back(static_cast<int32_t>(c));
+      }
+    }
+  }
+
+  void Prune(int32_t cls) {
+    const Op& rep = class_rep_[cls];
+    bool keep_one_if_held = OwnerModel() && rep.kind == Kind::kRelease;  // R2
+    for (Config& c : configs_) {
+      auto it = std::lower_bound(c.pool.begin(), c.pool.end(), cls,
+                                 [](const UnknownCount& u, int32_t k) { return u.cls < k; });
+      if (it == c.pool.end() || it->cls != cls) continue;
+      if (keep_one_if_held && c.s.a == class_token_[cls]) {
+        it->count = 1;
+      } else {
+        c.pool.erase(it);
+      }
+    }
+    live_unknown_.erase(std::remove_if(live_unknown_.begin(), live_unknown_.end(),
+                                       [&](int32_t o) { return class_of_[o] == cls; }),
+                        live_unknown_.end());
+  }
+
+  void Dedup() {
+    scratch_.clear();
+    for (Config& c : configs_) scratch_.Insert(std::move(c));
+    scratch_.TakeLive(&configs_);
+  }
+
+  void Account(size_t bytes) {
+    peak_bytes_ = std::max(peak_bytes_, bytes);
+    if (bytes > options_.memory_budget_bytes) over_budget_ = true;
+  }
+
+  // The return of `o`: keep the configurations that can have linearized it by now.
+  bool Return(int32_t o) {
+    const int32_t slot = op_slot_[o];
+    next_.clear();
+    visited_.clear();
+    stack_.clear();
+    for (Config& c : configs_) {
+      if (c.Bit(slot)) {
+        c.ClearBit(slot);
+        next_.Insert(std::move(c));
+      } else if (visited_.Insert(std::move(c))) {
+        stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
+      }
+    }
+    while (!stack_.empty() && !over_budget_ && !out_of_time_) {
+      if ((++ticks_ & 1023) == 0 && Clock::now() > deadline_) out_of_time_ = true;
+      int32_t idx = stack_.back();
+      stack_.pop_back();
+      if (visited_.dead(idx)) continue;
+      const Config node = visited_[idx];  // a copy: Insert() may move the storage
+      State ns;
+      if (Step(model_, node.s, ops_[o], &ns)) {
+        Config r = node;
+        r.s = ns;
+        r.PushTail(o);
+        next_.Insert(std::move(r));
+      }
+      for (int32_t other : open_) {
+        int32_t j = op_slot_[other];
+        if (other == o || node.Bit(j) || !Step(model_, node.s, ops_[other], &ns)) continue;
+        Config child = node;
+        child.s = ns;
+        child.SetBit(j);
+        child.PushTail(other);
+        if (visited_.Insert(std::move(child))) {
+          stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
+          ++states_;
+        }
+      }
+      for (size_t u = 0; u < node.pool.size(); ++u) {
+        int32_t cls = node.pool[u].cls;
+        // An unknown op that leaves the state as it was only shrinks the pool: dominated.
+        if (!Step(model_, node.s, class_rep_[cls], &ns) || ns == node.s) continue;
+        Config child = node;
+        child.s = ns;
+        if (--child.pool[u].count == 0) child.pool.erase(child.pool.begin() + u);
+        child.PushTail(RepresentativeOp(cls));
+        if (visited_.Insert(std::move(child))) {
+          stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
+          ++states_;
+        }
+      }
+      Account(visited_.bytes() + next_.bytes() + configs_.size() * sizeof(Config));
+    }
+    if (next_.live() == 0 && !over_budget_ && !out_of_time_) {
+      for (size_t i = 0; i < visited_.size() && res_.dead_states.size() < 8; ++i) {
+        const State& s = visited_[i].s;
+        if (std::find(res_.dead_states.begin(), res_.dead_states.end(), s) ==
+            res_.dead_states.end()) {
+          res_.dead_states.push_back(s);
+        }
+      }
+      if (visited_.size() > 0) res_.tail = visited_[0].Tail();
+      res_.open_ops = open_;
+      for (int32_t u : live_unknown_) {
+        if (res_.open_ops.size() >= 32) break;
+        res_.open_ops.push_back(u);
+      }
+      return false;
+    }
+    next_.TakeLive(&configs_);
+    return true;
+  }
+
+  // Some unknown op of class `cls` (for the counterexample's tail).
+  int32_t RepresentativeOp(int32_t cls) const {
+    for (int32_t u : live_unknown_) {
+      if (class_of_[u] == cls) return u;
+    }
+    return -1;
+  }
+
+  const Model model_;
+  const Partition& part_;
+  const std::vector<Op>& ops_;
+  const LinearizabilityOptions& options_;
+  const Clock::time_point deadline_;
+  std::vector<Entry> entries_;
+  std::vector<int32_t> call_entry_, ret_entry_, op_slot_;
+  int32_t words_ = 1;
+  std::vector<bool> dropped_;
+  std::vector<int32_t> class_of_;
+  std::vector<Op> class_rep_;
+  std::vector<int64_t> class_token_;
+  std::vector<std::vector<int32_t>> prune_at_;
+  std::vector<int32_t> open_;          // open ops with a known outcome
+  std::vector<int32_t> live_unknown_;  // unknown ops called and still in the pools
+  std::vector<Config> configs_;
+  ConfigSet visited_, next_, scratch_;
+  std::vector<int32_t> stack_;
+  uint64_t states_ = 0;
+  size_t peak_bytes_ = 0;
+  bool over_budget_ = false;
+  bool out_of_time_ = false;
+  uint32_t ticks_ = 0;
+  SweepOutcome res_;
+};
+
+LinOperation Display(const Op& op) {
+  LinOperation d;
+  const Event& inv = *op.inv;
+  d.process = inv.process;
+  d.f = inv.f;
+  d.key = inv.key;
+  d.input = inv.value;
+  d.output = op.unknown || !op.comp ? nlohmann::json() : op.comp->value;
+  d.outcome = op.unknown ? "unknown" : (op.comp->type == EventType::kFail ? "fail" : "ok");
+  d.invoke_index = inv.index;
+  d.invoke_line = inv.line;
+  if (op.comp) {
+    d.complete_index = op.comp->index;
+    d.complete_line = op.comp->line;
+  }
+  return d;
 }
 
 LinCounterexample MakeCounterexample(Model model, const Partition& part,
-                                     const SearchOutcome& so) {
+                                     const SweepOutcome& so) {
   LinCounterexample cx;
   cx.key = part.key;
-  const Op& failed = part.ops[so.dead_entry];
-  cx.failed = part.display[failed.display];
-  // The prefix ends with the failed op's completion; concurrent = invoked by then, not yet
-  // completed before it.
-  Nanos end = failed.ret_time;
-  int64_t end_seq = failed.ret_seq;
-  auto before_end = [&](Nanos t, int64_t seq, bool is_call) {
-    if (t != end) return t < end;
-    return is_call || seq <= end_seq;
-  };
-  for (const Op& op : part.ops) {
-    if (before_end(op.call_time, op.call_seq, true)) ++cx.prefix_events;
-    if (!op.unknown && before_end(op.ret_time, op.ret_seq, false)) ++cx.prefix_events;
-  }
-  for (const Op& op : part.ops) {
-    if (!before_end(op.call_time, op.call_seq, true)) continue;
-    bool open = op.unknown || !before_end(op.ret_time, op.ret_seq, false) ||
-                (op.ret_time == end && op.ret_seq == end_seq);
-    if (open) cx.concurrent.push_back(part.display[op.display]);
-  }
+  cx.failed = Display(part.ops[so.failed_op]);
+  cx.prefix_events = so.prefix_events;
+  for (int32_t o : so.open_ops) cx.concurrent.push_back(Display(part.ops[o]));
   for (const State& s : so.dead_states) cx.states_tried.push_back(StateText(model, s, part.values));
-  size_t from = so.dead_stack_ops.size() > 12 ? so.dead_stack_ops.size() - 12 : 0;
-  for (size_t i = from; i < so.dead_stack_ops.size(); ++i) {
-    cx.longest_linearization_tail.push_back(part.display[part.ops[so.dead_stack_ops[i]].display]);
+  for (int32_t o : so.tail) {
+    if (o >= 0) cx.longest_linearization_tail.push_back(Display(part.ops[o]));
   }
   return cx;
 }
@@ -737,6 +970,7 @@ nlohmann::ordered_json LinearizabilityResult::ToJson() const {
   j["operations"] = operations;
   j["keys"] = keys;
   j["states_explored"] = states_explored;
+  j["dropped_unknown"] = dropped_unknown;
   j["peak_memory_bytes"] = peak_memory_bytes;
   j["elapsed_ms"] = elapsed_ms;
   if (!reason.empty()) j["reason"] = reason;
@@ -799,15 +1033,16 @@ Status CheckLinearizability(const History& h, Model m, const LinearizabilityOpti
     if (part.ops.empty()) continue;
     ++r.keys;
     r.operations += part.ops.size();
-    SearchOutcome so = Search(m, part, deadline, o.memory_budget_bytes);
+    SweepOutcome so = Sweep(m, part, o, deadline).Run();
     r.states_explored += so.states;
+    r.dropped_unknown += so.dropped_unknown;
     r.peak_memory_bytes = std::max(r.peak_memory_bytes, so.peak_bytes);
     if (so.verdict == LinVerdict::kUnknown) {
-      if (!unknown) r.reason = so.reason + (key.empty() ? "" : " on key " + key);
+      if (!unknown) r.reason = so.reason;
       unknown = true;
       if (Clock::now() > deadline) break;
     } else if (so.verdict == LinVerdict::kInvalid) {
-      int64_t seq = part.ops[so.dead_entry].ret_seq;  // earliest completion wins
+      int64_t seq = part.ops[so.failed_op].ret_seq;  // earliest completion wins
       if (!r.counterexample || seq < best_seq) {
         r.counterexample = MakeCounterexample(m, part, so);
         best_seq = seq;

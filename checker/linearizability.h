@@ -94,8 +94,9 @@ struct LinearizabilityResult {
   size_t keys = 0;
   std::string reason;     // why kUnknown (which budget, which key)
   std::optional<LinCounterexample> counterexample;  // when kInvalid
-  uint64_t states_explored = 0;  // cache entries created, all keys
-  size_t peak_memory_bytes = 0;  // largest search cache of any key
+  uint64_t states_explored = 0;  // configurations the search created, all keys
+  size_t dropped_unknown = 0;    // unknown-outcome ops shown not to matter (rules R1, R3)
+  size_t peak_memory_bytes = 0;  // largest search working set of any key
   double elapsed_ms = 0;
 
   nlohmann::ordered_json ToJson() const;

@@ -17,23 +17,16 @@
 #include <gtest/gtest.h>
 
 #include "checker/linearizability.h"
+#include "checker/testing/brute_force.h"
+#include "checker/testing/lock_history_generator.h"
 
 namespace locklab::checker {
 namespace {
 
 using json = nlohmann::json;
-
-struct GOp {
-  int64_t process = 0;
-  std::string f;
-  std::string key;
-  json in;
-  json out;
-  int64_t call = 0;
-  int64_t ret = 0;       // completion time
-  EventType outcome = EventType::kOk;
-  bool completes = true;  // false: no completion event at all (unknown)
-};
+using testing::BruteForce;
+using testing::GOp;
+using testing::Spec;
 
 History ToHistory(const std::vector<GOp>& ops) {
   struct E { int64_t t; int order; Event e; };
@@ -66,103 +59,6 @@ History ToHistory(const std::vector<GOp>& ops) {
   return h;
 }
 
-// ---- An independent sequential specification and a brute-force checker ---------------------
-
-struct Spec {
-  json value;            // register
-  std::string holder;    // mutex ("" = free)
-  std::optional<int64_t> fence;
-};
-
-json RegVal(const json& v) {
-  if (v.is_object() && v.contains("value")) return v["value"];
-  return v;
-}
-
-// Applies one op (with its observed outcome) to the spec; false if impossible.
-bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed) {
-  bool fail = o.completes && o.outcome == EventType::kFail;
-  if (m == Model::kRegister || m == Model::kCasRegister) {
-    if (o.f == "read") return s->value == RegVal(o.out);
-    if (o.f == "write") {
-      s->value = RegVal(o.in);
-      return true;
-    }
-    if (o.f == "cas") {
-      if (fail && cas_fail_observed) return s->value != o.in[0];
-      if (s->value != o.in[0]) return false;
-      s->value = o.in[1];
-      return true;
-    }
-    return false;
-  }
-  std::string tok;
-  if (o.f == "acquire") {
-    if (o.out.is_object() && o.out.contains("token")) tok = o.out["token"].get<std::string>();
-    else tok = "unknown@" + std::to_string(o.call) + "/" + std::to_string(o.process);
-  } else if (o.in.is_object() && o.in.contains("token")) {
-    tok = o.in["token"].get<std::string>();
-  }
-  if (o.f == "acquire") {
-    if (!s->holder.empty()) return false;
-    if (m == Model::kFencedMutex && o.out.is_object() && o.out.contains("fence")) {
-      int64_t f = o.out["fence"].get<int64_t>();
-      if (s->fence && f <= *s->fence) return false;
-      s->fence = f;
-    }
-    s->holder = tok;
-    return true;
-  }
-  if (o.f == "release") {
-    if (s->holder.empty()) return false;
-    if (m != Model::kMutex && s->holder != tok) return false;
-    s->holder.clear();
-    return true;
-  }
-  if (o.f == "renew") return !s->holder.empty() && (m == Model::kMutex || s->holder == tok);
-  return false;
-}
-
-bool BruteForce(Model m, const std::vector<GOp>& all, bool cas_fail_observed) {
-  std::map<std::string, std::vector<const GOp*>> by_key;
-  for (const GOp& o : all) by_key[o.key].push_back(&o);
-  for (auto& [key, list] : by_key) {
-    std::vector<const GOp*> req, opt;
-    for (const GOp* o : list) {
-      bool unknown = !o->completes || o->outcome == EventType::kInfo;
-      bool fail = !unknown && o->outcome == EventType::kFail;
-      if (fail && !(o->f == "cas" && cas_fail_observed)) continue;
-      if (unknown && (o->f == "read" || o->f == "renew")) continue;
-      (unknown ? opt : req).push_back(o);
-    }
-    std::vector<const GOp*> ops = req;
-    ops.insert(ops.end(), opt.begin(), opt.end());
-    size_t nreq = req.size();
-    std::vector<bool> used(ops.size(), false);
-    auto is_req = [&](size_t i) { return i < nreq; };
-    std::function<bool(Spec, size_t)> dfs = [&](Spec s, size_t placed_req) -> bool {
-      if (placed_req == nreq) return true;
-      for (size_t c = 0; c < ops.size(); ++c) {
-        if (used[c]) continue;
-        bool allowed = true;  // no unplaced required op completed before c was called
-        for (size_t r = 0; r < nreq && allowed; ++r) {
-          if (!used[r] && r != c && ops[r]->ret < ops[c]->call) allowed = false;
-        }
-        if (!allowed) continue;
-        Spec n = s;
-        if (!Apply(m, &n, *ops[c], cas_fail_observed)) continue;
-        used[c] = true;
-        bool ok = dfs(n, placed_req + (is_req(c) ? 1 : 0));
-        used[c] = false;
-        if (ok) return true;
-      }
-      return false;
-    };
-    if (!dfs(Spec{}, 0)) return false;
-  }
-  return true;
-}
-
 // ---- Generating histories from real sequential executions -----------------------------------
 
 struct Slot {  // one op of one process before its outcome is known
@@ -172,6 +68,7 @@ struct Slot {  // one op of one process before its outcome is known
   bool info;
   bool effect;  // an info op: did it take effect (at `lin`, which may be after `ret`)?
   bool last;    // the process's last op: may lack a completion altogether
+  bool late_token = false;  // an info acquire that took effect and names its token
   size_t index;
 };
 
@@ -253,7 +150,10 @@ std::vector<GOp> Generate(Model m, std::mt19937_64& rng, int processes, int ops_
           st.holder = tok;
           int64_t fence = next_fence++;
           o.out = {{"token", tok}, {"fence", fence}};
-          if (!s->info) held[hk] = tok;
+          // A timed-out acquire that got the lock may still name its token (the lab's late
+          // `ok`); its process then releases it like any other.
+          s->late_token = s->info && rng() % 2 == 0;
+          if (!s->info || s->late_token) held[hk] = tok;
         }
         o.outcome = ok ? EventType::kOk : EventType::kFail;
         if (!ok) o.out = {{"error", "held"}};
@@ -261,8 +161,11 @@ std::vector<GOp> Generate(Model m, std::mt19937_64& rng, int processes, int ops_
     }
     if (s->info) {
       o.outcome = EventType::kInfo;
-      o.out = nullptr;
-      if (s->last && rng() % 2 == 0) o.completes = false;
+      o.out = s->late_token ? json{{"token", o.out["token"]}} : json();
+      if (s->last && rng() % 2 == 0) {
+        o.completes = false;
+        o.out = nullptr;  // no completion, no value
+      }
     }
   }
   return ops;
@@ -340,13 +243,15 @@ void Mutate(Model m, std::vector<GOp>* ops, std::mt19937_64& rng) {
   }
 }
 
-void CrossCheck(Model m, uint64_t seed, int trials, bool cas_fail_observed) {
+void CrossCheck(Model m, uint64_t seed, int trials, bool cas_fail_observed,
+                size_t max_ops = 8, double info_rate = 0.2) {
   std::mt19937_64 rng(seed);
   int invalid = 0;
   for (int trial = 0; trial < trials; ++trial) {
-    auto ops = Generate(m, rng, 2 + static_cast<int>(rng() % 2), 2 + static_cast<int>(rng() % 2),
-                        1 + static_cast<int>(rng() % 2), 0.2);
-    if (ops.size() > 8) ops.resize(8);
+    auto ops = Generate(m, rng, 2 + static_cast<int>(rng() % 2),
+                        2 + static_cast<int>(rng() % (max_ops > 8 ? 3 : 2)),
+                        1 + static_cast<int>(rng() % 2), info_rate);
+    if (ops.size() > max_ops) ops.resize(max_ops);
     int mutations = 1 + static_cast<int>(rng() % 2);
     for (int k = 0; k < mutations; ++k) Mutate(m, &ops, rng);
     // Keep each process sequential after moving completions: drop overlapping later ops.
@@ -381,6 +286,74 @@ TEST(LinearizabilityProperty, MutatedSmallHistoriesMatchBruteForce) {
   uint64_t seed = sd ? std::strtoull(sd, nullptr, 10) : 1000;
   for (Model m : kAllModels) CrossCheck(m, seed + static_cast<int>(m), trials, false);
   CrossCheck(Model::kCasRegister, seed + 77, trials, true);
+}
+
+// The rules for unknown outcomes (R1-R3 in linearizability.cc) only act when unknown ops are
+// many: half the ops unknown, up to 10 per history, so tokens and values recur among them.
+TEST(LinearizabilityProperty, UnknownHeavyHistoriesMatchBruteForce) {
+  const char* t = std::getenv("LOCKLAB_PROPERTY_TRIALS");
+  const char* sd = std::getenv("LOCKLAB_PROPERTY_SEED");
+  int trials = t ? std::atoi(t) : 400;
+  uint64_t seed = sd ? std::strtoull(sd, nullptr, 10) : 5000;
+  for (Model m : kAllModels) CrossCheck(m, seed + static_cast<int>(m), trials, false, 10, 0.5);
+  CrossCheck(Model::kCasRegister, seed + 99, trials, true, 10, 0.5);
+}
+
+std::string Dump(const History& h) {
+  std::string s;
+  for (const Event& e : h) s += ToJsonLine(e) + "\n";
+  return s;
+}
+
+// The scale benchmark's generator, small enough for the brute force: its verdicts (and the
+// checker's) are checked here, with and without unknown acquires and the intruder.
+TEST(LinearizabilityProperty, GeneratedLockHistoriesMatchBruteForce) {
+  int invalid = 0, runs = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    for (double unknown : {0.0, 0.1, 0.4}) {
+      testing::LockHistorySpec spec;
+      spec.events = 10 + static_cast<int64_t>(seed % 7);
+      spec.clients = 2 + static_cast<int>(seed % 2);
+      spec.indeterminate = unknown;
+      spec.violation = seed % 2 == 0;
+      spec.seed = seed;
+      History h = testing::GenerateLockHistory(spec);
+      auto ops = testing::OperationsOf(h);
+      for (Model m : {Model::kMutex, Model::kOwnerMutex, Model::kFencedMutex}) {
+        bool want = BruteForce(m, ops, false);
+        if (!spec.violation) ASSERT_TRUE(want) << "generator made an invalid history\n" << Dump(h);
+        LinVerdict got = CheckLinearizability(h, m).verdict;
+        ASSERT_EQ(got, want ? LinVerdict::kValid : LinVerdict::kInvalid)
+            << ModelName(m) << " seed " << seed << "\n" << Dump(h);
+        invalid += !want;
+        ++runs;
+      }
+    }
+  }
+  EXPECT_GT(invalid, runs / 10) << "the intruder should make some histories invalid";
+}
+
+// Long generated histories keep their verdict by construction (the run time is the bench's
+// business, not asserted here).
+TEST(LinearizabilityProperty, LongGeneratedLockHistoriesHaveTheirVerdict) {
+  for (double unknown : {0.0, 0.1}) {
+    for (bool violation : {false, true}) {
+      testing::LockHistorySpec spec;
+      spec.events = 100000;
+      spec.indeterminate = unknown;
+      spec.violation = violation;
+      spec.seed = 11;
+      History h = testing::GenerateLockHistory(spec);
+      for (Model m : {Model::kMutex, Model::kOwnerMutex, Model::kFencedMutex}) {
+        LinearizabilityResult r = CheckLinearizability(h, m);
+        EXPECT_EQ(r.verdict, violation ? LinVerdict::kInvalid : LinVerdict::kValid)
+            << ModelName(m) << " unknown " << unknown << ": " << r.ToText();
+        if (violation && r.counterexample) {
+          EXPECT_EQ(r.counterexample->failed.process, spec.clients) << r.ToText();
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
