@@ -275,7 +275,7 @@ void CrossCheck(Model m, uint64_t seed, int trials, bool cas_fail_observed,
              return s;
            }();
   }
-  EXPECT_GT(invalid, trials / 20) << "mutations should produce some invalid histories";
+  EXPECT_GT(invalid, trials / 40) << "mutations should produce some invalid histories";
 }
 
 // LOCKLAB_PROPERTY_TRIALS=N (default 400) and LOCKLAB_PROPERTY_SEED scale a longer soak.
