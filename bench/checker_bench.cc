@@ -9,7 +9,17 @@
 //   200-op, 5-client history shape; the fitted complexity should be O(N).
 // * TypicalRun: ~5,000 events, 8 clients, one lock and one counter: owner-mutex + register,
 //   what `locklab run` does for results.json.
+// * --scale (not a Google Benchmark): generated lock histories of 10k to 1M events, with 0%,
+//   1% and 10% of acquires indeterminate, valid and with an intruder (invalid), each written
+//   to a jsonl file and checked by a fresh `locklab-check --model M` process; prints the wall
+//   time and the process's peak RSS per row, so the growth with size is visible, and first
+//   checks the generator's and the checker's verdicts against the brute-force checker on
+//   small histories of the same shape. `--scale --sizes 10000,100000 --model owner-mutex`
+//   narrows it; `--write EVENTS PERCENT valid|invalid FILE` only writes one history.
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -19,9 +29,17 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
+#include "checker/testing/brute_force.h"
+#include "checker/testing/lock_history_generator.h"
 
 namespace locklab::checker {
 namespace {
@@ -275,10 +293,145 @@ void RegisterPerFile() {
   }
 }
 
+// ---- --scale ---------------------------------------------------------------------------
+
+testing::LockHistorySpec ScaleSpec(int64_t events, int percent, bool invalid) {
+  testing::LockHistorySpec spec;
+  spec.events = events;
+  spec.indeterminate = percent / 100.0;
+  spec.violation = invalid;
+  spec.seed = 20261123 + static_cast<uint64_t>(events) + static_cast<uint64_t>(percent);
+  return spec;
+}
+
+bool WriteHistory(const History& h, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  for (const Event& e : h) out << ToJsonLine(e) << "\n";
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// The generator's small histories against the brute force, for every shape of the table.
+bool BruteForceAgreement(Model m) {
+  int agree = 0, total = 0, invalid = 0;
+  for (int percent : {0, 1, 10}) {
+    for (bool violation : {false, true}) {
+      for (uint64_t seed = 1; seed <= 200; ++seed) {
+        testing::LockHistorySpec spec;
+        spec.events = 10 + static_cast<int64_t>(seed % 8);
+        spec.clients = 2 + static_cast<int>(seed % 2);
+        spec.indeterminate = percent / 100.0 * 4;  // more of them in so few events
+        spec.violation = violation;
+        spec.seed = seed;
+        History h = testing::GenerateLockHistory(spec);
+        bool want = testing::BruteForce(m, testing::OperationsOf(h), false);
+        LinVerdict got = CheckLinearizability(h, m).verdict;
+        bool ok = got == (want ? LinVerdict::kValid : LinVerdict::kInvalid) &&
+                  (violation || want);
+        agree += ok;
+        invalid += !want;
+        ++total;
+      }
+    }
+  }
+  std::printf("brute force (%s): %d of %d small generated histories agree (%d invalid)\n",
+              ModelName(m), agree, total, invalid);
+  return agree == total;
+}
+
+struct ChildRun {
+  int exit_code = -1;
+  double wall_s = 0;
+  double peak_rss_mib = 0;
+};
+
+ChildRun RunChecker(const std::string& bin, Model m, const std::string& file) {
+  ChildRun r;
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execl(bin.c_str(), bin.c_str(), "--model", ModelName(m), file.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+int RunScale(const std::vector<std::string>& args) {
+  std::vector<int64_t> sizes = {10000, 100000, 400000, 1000000};
+  Model model = Model::kMutex;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--sizes") {
+      sizes.clear();
+      std::stringstream ss(args[i + 1]);
+      for (std::string part; std::getline(ss, part, ',');) sizes.push_back(std::stoll(part));
+    } else if (args[i] == "--model" && !ParseModel(args[i + 1], &model)) {
+      std::fprintf(stderr, "checker_bench: unknown model '%s'\n", args[i + 1].c_str());
+      return 64;
+    }
+  }
+  bool agree = BruteForceAgreement(model);
+  std::string dir = fs::temp_directory_path() / ("checker-scale-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::printf("\n%-9s %-8s %-8s %8s %10s %8s %s\n", "events", "unknown", "expect", "verdict",
+              "wall s", "RSS MiB",
+              ("(locklab-check --model " + std::string(ModelName(model)) + ")").c_str());
+  bool all_right = agree;
+  for (int64_t n : sizes) {
+    for (int percent : {0, 1, 10}) {
+      for (bool invalid : {false, true}) {
+        History h = testing::GenerateLockHistory(ScaleSpec(n, percent, invalid));
+        std::string file = dir + "/h.jsonl";
+        if (!WriteHistory(h, file)) {
+          std::fprintf(stderr, "checker_bench: cannot write %s\n", file.c_str());
+          return 70;
+        }
+        size_t events = h.size();
+        h.clear();
+        h.shrink_to_fit();
+        ChildRun r = RunChecker(LOCKLAB_CHECK_BIN, model, file);
+        const char* got = r.exit_code == 0 ? "valid" : r.exit_code == 1 ? "invalid"
+                          : r.exit_code == 2 ? "unknown" : "error";
+        bool right = r.exit_code == (invalid ? 1 : 0);
+        all_right = all_right && right;
+        std::printf("%-9zu %-8s %-8s %8s %10.3f %8.0f%s\n", events,
+                    (std::to_string(percent) + "%").c_str(), invalid ? "invalid" : "valid", got,
+                    r.wall_s, r.peak_rss_mib, right ? "" : "  WRONG");
+        std::fflush(stdout);
+      }
+    }
+  }
+  fs::remove_all(dir);
+  return all_right ? 0 : 1;
+}
+
+int WriteOne(const std::vector<std::string>& args) {
+  if (args.size() != 4) {
+    std::fprintf(stderr, "usage: checker_bench --write EVENTS PERCENT valid|invalid FILE\n");
+    return 64;
+  }
+  History h = testing::GenerateLockHistory(
+      ScaleSpec(std::stoll(args[0]), std::stoi(args[1]), args[2] == "invalid"));
+  return WriteHistory(h, args[3]) ? 0 : 70;
+}
+
 }  // namespace
 }  // namespace locklab::checker
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && (std::string(argv[1]) == "--scale" || std::string(argv[1]) == "--write")) {
+    std::vector<std::string> rest(argv + 2, argv + argc);
+    return std::string(argv[1]) == "--scale" ? locklab::checker::RunScale(rest)
+                                             : locklab::checker::WriteOne(rest);
+  }
   benchmark::Initialize(&argc, argv);
   locklab::checker::RegisterPerFile();
   benchmark::RunSpecifiedBenchmarks();

@@ -8,12 +8,14 @@
 // those took effect anyway, and then, as the lab's workload does with a driver's late `ok`,
 // the info value names the token and the client releases it; the others never took effect
 // and name no token. `violation` adds one intruder whose acquire and release both happen
-// while another client certainly holds the lock (its hold spans them): two holders, invalid
-// under every mutex model whatever the unknown acquires did.
+// while another client certainly holds the lock (its hold spans them, and no release can be
+// placed inside it): two holders, invalid under every mutex model whatever the unknown
+// acquires did.
 //
 // Deterministic for a given spec (one seeded generator). Thread safety: pure function.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <random>
@@ -72,9 +74,16 @@ inline History GenerateLockHistory(const LockHistorySpec& spec) {
   for (int c = 0; c < spec.clients; ++c) start_op(c, uniform(0, 1000));
   std::string holder;  // the lock service's state
   int64_t next_token = 1, fence = 0;
-  struct Hold { int64_t from, to; };  // known held: acquire returned .. release invoked
+  // Known held: acquire returned .. release invoked. A hold is `clean` when every earlier
+  // release had returned before its acquire was invoked: then no release can be placed after
+  // that acquire and before the holder's own release, so (even with the mutex model, where
+  // anyone's release frees the lock, and unknown acquires that may take effect late) nothing
+  // can free it for an intruder.
+  struct Hold { int64_t from, to; bool clean; };
   std::vector<Hold> holds;
   std::vector<int64_t> hold_start(static_cast<size_t>(spec.clients), 0);
+  std::vector<bool> hold_clean(static_cast<size_t>(spec.clients), false);
+  int64_t last_release_return = -1;
   constexpr int64_t kNs = 1000;
   while (static_cast<int64_t>(h.size()) < spec.events && !in_flight.empty()) {
     auto [lin, c] = in_flight.top();
@@ -103,6 +112,7 @@ inline History GenerateLockHistory(const LockHistorySpec& spec) {
         cl.next = chance(0.2) ? Next::kRenew : Next::kRelease;
         cl.late_release = false;
         hold_start[c] = ret;
+        hold_clean[c] = last_release_return < cl.call;
         think = uniform(200, 3000);  // the critical section
       } else {
         emit(ret * kNs, c, EventType::kFail, "acquire", {{"error", "held"}});
@@ -116,7 +126,8 @@ inline History GenerateLockHistory(const LockHistorySpec& spec) {
       emit(cl.call * kNs, c, EventType::kInvoke, "release", {{"token", cl.token}});
       holder.clear();
       emit(ret * kNs, c, EventType::kOk, "release", nullptr);
-      if (!cl.late_release) holds.push_back({hold_start[c], cl.call});
+      last_release_return = std::max(last_release_return, ret);
+      if (!cl.late_release) holds.push_back({hold_start[c], cl.call, hold_clean[c]});
       cl.next = Next::kAcquire;
     }
     start_op(c, ret + think);
@@ -126,6 +137,7 @@ inline History GenerateLockHistory(const LockHistorySpec& spec) {
     size_t lo = holds.size() / 4, hi = std::max(lo + 1, holds.size() * 3 / 4);
     const Hold* best = nullptr;
     for (size_t i = lo; i < hi && i < holds.size(); ++i) {
+      if (!holds[i].clean) continue;
       if (!best || holds[i].to - holds[i].from > best->to - best->from) best = &holds[i];
     }
     if (best && best->to - best->from >= 8) {
