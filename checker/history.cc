@@ -70,7 +70,7 @@ Status ParseOne(const std::string& text, const std::string& name, int line, Even
   else return FieldError(name, line, "key", "expected a string");
 
   it = j.find("value");
-  e->value = (it == j.end()) ? nlohmann::json() : *it;
+  e->value = (it == j.end()) ? nlohmann::json() : std::move(*it);
   return Status::Ok();
 }
 

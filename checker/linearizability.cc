@@ -742,6 +742,8 @@ class Sweep {
     next_.clear();
     visited_.clear();
     stack_.clear();
+    size_t held = 0;  // the configurations being replaced, until the end of this step
+    for (const Config& c : configs_) held += c.Bytes();
     for (Config& c : configs_) {
       if (c.Bit(slot)) {
         c.ClearBit(slot);
@@ -788,7 +790,7 @@ class Sweep {
           ++states_;
         }
       }
-      Account(visited_.bytes() + next_.bytes() + configs_.size() * sizeof(Config));
+      Account(visited_.bytes() + next_.bytes() + held);
     }
     if (next_.live() == 0 && !over_budget_ && !out_of_time_) {
       for (size_t i = 0; i < visited_.size() && res_.dead_states.size() < 8; ++i) {

@@ -169,6 +169,23 @@ TEST(Linearizability, BudgetsGiveUnknownNeverAGuess) {
   r = CheckLinearizability(h, Model::kRegister, o);
   EXPECT_EQ(r.verdict, LinVerdict::kUnknown);
   EXPECT_NE(r.reason.find("memory budget"), std::string::npos) << r.reason;
+  // Which key, and how far the search got: the read's completion is event 42 of 82, line 42.
+  EXPECT_NE(r.reason.find("on key r at event 42 of 82 (line 42)"), std::string::npos) << r.reason;
+  EXPECT_LE(r.peak_memory_bytes, size_t(64 << 10) + (16 << 10)) << "the budget is a ceiling";
+}
+
+TEST(Linearizability, SecondInvocationBeforeACompletionIsMalformed) {
+  History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                    Ev(2, "1", "invoke", "release", "lock:0", R"({"token":"a"})") +
+                    Ev(3, "1", "ok", "release", "lock:0"));
+  LinearizabilityResult r;
+  Status s = CheckLinearizability(h, Model::kOwnerMutex, {}, "x.jsonl", &r);
+  EXPECT_EQ(s.message(),
+            "x.jsonl:2: field 'type': process 1 invokes 'release' while its 'acquire' of line 1 "
+            "has not completed");
+  // An invocation that never completed at the end of the history is fine (unknown outcome).
+  h.resize(1);
+  EXPECT_EQ(V(h, Model::kOwnerMutex), LinVerdict::kValid);
 }
 
 TEST(Linearizability, MalformedOperationsNameTheLine) {
