@@ -6,6 +6,20 @@
 #include <sstream>
 
 namespace locklab::checker {
+
+namespace {
+
+// An input stream buffer over characters owned elsewhere, so a whole file is not copied into
+// an istringstream to be read line by line.
+class ViewStreamBuf : public std::streambuf {
+ public:
+  explicit ViewStreamBuf(std::string_view v) {
+    char* p = const_cast<char*>(v.data());  // only read: setg needs char*
+    setg(p, p, p + v.size());
+  }
+};
+
+}  // namespace
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -477,7 +491,8 @@ Status ParseHistory(std::string_view text, HistoryFormat format, const std::stri
                     History* out) {
   switch (format) {
     case HistoryFormat::kJsonl: {
-      std::istringstream in{std::string(text)};
+      ViewStreamBuf buf(text);  // reads `text` in place: a 1M-event file is 130 MB
+      std::istream in(&buf);
       return ParseJsonlHistory(in, name, out);
     }
     case HistoryFormat::kEdn: return ParseEdnHistory(text, name, out);
@@ -490,9 +505,20 @@ Status ReadHistoryFile(const std::string& path, HistoryFormat* format, bool dete
                        History* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::BadInput(path + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  // One read into a buffer of the file's size (a stringstream would copy it twice more).
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  std::string text;
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<size_t>(in.gcount()));
+  } else {  // not seekable (a pipe): read it as a stream
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
   if (detect) *format = DetectHistoryFormat(path, text);
   return ParseHistory(text, *format, path, out);
 }

@@ -241,6 +241,52 @@ TEST(HistoryReaderTest, TornTailOfAKilledRunIsDroppedWhenAllowed) {
   EXPECT_FALSE(ParseJsonlHistory(in2, "h", &h, /*allow_torn_tail=*/false).ok());
 }
 
+// history.cc reads lines of the lab's plain shape with a scanner and everything else with the
+// JSON parser: the same event must come out either way, and the same errors.
+TEST(HistoryReaderTest, PlainAndUnusualLinesReadTheSame) {
+  auto one = [](const std::string& line, Event* e) {
+    std::istringstream in(line + "\n");
+    History h;
+    Status s = ParseJsonlHistory(in, "h", &h);
+    if (s.ok() && h.size() == 1) *e = h[0];
+    return s.ok() ? std::string() : s.message();
+  };
+  Event plain;
+  ASSERT_EQ(one(R"({"index":3,"time_ns":-5,"process":2,"type":"ok","f":"acquire","key":"L",)"
+                R"("value":{"token":"a b","fence":7}})",
+                &plain),
+            "");
+  for (const char* variant : {
+           R"( { "value" : {"fence":7,"token":"a b"} , "key":"L", "f":"acquire","type":"ok",)"
+           R"("process":2,"time_ns":-5,"index":3 } )",
+           R"({"index":3,"time_ns":-5,"process":2,"type":"ok","f":"acq\u0075ire","key":"L",)"
+           R"("value":{"token":"a b","fence":7}})",
+           R"({"index":3,"time_ns":-5,"process":2,"type":"ok","f":"acquire","key":"L",)"
+           R"("value":{"token":"a b","fence":7},"extra":[1,{"x":"}"}]})",
+       }) {
+    Event e;
+    ASSERT_EQ(one(variant, &e), "") << variant;
+    EXPECT_EQ(ToJsonLine(e), ToJsonLine(plain)) << variant;
+    EXPECT_EQ(e.line, 1);
+  }
+  Event e;
+  EXPECT_EQ(one(R"({"time_ns":1.5,"process":1,"type":"ok","f":"x"})", &e),
+            "h:1: field 'time_ns': expected an integer");
+  EXPECT_EQ(one(R"({"time_ns":01,"process":1,"type":"ok","f":"x"})", &e), "h:1: not a JSON object");
+  EXPECT_EQ(one(R"({"time_ns":1,"process":1,"type":"ok","f":"x","value":{bad}})", &e),
+            "h:1: not a JSON object");
+  EXPECT_EQ(one(R"({"time_ns":1,"process":1,"type":"ok","f":"x"} trailing)", &e),
+            "h:1: not a JSON object");
+  EXPECT_EQ(one(R"({"time_ns":1,"process":-3,"type":"ok","f":"x"})", &e),
+            "h:1: field 'process': negative process id");
+  EXPECT_EQ(one(R"({"time_ns":1,"process":1,"type":"done","f":"x"})", &e),
+            "h:1: field 'type': expected invoke, ok, fail or info");
+  EXPECT_EQ(one(R"({"time_ns":1,"process":1,"type":"ok"})", &e), "h:1: field 'f': missing");
+  // Duplicate fields: the JSON parser's reading (the last one wins), not the scanner's.
+  ASSERT_EQ(one(R"({"time_ns":1,"time_ns":2,"process":1,"type":"ok","f":"x"})", &e), "");
+  EXPECT_EQ(e.time, Nanos(2));
+}
+
 TEST(HistoryReaderTest, RoundTrip) {
   Event e;
   e.index = 7;
