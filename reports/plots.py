@@ -14,8 +14,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-import faultstyle  # noqa: E402
-from runfiles import T_FAIL, T_INFO, T_OK  # noqa: E402
+from . import faultstyle  # noqa: E402
+from .runfiles import T_FAIL, T_INFO, T_OK  # noqa: E402
 
 HOLD_COLOR = "#3b6fb6"
 OVERLAP_COLOR = "#e0102a"
@@ -79,7 +79,7 @@ def focus_window(run):
         hi = min(hi, ep.end + 2_000_000_000)
         what = f"overlap #1 on {ep.key}"
     else:
-        from narrative import first_resource_anomaly
+        from .narrative import first_resource_anomaly
         a = first_resource_anomaly(run)
         if a is None:
             return None
@@ -180,7 +180,7 @@ def _shade_faults(ax, td, lo, hi, labelled):
 
 
 def _targets(w):
-    from runfiles import targets_of
+    from .runfiles import targets_of
     return targets_of(w.detail)
 
 
@@ -522,7 +522,7 @@ def latency(run, path, title):
 def heatmap(m, path, title):
     """The matrix as matrix.md prints it: one cell per lock and fault, its letter and marks
     (matrixcells.cell_text), coloured by letter. m: a matrixcells.Matrix."""
-    import matrixcells
+    from . import matrixcells
     locks, faults = m.locks, m.faults
     nl, nf = len(locks), len(faults)
     fig_w = max(6.5, 2.4 + 1.45 * nf)
