@@ -21,4 +21,7 @@ Start reading at cli.py (report_run, report_matrix, the command line). Then:
     htmlreport.py   the self-contained index.html pages (images inlined)
     faultstyle.py   one colour and label per fault
     tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
+
+Importing the package changes no global state (no matplotlib rcParams, no pyplot, no
+backend): every figure is a matplotlib.figure.Figure drawn under plots.STYLE.
 """
