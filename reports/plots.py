@@ -3,19 +3,28 @@
 Long runs are binned, never drawn bar by bar: above DETAIL_HOLDS holds (or DETAIL_EVENTS
 events) the overview shows, per client, the fraction of each time bin it held the lock, and a
 zoomed panel draws the exact bars around the first violation.
+
+Every figure is a matplotlib.figure.Figure with its own Agg canvas (no pyplot, no backend
+chosen, nothing global), laid out by layout="constrained" and drawn under STYLE through
+matplotlib.rc_context: importing this module or drawing a figure leaves matplotlib's rcParams
+as they were.
 """
 
+import functools
+
 import matplotlib
+import matplotlib.colors
+import matplotlib.transforms
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-import faultstyle  # noqa: E402
-from runfiles import T_FAIL, T_INFO, T_OK  # noqa: E402
+from . import faultstyle, matrixcells
+from .narrative import first_resource_anomaly
+from .runfiles import T_FAIL, T_INFO, T_OK, targets_of
 
 HOLD_COLOR = "#3b6fb6"
 OVERLAP_COLOR = "#e0102a"
@@ -30,13 +39,40 @@ DETAIL_EVENTS = 40000
 MAX_LABELLED_WINDOWS = 14
 MAX_NUMBERED_EPISODES = 40
 
-plt.rcParams.update({
+DPI = 110
+
+# The look of every figure here, applied per figure (matplotlib.rc_context), never globally.
+STYLE = {
     "font.size": 10,
     "axes.titlesize": 11,
     "axes.titleweight": "bold",
     "axes.spines.top": False,
     "axes.spines.right": False,
-})
+}
+
+
+def _styled(draw):
+    """draw(...) runs under STYLE; matplotlib's rcParams are restored when it returns."""
+    @functools.wraps(draw)
+    def styled(*args, **kwargs):
+        with matplotlib.rc_context(STYLE):
+            return draw(*args, **kwargs)
+    return styled
+
+
+def _figure(figsize):
+    """A constrained-layout Figure on its own Agg canvas (not registered with pyplot)."""
+    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _below_axes(fig, artist):
+    """Keeps the axes above a figure-level artist at the bottom (a legend, a footnote):
+    matplotlib 3.6's constrained layout lays out axes and their decorations only, so the strip
+    up to the artist's top edge is taken out of the layout's rectangle."""
+    top = artist.get_window_extent(fig.canvas.get_renderer()).y1 / fig.bbox.height
+    fig.get_layout_engine().set(rect=(0, top, 1, 1 - top))
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,7 +115,6 @@ def focus_window(run):
         hi = min(hi, ep.end + 2_000_000_000)
         what = f"overlap #1 on {ep.key}"
     else:
-        from narrative import first_resource_anomaly
         a = first_resource_anomaly(run)
         if a is None:
             return None
@@ -180,7 +215,6 @@ def _shade_faults(ax, td, lo, hi, labelled):
 
 
 def _targets(w):
-    from runfiles import targets_of
     return targets_of(w.detail)
 
 
@@ -366,11 +400,11 @@ def _legend(fig, td, faults_seen, binned):
     for f in sorted(faults_seen):
         items.append(Patch(fc=faultstyle.color(f), alpha=0.35, label=f"fault: {f}"))
     ncol = min(4, len(items))
-    fig.legend(handles=items, loc="lower center", ncol=ncol, fontsize=8.5, frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
-    return (len(items) + ncol - 1) // ncol
+    return fig.legend(handles=items, loc="lower center", ncol=ncol, fontsize=8.5, frameon=False,
+                      bbox_to_anchor=(0.5, 0.0))
 
 
+@_styled
 def timeline(run, path, title):
     td = TimelineData(run)
     n = max(1, len(td.clients))
@@ -386,12 +420,11 @@ def timeline(run, path, title):
     row_h = 0.42 if n <= 8 else 0.3
     main_h = 1.2 + n * row_h
     zoom_h = (1.3 + n * row_h) if zoom else 0
-    legend_rows = 3
+    legend_rows = 3     # room kept below the axes for up to three rows of legend
     fig_h = main_h + zoom_h + 0.9 + 0.22 * legend_rows
-    fig = plt.figure(figsize=(13, fig_h), dpi=110)
+    fig = _figure((13, fig_h))
     ratios = [main_h] + ([zoom_h] if zoom else [])
-    gs = fig.add_gridspec(len(ratios), 1, height_ratios=ratios, hspace=1.95 / (sum(ratios) / len(ratios)),
-                          top=1 - 0.72 / fig_h, bottom=(0.55 + 0.22 * legend_rows) / fig_h, left=0.075, right=0.985)
+    gs = fig.add_gridspec(len(ratios), 1, height_ratios=ratios)
     ax = fig.add_subplot(gs[0])
     faults_seen = _shade_faults(ax, td, lo, hi, labelled=True)
     if td.detailed:
@@ -417,10 +450,9 @@ def timeline(run, path, title):
         az.set_title(f"zoom on the first violation ({what}), {zlo:.2f}\u2013{zhi:.2f} s", loc="left",
                      pad=36 if any(w.end >= run.t0 + zlo * 1e9 and w.start <= run.t0 + zhi * 1e9
                                    for w in run.windows) else 8)
-    _legend(fig, td, faults_seen, binned=not td.detailed and not zoom)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return {"detailed": td.detailed, "zoom": zoom is not None}
+    _below_axes(fig, _legend(fig, td, faults_seen, binned=not td.detailed and not zoom))
+    fig.savefig(path, dpi=DPI)
+    return {"detailed": td.detailed, "zoom": zoom is not None, "figure": fig}
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,13 +466,14 @@ def _bin_width(span):
     return span / 100
 
 
+@_styled
 def latency(run, path, title):
     inv, done, typ, proc, _ = run.completed_ops(["acquire"])
     lat_ms = (done - inv) / 1e6
     x = run.sec(done)
     lo, hi = 0.0, max(run.duration_s, 1e-3)
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(13, 6.4), dpi=110, sharex=True,
-                                 gridspec_kw=dict(hspace=0.25, top=0.9, bottom=0.16, left=0.075, right=0.985))
+    fig = _figure((13, 6.4))
+    a1, a2 = fig.subplots(2, 1, sharex=True)
     td_faults = set()
     for ax in (a1, a2):
         spans = {}
@@ -510,24 +543,26 @@ def latency(run, path, title):
     if run.episodes:
         handles.append(Patch(fc=OVERLAP_COLOR, alpha=0.3))
         labels.append("overlap of two holders")
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8.5, frameon=False)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _below_axes(fig, fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8.5,
+                                frameon=False))
+    fig.savefig(path, dpi=DPI)
+    return {"figure": fig}
 
 
 # --------------------------------------------------------------------------------------------
 # matrix heatmap
 
 
+@_styled
 def heatmap(m, path, title):
     """The matrix as matrix.md prints it: one cell per lock and fault, its letter and marks
     (matrixcells.cell_text), coloured by letter. m: a matrixcells.Matrix."""
-    import matrixcells
     locks, faults = m.locks, m.faults
     nl, nf = len(locks), len(faults)
     fig_w = max(6.5, 2.4 + 1.45 * nf)
     fig_h = max(3.0, 1.9 + 0.55 * nl)
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h), dpi=110)
+    fig = _figure((fig_w, fig_h))
+    ax = fig.subplots()
     rgb = np.ones((nl, nf, 3))
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
@@ -558,9 +593,9 @@ def heatmap(m, path, title):
     ax.tick_params(which="minor", length=0)
     for s in ax.spines.values():
         s.set_visible(False)
-    fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, n/a not applicable; rS resource intact "
-             "(fencing), ~ lab ran late, \u2260X expected X; k/n violated/trials, @t median first violation",
-             fontsize=7, color="#555555", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    note = fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, n/a not applicable; rS resource intact "
+                    "(fencing), ~ lab ran late, \u2260X expected X; k/n violated/trials, @t median first violation",
+                    fontsize=7, color="#555555", ha="left", va="bottom")
+    _below_axes(fig, note)
+    fig.savefig(path, dpi=DPI)
+    return {"figure": fig}

@@ -5,16 +5,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(REPORTS)     # the source directory: `reports` is a package in it
 FIXTURES = os.path.join(HERE, "fixtures")
 PYTHON = "/usr/bin/python3"   # Debian's interpreter, the one with python3-matplotlib
-REPORT = os.path.join(REPORTS, "report.py")
-
-sys.path.insert(0, REPORTS)
 
 OVERLAP_RGB = (0xE0, 0x10, 0x2A)
 
@@ -25,9 +22,18 @@ def copy_fixture(name, into):
     return dst
 
 
-def run_report(*args, timeout=120, env=None):
-    e = None if env is None else {**os.environ, **env}
-    return subprocess.run([PYTHON, REPORT, *args], capture_output=True, text=True, timeout=timeout, env=e)
+def report_env(env=None):
+    """The environment harness/report_command.cc gives `python3 -m reports`: the source
+    directory first on PYTHONPATH, and PYTHONSAFEPATH so that the working directory (a `reports`
+    there) is not searched."""
+    old = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": ROOT + (os.pathsep + old if old else ""), "PYTHONSAFEPATH": "1",
+            **(env or {})}
+
+
+def run_report(*args, timeout=120, env=None, cwd=None):
+    return subprocess.run([PYTHON, "-m", "reports", *args], capture_output=True, text=True, timeout=timeout,
+                          env=report_env(env), cwd=cwd)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from helpers import TempDirMixin, copy_fixture, run_report
+from .helpers import TempDirMixin, copy_fixture, run_report
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

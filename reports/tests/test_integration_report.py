@@ -11,9 +11,9 @@ import os
 import subprocess
 import unittest
 
-from helpers import TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history
+from .helpers import TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history
 
-import runfiles  # noqa: E402
+from reports import runfiles
 
 MS = 1_000_000
 
@@ -112,6 +112,24 @@ class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
             html = fh.read()
         self.assertIn("results.json is missing", html)
         self.assertIn("overlap #1 of 16", html)
+
+    def test_locklab_report_runs_the_package_from_any_working_directory(self):
+        """`locklab report RUN_DIR` (harness/report_command.cc) runs `python3 -m reports` from
+        the source directory: a RUN_DIR relative to the caller's working directory works, and a
+        `reports` package in that directory is not the one run."""
+        d = copy_fixture("violated-client-pause", self.tmp)
+        decoy = os.path.join(self.tmp, "reports")
+        os.makedirs(decoy)
+        with open(os.path.join(decoy, "__init__.py"), "w") as fh:
+            fh.write("raise SystemExit('the decoy reports package in the working directory ran')\n")
+        with open(os.path.join(decoy, "__main__.py"), "w") as fh:
+            fh.write("raise SystemExit('the decoy reports package in the working directory ran')\n")
+        p = subprocess.run([binary(), "report", "violated-client-pause"], cwd=self.tmp, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("decoy", p.stdout + p.stderr)
+        self.assertIn(f"report: {os.path.join(d, 'report', 'index.html')}", p.stdout)
+        self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 500)
 
     def test_hold_ends_at_release_invoke_next_acquire_crash_or_end(self):
         """The hold rules, crash rule included, are the checker's (DESIGN 3.3)."""

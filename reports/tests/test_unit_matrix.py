@@ -6,7 +6,7 @@ import os
 import re
 import unittest
 
-from helpers import (PYTHON, REPORTS, TempDirMixin, copy_fixture, red_pixels, run_report)
+from .helpers import (PYTHON, REPORTS, TempDirMixin, copy_fixture, red_pixels, run_report)
 import subprocess
 from html.parser import HTMLParser
 
@@ -295,7 +295,7 @@ class CellTextTest(unittest.TestCase):
     """matrixcells.cell_text against the cell text matrix.cc writes."""
 
     def test_marks(self):
-        import matrixcells
+        from reports import matrixcells
         t = matrixcells.cell_text
         self.assertEqual(t({"verdict": "V", "resource": "S", "violated": 2, "trials": 3,
                             "median_first_violation_ms": 1250, "untrusted_timing": 1}), "V rS 2/3 @1.2s ~")
@@ -306,7 +306,7 @@ class CellTextTest(unittest.TestCase):
         self.assertEqual(t({"verdict": "n/a", "why_not": "x"}), "n/a")
 
     def test_coverage_shapes(self):
-        import matrixcells
+        from reports import matrixcells
         c = matrixcells.coverage_text
         self.assertEqual(c(None), "")
         self.assertEqual(c({"faults": {"partition": {"opened": 2, "closed": 2, "armed": 0, "reached": 1}}, "bit": True}),
@@ -376,8 +376,8 @@ class LongRunTest(TempDirMixin, unittest.TestCase):
         with open(os.path.join(d, "report", "index.html")) as fh:
             html = fh.read()
         self.assertLess(len(html), 3_000_000)
-        import runfiles
-        import plots
+        from reports import runfiles
+        from reports import plots
         run = runfiles.Run(d)
         self.assertFalse(plots.TimelineData(run).detailed)
 

@@ -18,10 +18,9 @@ import re
 import struct
 import unittest
 
-from helpers import (TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history)
+from .helpers import (TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history)
 
-import narrative  # noqa: E402
-import runfiles  # noqa: E402
+from reports import narrative, runfiles
 
 MS = 1_000_000
 

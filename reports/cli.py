@@ -1,14 +1,14 @@
-#!/usr/bin/python3
-"""locklab reports: plots and a self-contained index.html from the files of a run or a matrix.
+"""`python3 -m reports`: plots and a self-contained index.html from the files of a run or a matrix.
 
-    /usr/bin/python3 reports/report.py RUN_DIR            -> RUN_DIR/report/{timeline,latency}.png, index.html
-    /usr/bin/python3 reports/report.py --matrix MATRIX_DIR -> MATRIX_DIR/report/{heatmap.png,index.html}
-                                                             (and each trial's report when it is missing;
-                                                             --no-trials: the violated and stuck trials' only)
+    python3 -m reports RUN_DIR            -> RUN_DIR/report/{timeline,latency}.png, index.html
+    python3 -m reports --matrix MATRIX_DIR -> MATRIX_DIR/report/{heatmap.png,index.html}
+                                              (and each trial's report when it is missing;
+                                              --no-trials: the violated and stuck trials' only)
 
-Reads run files only (history.jsonl, results.json, scenario.toml; matrix.json), never the live
-system. Exit codes: 0 written; 64 usage; 65 a run file is missing or malformed (one line naming
-the file); 70 an internal error (one line, no traceback).
+(python3: Debian's /usr/bin/python3, with the source directory on PYTHONPATH; see
+harness/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
+matrix.json), never the live system. Exit codes: 0 written; 64 usage; 65 a run file is missing
+or malformed (one line naming the file); 70 an internal error (one line, no traceback).
 """
 
 import multiprocessing
@@ -16,14 +16,10 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from . import htmlreport, matrixcells, plots
+from .runfiles import Run, RunError, load_json
 
-import htmlreport  # noqa: E402
-import matrixcells  # noqa: E402
-import plots  # noqa: E402
-from runfiles import Run, RunError, load_json  # noqa: E402
-
-USAGE = ("usage: report.py RUN_DIR | report.py --matrix MATRIX_DIR [--no-trials]\n"
+USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX_DIR [--no-trials]\n"
          "  writes RUN_DIR/report/ (timeline.png, latency.png, index.html)\n"
          "  or MATRIX_DIR/report/ (heatmap.png, index.html linking every cell to its trials), and a\n"
          "  report for each trial that has none (--no-trials: only the violated and stuck ones)")
@@ -148,6 +144,3 @@ def main(argv):
     print(f"report: {index} ({extra}{time.monotonic() - t0:.2f} s)")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

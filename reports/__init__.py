@@ -1,0 +1,27 @@
+"""locklab reports: the HTML and PNG reports of a run or a matrix, made from its files.
+
+Run it as `/usr/bin/python3 -m reports RUN_DIR` or `... -m reports --matrix MATRIX_DIR` with
+the source directory on PYTHONPATH (`locklab report` does exactly that,
+harness/report_command.cc); it writes RUN_DIR/report/ (timeline.png, latency.png, index.html)
+or MATRIX_DIR/report/ (heatmap.png, index.html). Debian's /usr/bin/python3 because it has
+numpy and matplotlib (python3-numpy, python3-matplotlib); nothing else outside the standard
+library.
+
+It reads run files only, never the live system: a run directory's history.jsonl (every
+operation, one JSON object a line), results.json (the verdict and the checker's holds and
+overlap episodes; for an older run without them, `locklab check --json` is asked) and
+scenario.toml; a matrix directory's matrix.json (its cells and trials, each trial a run
+directory).
+
+Start reading at cli.py (report_run, report_matrix, the command line). Then:
+    runfiles.py     a run directory loaded: history columns, holds, episodes, fault windows
+    matrixcells.py  a matrix directory: cells with matrix.md's letters and marks, their trials
+    plots.py        the figures (timeline with red overlaps, latency/throughput, heatmap)
+    narrative.py    the words: what happened, first violation, resource anomalies
+    htmlreport.py   the self-contained index.html pages (images inlined)
+    faultstyle.py   one colour and label per fault
+    tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
+
+Importing the package changes no global state (no matplotlib rcParams, no pyplot, no
+backend): every figure is a matplotlib.figure.Figure drawn under plots.STYLE.
+"""

@@ -1,0 +1,85 @@
+"""The figures leave matplotlib's global state alone, and their constrained layout keeps the
+figure-level legend and footnote clear of the axes (matplotlib 3.6 lays out axes only)."""
+
+import json
+import os
+import subprocess
+import unittest
+
+import matplotlib
+
+from reports import matrixcells, plots, runfiles
+from reports.runfiles import load_json
+
+from .helpers import PYTHON, TempDirMixin, copy_fixture, report_env
+
+# In a fresh interpreter: what importing every module of the package does to matplotlib.
+IMPORT_PROBE = """
+import json, sys
+import matplotlib
+before = matplotlib.rcParams.copy()
+backend = dict.__getitem__(matplotlib.rcParams, "backend")   # raw: reading it may resolve it
+import reports.cli, reports.faultstyle, reports.htmlreport, reports.matrixcells, reports.narrative
+import reports.plots, reports.runfiles
+changed = sorted(k for k in before if dict.__getitem__(matplotlib.rcParams, k) != dict.__getitem__(before, k))
+print(json.dumps({"changed": changed, "pyplot": "matplotlib.pyplot" in sys.modules,
+                  "backend_same": dict.__getitem__(matplotlib.rcParams, "backend") == backend}))
+"""
+
+
+class GlobalStateTest(TempDirMixin, unittest.TestCase):
+
+    def test_importing_the_package_changes_no_rcparams_and_loads_no_pyplot(self):
+        p = subprocess.run([PYTHON, "-c", IMPORT_PROBE], capture_output=True, text=True, timeout=60,
+                           env=report_env(), cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout)
+        self.assertEqual(got, {"changed": [], "pyplot": False, "backend_same": True})
+
+    def test_drawing_uses_the_style_and_restores_rcparams(self):
+        run = runfiles.Run(copy_fixture("violated-client-pause", self.tmp))
+        before = matplotlib.rcParams.copy()
+        info = plots.timeline(run, os.path.join(self.tmp, "timeline.png"), "t")
+        self.assertEqual(matplotlib.rcParams, before)
+        ax = info["figure"].axes[0]
+        self.assertFalse(ax.spines["top"].get_visible())
+        self.assertFalse(ax.spines["right"].get_visible())
+        self.assertEqual(ax.title.get_fontweight(), "bold")
+        self.assertEqual(ax.title.get_fontsize(), plots.STYLE["axes.titlesize"])
+        # the defaults came back: an axes made now has its top spine
+        self.assertTrue(matplotlib.figure.Figure().add_subplot().spines["top"].get_visible())
+
+
+class LayoutTest(TempDirMixin, unittest.TestCase):
+
+    def assert_below_every_axes(self, fig, artist, what):
+        r = fig.canvas.get_renderer()
+        top = artist.get_window_extent(r).y1
+        self.assertIsInstance(fig.get_layout_engine(), matplotlib.layout_engine.ConstrainedLayoutEngine)
+        for ax in fig.axes:
+            # the axes with its tick labels and x label
+            bottom = ax.get_tightbbox(r).y0
+            self.assertLessEqual(top, bottom + 0.5, f"{what} reaches into axes '{ax.get_title()}'")
+        self.assertGreaterEqual(artist.get_window_extent(r).y0, -0.5, f"{what} is cut off at the bottom")
+
+    def test_run_legends_sit_below_the_axes(self):
+        for name in ("violated-client-pause", "safe-none"):
+            run = runfiles.Run(copy_fixture(name, self.tmp))
+            for draw in (plots.timeline, plots.latency):
+                fig = draw(run, os.path.join(self.tmp, f"{name}-{draw.__name__}.png"), "t")["figure"]
+                self.assertEqual(len(fig.legends), 1)
+                self.assert_below_every_axes(fig, fig.legends[0], f"{name} {draw.__name__} legend")
+            self.assertEqual(len(fig.axes), 2)
+
+    def test_heatmap_footnote_sits_below_the_axes(self):
+        d = copy_fixture("matrix-letters", self.tmp)
+        mpath = os.path.join(d, "matrix.json")
+        m = matrixcells.Matrix(d, load_json(mpath), mpath)
+        fig = plots.heatmap(m, os.path.join(self.tmp, "heatmap.png"), "m")["figure"]
+        note = [t for t in fig.texts if t.get_text().startswith("S safe")]
+        self.assertEqual(len(note), 1)
+        self.assert_below_every_axes(fig, note[0], "heatmap footnote")
+
+
+if __name__ == "__main__":
+    unittest.main()
