@@ -141,7 +141,10 @@ int RunCommand(const std::vector<std::string>& args) {
     TrialResult r = RunTrial(trial);
     if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
     int code = r.exit_code;
-    if (!r.results.is_null()) {
+    // A file that could not be written (exit 70): that one line says it all; no verdict
+    // from a history that is not whole, no report on a full disk.
+    bool io_failed = r.status.code() == Status::Code::kIo;
+    if (!r.results.is_null() && !io_failed) {
       const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
       const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
       std::cout << "verdict: " << r.results["verdict"].get<std::string>()
