@@ -125,7 +125,9 @@ int RunCommand(const std::vector<std::string>& args) {
       o = from_file;
     }
   }
-  if (s.ok()) s = CheckEndpoints(o);  // before a run directory exists
+  // Everything that can refuse the run, before a run directory exists.
+  if (s.ok()) s = ValidateRunOptions(o);
+  if (s.ok()) s = CheckEndpoints(o);
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
