@@ -653,15 +653,6 @@ Status ParseScenarioMultiLine(const std::string& text, const std::string& path, 
     return Status::BadInput(path + ":" + std::to_string(e.source().begin.line) + ": " + what);
   }
   auto at = [&](const toml::node& n) { return path + ":" + std::to_string(n.source().begin.line); };
-  // A scenario without its lock would run the defaults without a word.
-  const toml::node* lock_node = root.get("lock");
-  if (lock_node == nullptr) {
-    return Status::BadInput(path + ":1: field 'lock': missing: a scenario needs [lock] with its id "
-                            "(see `locklab list`)");
-  }
-  if (lock_node->is_table() && lock_node->as_table()->get("id") == nullptr) {
-    return Status::BadInput(at(*lock_node) + ": field 'lock.id': missing (see `locklab list`)");
-  }
   o->origins.clear();
   Status s;
   TableReader top(path, root, "");
@@ -867,6 +858,16 @@ Status ParseScenarioMultiLine(const std::string& text, const std::string& path, 
     }
     if (failover && nodes > 1) return bad("nodes", "failover needs a single lock node (n1)");
     o->nodes = static_cast<int>(nodes);
+  }
+  // A scenario without its lock would run the defaults without a word. Checked last, so
+  // that a misspelt field is named first.
+  const toml::node* lock_node = root.get("lock");
+  if (lock_node == nullptr) {
+    return Status::BadInput(path + ":1: field 'lock': missing: a scenario needs [lock] with its id "
+                            "(see `locklab list`)");
+  }
+  if (lock_node->as_table()->get("id") == nullptr) {
+    return Status::BadInput(at(*lock_node) + ": field 'lock.id': missing (see `locklab list`)");
   }
   if (o->name.empty()) o->name = LockDisplayName(o->lock) + "--" + FaultIds(*o);
   return Status::Ok();
