@@ -267,10 +267,10 @@ bool ParseShard(const std::string& v, int* index, int* count) {
 // shard of a larger matrix; 1: a whole (or merged) one. Returns the mismatching cells.
 // An interrupted matrix says so at the top of matrix.md and in matrix.json; a cell with a
 // trial that never ran is `-` (not run), never `?` or S, unless a trial that ran found a
-// violation or a stuck lock.
+// violation or a stuck lock. `*written` gets the first failed write (a full disk).
 int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_index,
-                int shard_count, const nlohmann::ordered_json& merged_from,
-                bool interrupted = false) {
+                int shard_count, const nlohmann::ordered_json& merged_from, bool interrupted,
+                Status* written) {
   auto& cells = plan.cells;
   auto& all = plan.all;
   bool sharded = shard_count > 1;
@@ -381,7 +381,7 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
                                   {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at}});
   }
-  WriteFile(dir + "/matrix.json", j.dump(2) + "\n");
+  *written = WriteFile(dir + "/matrix.json", j.dump(2) + "\n");
 
   std::ostringstream md;
   md << "# Safety matrix";
@@ -477,7 +477,8 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     md << DetectionPowerMarkdown(plan.preset_dir + "/detection-power.json", shown,
                                  plan.full ? "full" : "quick");
   }
-  WriteFile(dir + "/matrix.md", md.str());
+  Status w = WriteFile(dir + "/matrix.md", md.str());
+  if (written->ok()) *written = w;
 
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& c : cells) {
@@ -488,7 +489,8 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     if (c.not_run > 0) msg += ", " + std::to_string(c.not_run) + " trial(s) not run (interrupted)";
     checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0 && c.not_run == 0}, {"message", msg}});
   }
-  WriteFile(dir + "/junit.xml", JunitXml("matrix", checks, elapsed_s));
+  w = WriteFile(dir + "/junit.xml", JunitXml("matrix", checks, elapsed_s));
+  if (written->ok()) *written = w;
   std::cout << md.str();
   return mismatches;
 }
@@ -764,11 +766,13 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
     else std::cerr << "locklab matrix: " << line.str() << "\n";
   };
+  Status io_error;  // a cell's scenario could not be written (a full disk): no more trials
   while (finished < mine.size()) {
-    while (running < static_cast<size_t>(jobs) && next < mine.size() && !Interrupted()) {
+    while (running < static_cast<size_t>(jobs) && next < mine.size() && !Interrupted() && io_error.ok()) {
       Trial& tr = all[mine[next]];
       std::string scenario = matrix_dir + "/cells/" + tr.options.name + "-" + std::to_string(tr.index + 1) + ".toml";
-      WriteFile(scenario, ScenarioToToml(tr.options));
+      io_error = WriteFile(scenario, ScenarioToToml(tr.options));
+      if (!io_error.ok()) break;
       tr.log = scenario.substr(0, scenario.size() - 5) + ".log";
       SpawnOptions so;
       so.argv = {exe, "run", scenario, "--no-report", "--out", tr.options.out_dir};
@@ -785,7 +789,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       }
       ++next;
     }
-    if (Interrupted() && running == 0) break;
+    if ((Interrupted() || !io_error.ok()) && running == 0) break;
     if (Interrupted()) {
       for (auto& tr : all) {
         if (tr.pid > 0 && !tr.done) kill(tr.pid, SIGINT);  // each trial heals and keeps its history
@@ -822,8 +826,18 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   if (tty) std::cerr << "\n";
 
   for (size_t n : mine) all[n].not_run = !all[n].done;
+  if (!io_error.ok()) {  // a full disk: the one line that matters (exit 70)
+    std::cerr << (tty ? "\n" : "") << "locklab matrix: " << io_error.message() << "\n";
+    return io_error.ExitCode();
+  }
+  Status written;
   int mismatches = WriteMatrix(plan, matrix_dir, ToMillis(MonotonicNow() - t0) / 1000.0,
-                               shard_index, shard_count, nlohmann::ordered_json(), Interrupted());
+                               shard_index, shard_count, nlohmann::ordered_json(), Interrupted(),
+                               &written);
+  if (!written.ok()) {
+    std::cerr << "locklab matrix: " << written.message() << "\n";
+    return written.ExitCode();
+  }
   std::cout << "\nmatrix: " << matrix_dir << "/matrix.md (matrix.json, junit.xml; trial runs under "
             << matrix_dir << "/cells)\n";
   // The script prints the `report: PATH` line itself (and makes the violated and stuck
@@ -990,7 +1004,12 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   }
   int failed = 0;
   for (const auto& tr : plan.all) failed += !tr.ran;
-  int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from);
+  Status written;
+  int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from, false, &written);
+  if (!written.ok()) {
+    std::cerr << "locklab merge: " << written.message() << "\n";
+    return written.ExitCode();
+  }
   std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
             << shards.size() << " shard(s), trial runs under their cells/)\n";
   if (report) RunReportScript({"--matrix", merged_dir, "--no-trials"});  // prints `report: PATH`

@@ -161,6 +161,21 @@ TEST_F(HostileUserTest, ADiskThatFillsDuringTheRunEndsItWithExit70) {
   ExpectNoOrphans();
 }
 
+// 15.1 for the matrix: the first cell scenario that cannot be written ends it, exit 70.
+TEST_F(HostileUserTest, AFullDiskEndsTheMatrixWithExit70NamingTheFile) {
+  std::string fs = FullDisk("1m", 0);
+  if (fs.empty()) GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
+  Invocation inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none,client-pause",
+                               "--no-report", "--out", fs + "/m"},
+                              dir_);
+  EXPECT_EQ(inv.exit_code, 70) << inv.output;
+  std::vector<std::string> lines = Lines(inv.output);
+  ASSERT_EQ(lines.size(), 1u) << inv.output;
+  EXPECT_EQ(lines[0].rfind("locklab matrix: write " + fs + "/m/matrix/", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(".toml: No space left on device"), std::string::npos) << lines[0];
+  ExpectNoOrphans();
+}
+
 // 15.2 and 15.5: SIGTERM, SIGINT and SIGHUP while a client is SIGSTOPped by the fault end
 // the run within a second (one turn of the event loop, then the teardown), with
 // results.json written and marked interrupted.
