@@ -623,6 +623,13 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return Status::BadInput(path + ": cannot open: " + strerror(errno));
   if (S_ISDIR(st.st_mode)) return Status::BadInput(path + ": is a directory, not a scenario file");
+  // Far beyond any real scenario (kMaxFaults tables are some 50 KiB): parsing 16 MiB of TOML
+  // takes seconds, and more would only make `run` look hung before it refuses the file.
+  constexpr off_t kMaxScenarioBytes = off_t{16} << 20;
+  if (S_ISREG(st.st_mode) && st.st_size > kMaxScenarioBytes) {
+    return Status::BadInput(path + ": " + std::to_string(st.st_size) +
+                            " bytes; a scenario file is at most 16 MiB");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::BadInput(path + ": cannot open: " + strerror(errno));
   std::ostringstream text;

@@ -221,7 +221,7 @@ std::string ManyFaults(int tables, const std::string& table) {
 }
 
 // 15.2: the 4.7 MB scenario of 60,000 [[faults]] tables is refused at once, with the line
-// of the first table past the bound.
+// of the first table past the bound; a 20 MiB file by its size.
 TEST_F(HostileUserTest, SixtyThousandFaultTablesAreRefusedWithOneLine) {
   std::string table = "[[faults]]\nid = \"client-pause\"\nfirst_at_ms = 100\nduration_ms = 1\n"
                       "interval_ms = 0\ntargets = [1]\n\n";
@@ -232,6 +232,10 @@ TEST_F(HostileUserTest, SixtyThousandFaultTablesAreRefusedWithOneLine) {
                     ": field 'faults': 60000 [[faults]] tables, at most 256 (one table repeats its "
                     "window: windows, interval_ms)");
   std::cout << "60,000 tables refused in " << ToMillis(MonotonicNow() - t0) << " ms\n";
+  // A file far beyond any scenario is refused by its size, before it is parsed.
+  std::string big = WriteScenario("big.toml", std::string(20 << 20, '#'));
+  ExpectRefused({"run", big, "--no-report", "--out", dir_ + "/runs"}, 65,
+                "locklab " + big + ": 20971520 bytes; a scenario file is at most 16 MiB");
 }
 
 // 15.2: tens of thousands of windows within the bound (256 tables of 200 one-millisecond
