@@ -765,7 +765,7 @@ Status ParseScenarioMultiLine(const std::string& text, const std::string& path, 
     o->clients = static_cast<int>(clients);
     o->keys = static_cast<int>(keys);
   }
-  // Faults: [[faults]] (any number) or a single [fault] table.
+  // Faults: [[faults]] (up to kMaxFaults) or a single [fault] table.
   std::vector<const toml::table*> fault_tables;
   if (const toml::node* n = root.get("faults")) {
     if (!n->is_array_of_tables()) {
