@@ -239,7 +239,7 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
   };
   const locks::LockInfo* info = locks::FindLock(o.lock);
   if (info == nullptr) {
-    return Status::Usage(where("lock", "--lock") + ": unknown lock '" + o.lock + "' (see `locklab list`)");
+    return Status::Usage(where("lock", "--lock") + ": lock '" + o.lock + "': unknown lock id (see `locklab list`)");
   }
   if (o.faults.size() > kMaxFaults) {
     return Status::Usage("run: " + std::to_string(o.faults.size()) + " faults, at most " +
