@@ -8,6 +8,7 @@ int Status::ExitCode() const {
     case Code::kUsage: return 64;
     case Code::kBadInput: return 65;
     case Code::kInfrastructure: return 69;
+    case Code::kIo: return 70;
     case Code::kInterrupted: return 2;
   }
   return 70;

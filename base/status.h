@@ -12,7 +12,7 @@ namespace locklab {
 
 class Status {
  public:
-  enum class Code { kOk = 0, kUsage, kBadInput, kInfrastructure, kInterrupted };
+  enum class Code { kOk = 0, kUsage, kBadInput, kInfrastructure, kIo, kInterrupted };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -21,13 +21,17 @@ class Status {
   static Status Infrastructure(std::string msg) {
     return Status(Code::kInfrastructure, std::move(msg));
   }
+  // A file the lab must keep (history, results, scenario) could not be written in full
+  // (disk full, read-only, I/O error): the message names the file and the errno text.
+  static Status Io(std::string msg) { return Status(Code::kIo, std::move(msg)); }
   static Status Interrupted(std::string msg) { return Status(Code::kInterrupted, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   // Process exit code for this status: 0 when ok, 64 usage, 65 bad input (data), 69
-  // infrastructure (a server or child process failed), 2 interrupted (incomplete).
+  // infrastructure (a server or child process failed), 70 I/O (a file could not be
+  // written), 2 interrupted (incomplete).
   int ExitCode() const;
   std::string ToString() const;
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <istream>
 #include <sstream>
+#include <unordered_map>
 
 namespace locklab::checker {
 namespace {
@@ -260,8 +261,10 @@ std::string ProcessName(int64_t process) {
 }
 
 Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out,
-                         bool allow_torn_tail) {
+                         bool allow_torn_tail, int* torn_line) {
   out->clear();
+  if (torn_line != nullptr) *torn_line = 0;
+  std::unordered_map<int64_t, int> first_line;  // index -> the line that had it
   std::string text;
   int line = 0;
   while (std::getline(in, text)) {
@@ -272,18 +275,29 @@ Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out
     Event e;
     Status s = ParseOne(text, name, line, &e);
     if (!s.ok()) {
-      if (allow_torn_tail && last && !had_newline) break;  // killed mid-write
+      if (allow_torn_tail && last && !had_newline) {  // killed mid-write
+        if (torn_line != nullptr) *torn_line = line;
+        break;
+      }
       return s;
+    }
+    // The index orders events written at the same time: two with one index make that
+    // order, and every "the event at index N" in a report, ambiguous.
+    auto [it, fresh] = first_line.emplace(e.index, line);
+    if (!fresh) {
+      return FieldError(name, line, "index", "duplicate index " + std::to_string(e.index) +
+                                                 " (also on line " + std::to_string(it->second) + ")");
     }
     out->push_back(std::move(e));
   }
   return Status::Ok();
 }
 
-Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail) {
+Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail,
+                        int* torn_line) {
   std::ifstream in(path);
   if (!in) return Status::BadInput(path + ": cannot open");
-  return ParseJsonlHistory(in, path, out, allow_torn_tail);
+  return ParseJsonlHistory(in, path, out, allow_torn_tail, torn_line);
 }
 
 std::string ToJsonLine(const Event& e) {

@@ -42,11 +42,13 @@ const char* EventTypeName(EventType t);
 std::string ProcessName(int64_t process);
 
 // Parses JSON Lines. `name` is used in error messages ("history.jsonl:12: ...").
-// Blank lines are skipped. A truncated last line (a killed run) is an error unless
-// `allow_torn_tail` is set, in which case it is dropped.
+// Blank lines are skipped; two events with the same index are an error (field 'index').
+// A truncated last line (a killed run) is an error unless `allow_torn_tail` is set, in
+// which case it is dropped and its line number stored in `*torn_line` (0: none dropped).
 Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out,
-                         bool allow_torn_tail = false);
-Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail = false);
+                         bool allow_torn_tail = false, int* torn_line = nullptr);
+Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail = false,
+                        int* torn_line = nullptr);
 
 // One event as one JSON line (no trailing newline), fields in DESIGN.md order.
 std::string ToJsonLine(const Event& e);

@@ -27,7 +27,7 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-Status ClockJumpFault::Validate(LabControl&) {
+Status ClockJumpFault::Validate() {
   std::string revert = o_.Param("revert", "true");
   if (revert != "true" && revert != "false") {
     return Status::Usage("fault clock-jump: param 'revert': '" + revert + "': expected true or false");
@@ -51,7 +51,7 @@ void ClockJumpFault::Close(LabControl& lab, Nanos) {
   for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
 }
 
-Status ClockDriftFault::Validate(LabControl&) {
+Status ClockDriftFault::Validate() {
   std::string r = o_.Param("rate", "2.0");
   char* end = nullptr;
   rate_ = std::strtod(r.c_str(), &end);
@@ -78,7 +78,7 @@ void ClockDriftFault::Close(LabControl& lab, Nanos) {
   for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
 }
 
-Status ClientClockFault::Validate(LabControl&) {
+Status ClientClockFault::Validate() {
   return CheckOffset("client-clock", o_.Param("offset", "-30s"));
 }
 

@@ -18,7 +18,7 @@ class ClockJumpFault : public WindowedFault {
   const char* id() const override { return "clock-jump"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
 };
@@ -31,7 +31,7 @@ class ClockDriftFault : public WindowedFault {
   const char* id() const override { return "clock-drift"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
   void WhileOpen(LabControl& lab, Nanos now) override;
@@ -50,7 +50,7 @@ class ClientClockFault : public WindowedFault {
   bool NeedsClientClock() const override { return true; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
 

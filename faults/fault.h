@@ -94,6 +94,14 @@ class Fault {
   // Whether the lab needs a replica of n1 and three sentinels (clients then find the
   // master through Sentinel).
   virtual bool NeedsSentinel() const { return false; }
+  // Checks the options against a lab of `clients` clients and `nodes` lock nodes before
+  // anything starts (targets, nodes, params); Setup checks the same again. Usage errors
+  // name the fault.
+  virtual Status CheckOptions(int clients, int nodes) {
+    (void)clients;
+    (void)nodes;
+    return Status::Ok();
+  }
   // `start` is the run's start time (MonotonicNow).
   virtual Status Setup(LabControl& lab, Nanos start) = 0;
   virtual void Tick(LabControl& lab, Nanos now) = 0;

@@ -17,7 +17,7 @@ nlohmann::json LinksJson(const std::vector<std::pair<int, int>>& links) {
 
 }  // namespace
 
-Status PartitionFault::Validate(LabControl&) {
+Status PartitionFault::Validate() {
   std::string shape = o_.Param("shape", "isolate-clients");
   if (shape != "isolate-clients" && shape != "isolate-node" && shape != "majorities-ring") {
     return Status::Usage("fault partition: param 'shape': '" + shape +
@@ -125,7 +125,7 @@ void ReplyLossFault::Close(LabControl& lab, Nanos) {
   cut_.clear();
 }
 
-Status DelayFault::Validate(LabControl&) {
+Status DelayFault::Validate() {
   std::string d = o_.Param("delay_ms", std::to_string(o_.duration.count()));
   try {
     size_t used = 0;

@@ -22,7 +22,7 @@ class PartitionFault : public WindowedFault {
   const char* id() const override { return "partition"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
 
@@ -55,7 +55,7 @@ class DelayFault : public WindowedFault {
   const char* id() const override { return "delay"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   std::string ArmedPoint() const override { return "before-write"; }
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;

@@ -2,7 +2,7 @@
 
 namespace locklab::faults {
 
-Status ClientPauseFault::Validate(LabControl&) {
+Status ClientPauseFault::Validate() {
   std::string mode = o_.Param("mode", "targeted");
   if (mode != "targeted" && mode != "random") {
     return Status::Usage("fault client-pause: param 'mode': '" + mode + "': expected targeted or random");
@@ -41,7 +41,7 @@ void ClientPauseFault::Close(LabControl& lab, Nanos) {
   paused_ = 0;
 }
 
-Status SlowCsFault::Validate(LabControl&) {
+Status SlowCsFault::Validate() {
   std::string point = o_.Param("point", "after-acquire");
   if (point != "after-acquire" && point != "before-write") {
     return Status::Usage("fault slow-cs: param 'point': '" + point +
@@ -61,7 +61,7 @@ ClientCrashFault::ClientCrashFault(FaultOptions o, uint64_t seed)
   if (o_.windows == 0) o_.windows = 1;  // a crashed client stays dead: one by default
 }
 
-Status ClientCrashFault::Validate(LabControl&) {
+Status ClientCrashFault::Validate() {
   std::string point = o_.Param("point", "after-acquire");
   if (!IsPausePoint(point)) {
     return Status::Usage("fault client-crash: param 'point': '" + point + "' is not a pause point");
@@ -93,7 +93,7 @@ std::vector<std::string> RestartFault::NodeArgs() const {
   return {};
 }
 
-Status RestartFault::Validate(LabControl&) {
+Status RestartFault::Validate() {
   std::string mode = o_.Param("restart", "no-persistence");
   if (mode != "no-persistence" && mode != "aof-always") {
     return Status::Usage("fault restart: param 'restart': '" + mode +
@@ -120,7 +120,7 @@ FailoverFault::FailoverFault(FaultOptions o, uint64_t seed) : WindowedFault(std:
   if (o_.windows == 0) o_.windows = 1;  // one failover per trial unless asked for more
 }
 
-Status FailoverFault::Validate(LabControl&) {
+Status FailoverFault::Validate() {
   std::string v = o_.Param("kill_after_ms", "300");
   try {
     size_t used = 0;

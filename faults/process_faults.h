@@ -14,7 +14,7 @@ class ClientPauseFault : public WindowedFault {
   const char* id() const override { return "client-pause"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   std::string ArmedPoint() const override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
@@ -31,7 +31,7 @@ class SlowCsFault : public WindowedFault {
   const char* id() const override { return "slow-cs"; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   std::string ArmedPoint() const override { return o_.Param("point", "after-acquire"); }
   std::string ArmedAction() const override {
     return "slow:" + std::to_string(o_.duration.count());
@@ -48,7 +48,7 @@ class ClientCrashFault : public WindowedFault {
 
  protected:
   std::string ArmedPoint() const override { return o_.Param("point", "after-acquire"); }
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl&, Nanos) override {}
 };
@@ -73,7 +73,7 @@ class RestartFault : public WindowedFault {
   std::vector<std::string> NodeArgs() const override;
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
 };
@@ -91,7 +91,7 @@ class FailoverFault : public WindowedFault {
   bool NeedsSentinel() const override { return true; }
 
  protected:
-  Status Validate(LabControl& lab) override;
+  Status Validate() override;
   nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
   void Close(LabControl& lab, Nanos time) override;
   void WhileOpen(LabControl& lab, Nanos now) override;

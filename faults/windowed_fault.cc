@@ -5,9 +5,7 @@ namespace locklab::faults {
 Status WindowedFault::Setup(LabControl &lab, Nanos start) {
   if (o_.duration.count() <= 0)
     return Status::Usage(std::string("fault ") + id() + ": duration must be > 0 ms");
-  Status s = CheckClients(lab);
-  if (s.ok()) s = CheckNodes(lab);
-  if (s.ok()) s = Validate(lab);
+  Status s = CheckOptions(lab.client_count(), lab.node_count());
   next_at_ = start + o_.first_at;
   // The schedule goes into the history, so that the judge can tell a fault that never bit
   // (an armed point never reached, no window before the end) from one that did.
@@ -21,23 +19,30 @@ Status WindowedFault::Setup(LabControl &lab, Nanos start) {
   return s;
 }
 
-Status WindowedFault::CheckClients(LabControl &lab) const {
+Status WindowedFault::CheckOptions(int clients, int nodes) {
+  Status s = CheckClients(clients);
+  if (s.ok()) s = CheckNodes(nodes);
+  if (s.ok()) s = Validate();
+  return s;
+}
+
+Status WindowedFault::CheckClients(int clients) const {
   for (int t : o_.targets) {
-    if (t < 1 || t > lab.client_count()) {
+    if (t < 1 || t > clients) {
       return Status::Usage(std::string("fault ") + id() + ": target client " + std::to_string(t) +
-                           " does not exist (clients are 1.." + std::to_string(lab.client_count()) +
+                           " does not exist (clients are 1.." + std::to_string(clients) +
                            ")");
     }
   }
   return Status::Ok();
 }
 
-Status WindowedFault::CheckNodes(LabControl &lab) const {
+Status WindowedFault::CheckNodes(int nodes) const {
   for (int n : o_.nodes) {
-    if (n < 1 || n > lab.node_count()) {
+    if (n < 1 || n > nodes) {
       return Status::Usage(std::string("fault ") + id() + ": node " + std::to_string(n) +
                            " does not exist (lock nodes are n1..n" +
-                           std::to_string(lab.node_count()) + ")");
+                           std::to_string(nodes) + ")");
     }
   }
   return Status::Ok();

@@ -14,6 +14,7 @@ class WindowedFault : public Fault {
  public:
   WindowedFault(FaultOptions options, uint64_t seed) : o_(std::move(options)), rng_(seed) {}
 
+  Status CheckOptions(int clients, int nodes) override;
   Status Setup(LabControl& lab, Nanos start) override;
   void Tick(LabControl& lab, Nanos now) override;
   bool OnPausePoint(LabControl& lab, int process, const std::string& point, Nanos time) override;
@@ -21,11 +22,9 @@ class WindowedFault : public Fault {
   Nanos NextWakeup() const override;
 
  protected:
-  // Checks fault-specific options (params, node numbers) once the lab size is known.
-  virtual Status Validate(LabControl& lab) {
-    (void)lab;
-    return Status::Ok();
-  }
+  // Checks fault-specific options (params); node and client numbers are checked by
+  // CheckOptions.
+  virtual Status Validate() { return Status::Ok(); }
   // For armed faults: the point to arm and the action ("pause", "slow:MS"); empty: none.
   virtual std::string ArmedPoint() const { return ""; }
   virtual std::string ArmedAction() const { return "pause"; }
@@ -50,8 +49,8 @@ class WindowedFault : public Fault {
   virtual int PickArmedClient(LabControl& lab) { return PickClient(lab); }
   // The nodes option, or {default_node} when empty.
   std::vector<int> NodesOr(int default_node) const;
-  Status CheckNodes(LabControl& lab) const;
-  Status CheckClients(LabControl& lab) const;
+  Status CheckNodes(int nodes) const;
+  Status CheckClients(int clients) const;
 
   FaultOptions o_;
   Rng rng_;

@@ -125,7 +125,9 @@ int RunCommand(const std::vector<std::string>& args) {
       o = from_file;
     }
   }
-  if (s.ok()) s = CheckEndpoints(o);  // before a run directory exists
+  // Everything that can refuse the run, before a run directory exists.
+  if (s.ok()) s = ValidateRunOptions(o);
+  if (s.ok()) s = CheckEndpoints(o);
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
@@ -141,7 +143,10 @@ int RunCommand(const std::vector<std::string>& args) {
     TrialResult r = RunTrial(trial);
     if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
     int code = r.exit_code;
-    if (!r.results.is_null()) {
+    // A file that could not be written (exit 70): that one line says it all; no verdict
+    // from a history that is not whole, no report on a full disk.
+    bool io_failed = r.status.code() == Status::Code::kIo;
+    if (!r.results.is_null() && !io_failed) {
       const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
       const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
       std::cout << "verdict: " << r.results["verdict"].get<std::string>()

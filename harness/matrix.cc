@@ -134,6 +134,7 @@ struct Trial {
   bool done = false;
   bool ran = false;
   bool in_slice = true;  // false: another shard runs it (--shard)
+  bool not_run = false;  // never started: the matrix was interrupted first
 };
 
 struct Cell {
@@ -141,9 +142,10 @@ struct Cell {
   bool applicable = true;
   std::string why_not;
   std::vector<size_t> trials;
-  std::string verdict = "?";     // S | V | L | ? | n/a
+  std::string verdict = "?";     // S | V | L | ? | - (not run: interrupted) | n/a
   std::string resource = "?";    // S | V | ?
   int violated = 0, stuck = 0, safe = 0, unknown = 0;
+  int not_run = 0;    // trials never started (an interrupted matrix)
   int untrusted = 0;  // trials whose lab ran late by more than a tenth of the TTL (lab_lag)
   double median_first_violation_ms = -1;
   int fault_bit = 0;          // trials whose fault bit (results.json coverage)
@@ -263,8 +265,12 @@ bool ParseShard(const std::string& v, int* index, int* count) {
 // Cell verdicts from the plan's trials that are in this output (in_slice), then
 // matrix.json, matrix.md and junit.xml in `dir`; prints matrix.md. shard_count > 1: one
 // shard of a larger matrix; 1: a whole (or merged) one. Returns the mismatching cells.
+// An interrupted matrix says so at the top of matrix.md and in matrix.json; a cell with a
+// trial that never ran is `-` (not run), never `?` or S, unless a trial that ran found a
+// violation or a stuck lock. `*written` gets the first failed write (a full disk).
 int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_index,
-                int shard_count, const nlohmann::ordered_json& merged_from) {
+                int shard_count, const nlohmann::ordered_json& merged_from, bool interrupted,
+                Status* written) {
   auto& cells = plan.cells;
   auto& all = plan.all;
   bool sharded = shard_count > 1;
@@ -281,6 +287,10 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     int resource_bad = 0, resource_safe = 0;
     for (size_t ti : c.trials) {
       const auto& r = all[ti].results;
+      if (all[ti].not_run) {
+        ++c.not_run;
+        continue;
+      }
       std::string v = all[ti].ran ? r.value("verdict", std::string("unknown")) : "error";
       bool stuck = all[ti].ran && r.contains("liveness") && r["liveness"].value("stuck", false);
       if (v == "violated") ++c.violated;
@@ -307,14 +317,14 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     }
     untrusted_trials += c.untrusted;
     int n = static_cast<int>(c.trials.size());
-    c.verdict = c.violated ? "V" : c.stuck ? "L" : (c.safe == n && n > 0) ? "S" : "?";
-    c.resource = resource_bad ? "V" : (resource_safe == n && n > 0) ? "S" : "?";
+    c.verdict = c.violated ? "V" : c.stuck ? "L" : c.not_run > 0 ? "-" : (c.safe == n && n > 0) ? "S" : "?";
+    c.resource = resource_bad ? "V" : c.not_run > 0 ? "-" : (resource_safe == n && n > 0) ? "S" : "?";
     if (!firsts.empty()) {
       std::sort(firsts.begin(), firsts.end());
       c.median_first_violation_ms = firsts[firsts.size() / 2];
     }
-    if (!c.expected.empty() && c.expected != c.verdict) c.mismatch = true;
-    if (!c.expected_resource.empty() && c.expected_resource != c.resource) c.mismatch = true;
+    if (!c.expected.empty() && c.expected != c.verdict && c.verdict != "-") c.mismatch = true;
+    if (!c.expected_resource.empty() && c.expected_resource != c.resource && c.resource != "-") c.mismatch = true;
     mismatches += c.mismatch;
   }
 
@@ -324,6 +334,12 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
   j["trials_per_cell"] = plan.trials;
   j["jobs"] = plan.jobs;
   j["elapsed_s"] = elapsed_s;
+  int not_run = 0;
+  for (const auto& tr : all) not_run += tr.in_slice && tr.not_run;
+  if (interrupted || not_run > 0) {
+    j["interrupted"] = true;
+    j["trials_not_run"] = not_run;
+  }
   j["lab_lag"] = {{"untrusted_trials", untrusted_trials}, {"worst_ms", worst_lag_ms}};
   // What `locklab merge` checks (one plan id) and rebuilds the matrix from.
   j["plan"] = {{"id", plan.id}, {"locks", plan.lock_ids}, {"faults", plan.cols},
@@ -337,6 +353,7 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
                                  {"resource", c.resource}, {"trials", c.trials.size()},
                                  {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
                                  {"unknown", c.unknown}, {"untrusted_timing", c.untrusted}};
+    if (c.not_run > 0) cj["not_run"] = c.not_run;
     cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
     // Coverage: in how many trials the cell's fault bit (every fault, for combined columns).
     if (c.applicable && c.fault != "none") cj["fault_bit"] = c.fault_bit;
@@ -364,12 +381,20 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
                                   {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at}});
   }
-  WriteFile(dir + "/matrix.json", j.dump(2) + "\n");
+  *written = WriteFile(dir + "/matrix.json", j.dump(2) + "\n");
 
   std::ostringstream md;
   md << "# Safety matrix";
   if (sharded) md << " (shard " << shard_index << "/" << shard_count << ": its trials only)";
   md << "\n\n";
+  if (interrupted || not_run > 0) {
+    size_t in_slice = 0;
+    for (const auto& tr : all) in_slice += tr.in_slice;
+    md << "**Interrupted**: " << not_run << " of " << in_slice
+       << " trials never ran (cells marked `-`), and the trials that were running were cut short "
+          "(their verdicts are unknown unless a violation was already seen). This matrix is "
+          "incomplete.\n\n";
+  }
   md << "Seed " << plan.seed << ", " << (plan.full ? "full" : "quick") << " mode, " << plan.trials
      << " trial(s) per cell, " << plan.jobs << " at a time, " << static_cast<int>(elapsed_s)
      << " s. Each cell: the verdict found in the histories (V violated, L stuck, S safe, ? unknown),"
@@ -399,6 +424,7 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
         snprintf(buf, sizeof(buf), " @%.1fs", c.median_first_violation_ms / 1000.0);
         md << buf;
       }
+      if (c.not_run > 0) md << " (" << c.not_run << " not run)";
       if (c.mismatch) md << " ≠" << (c.expected.empty() ? "r" + c.expected_resource : c.expected);
       if (c.untrusted > 0) md << " ~";
       md << " |";
@@ -451,7 +477,8 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     md << DetectionPowerMarkdown(plan.preset_dir + "/detection-power.json", shown,
                                  plan.full ? "full" : "quick");
   }
-  WriteFile(dir + "/matrix.md", md.str());
+  Status w = WriteFile(dir + "/matrix.md", md.str());
+  if (written->ok()) *written = w;
 
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& c : cells) {
@@ -459,9 +486,11 @@ int WriteMatrix(Plan& plan, const std::string& dir, double elapsed_s, int shard_
     std::string msg = c.lock + " under " + c.fault + ": " + c.verdict + " (" +
                       std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated)";
     if (c.mismatch) msg += ", expected " + c.expected + (c.expected_resource.empty() ? "" : " resource " + c.expected_resource) + " (" + c.origin + ")";
-    checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0}, {"message", msg}});
+    if (c.not_run > 0) msg += ", " + std::to_string(c.not_run) + " trial(s) not run (interrupted)";
+    checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0 && c.not_run == 0}, {"message", msg}});
   }
-  WriteFile(dir + "/junit.xml", JunitXml("matrix", checks, elapsed_s));
+  w = WriteFile(dir + "/junit.xml", JunitXml("matrix", checks, elapsed_s));
+  if (written->ok()) *written = w;
   std::cout << md.str();
   return mismatches;
 }
@@ -737,11 +766,13 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
     else std::cerr << "locklab matrix: " << line.str() << "\n";
   };
+  Status io_error;  // a cell's scenario could not be written (a full disk): no more trials
   while (finished < mine.size()) {
-    while (running < static_cast<size_t>(jobs) && next < mine.size() && !Interrupted()) {
+    while (running < static_cast<size_t>(jobs) && next < mine.size() && !Interrupted() && io_error.ok()) {
       Trial& tr = all[mine[next]];
       std::string scenario = matrix_dir + "/cells/" + tr.options.name + "-" + std::to_string(tr.index + 1) + ".toml";
-      WriteFile(scenario, ScenarioToToml(tr.options));
+      io_error = WriteFile(scenario, ScenarioToToml(tr.options));
+      if (!io_error.ok()) break;
       tr.log = scenario.substr(0, scenario.size() - 5) + ".log";
       SpawnOptions so;
       so.argv = {exe, "run", scenario, "--no-report", "--out", tr.options.out_dir};
@@ -758,7 +789,7 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
       }
       ++next;
     }
-    if (Interrupted() && running == 0) break;
+    if ((Interrupted() || !io_error.ok()) && running == 0) break;
     if (Interrupted()) {
       for (auto& tr : all) {
         if (tr.pid > 0 && !tr.done) kill(tr.pid, SIGINT);  // each trial heals and keeps its history
@@ -794,8 +825,19 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   }
   if (tty) std::cerr << "\n";
 
+  for (size_t n : mine) all[n].not_run = !all[n].done;
+  if (!io_error.ok()) {  // a full disk: the one line that matters (exit 70)
+    std::cerr << (tty ? "\n" : "") << "locklab matrix: " << io_error.message() << "\n";
+    return io_error.ExitCode();
+  }
+  Status written;
   int mismatches = WriteMatrix(plan, matrix_dir, ToMillis(MonotonicNow() - t0) / 1000.0,
-                               shard_index, shard_count, nlohmann::ordered_json());
+                               shard_index, shard_count, nlohmann::ordered_json(), Interrupted(),
+                               &written);
+  if (!written.ok()) {
+    std::cerr << "locklab matrix: " << written.message() << "\n";
+    return written.ExitCode();
+  }
   std::cout << "\nmatrix: " << matrix_dir << "/matrix.md (matrix.json, junit.xml; trial runs under "
             << matrix_dir << "/cells)\n";
   // The script prints the `report: PATH` line itself (and makes the violated and stuck
@@ -962,7 +1004,12 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   }
   int failed = 0;
   for (const auto& tr : plan.all) failed += !tr.ran;
-  int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from);
+  Status written;
+  int mismatches = WriteMatrix(plan, merged_dir, elapsed, 1, 1, from, false, &written);
+  if (!written.ok()) {
+    std::cerr << "locklab merge: " << written.message() << "\n";
+    return written.ExitCode();
+  }
   std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
             << shards.size() << " shard(s), trial runs under their cells/)\n";
   if (report) RunReportScript({"--matrix", merged_dir, "--no-trials"});  // prints `report: PATH`

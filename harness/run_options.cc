@@ -1,6 +1,9 @@
 #include "harness/run_options.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,6 +47,34 @@ std::vector<int> ParseIntList(const std::string& s, bool* ok) {
     out.push_back(static_cast<int>(v));
   }
   return out;
+}
+
+// Messages echo what the user wrote (a lock id, a fault param, a URL), and a TOML string
+// may hold a newline: escaped here, so that every error stays one line.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\x%02x", u);
+      out += buf;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+Status OneLine(const Status& s) {
+  if (s.ok() || s.message() == OneLine(s.message())) return s;
+  switch (s.code()) {
+    case Status::Code::kBadInput: return Status::BadInput(OneLine(s.message()));
+    case Status::Code::kUsage: return Status::Usage(OneLine(s.message()));
+    default: return s;
+  }
 }
 
 }  // namespace
@@ -188,6 +219,88 @@ Status CheckEndpoints(const RunOptions& o) {
   return Status::Ok();
 }
 
+namespace {
+Status ValidateRunOptionsMultiLine(const RunOptions& o);
+}  // namespace
+
+Status ValidateRunOptions(const RunOptions& o) { return OneLine(ValidateRunOptionsMultiLine(o)); }
+
+namespace {
+Status ValidateRunOptionsMultiLine(const RunOptions& o) {
+  // The scenario file's place for a field, or the flag that sets it.
+  // A field the file left out (a default) is named by its table: "fault0.first_at_ms"
+  // falls back to "fault0".
+  auto where = [&](const std::string& key, const std::string& flag) {
+    auto it = o.origins.find(key);
+    if (it == o.origins.end() && key.find('.') != std::string::npos) {
+      it = o.origins.find(key.substr(0, key.find('.')));
+    }
+    return it != o.origins.end() ? it->second : "run: flag " + flag;
+  };
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  if (info == nullptr) {
+    return Status::Usage(where("lock", "--lock") + ": lock '" + o.lock + "': unknown lock id (see `locklab list`)");
+  }
+  if (o.faults.size() > kMaxFaults) {
+    return Status::Usage("run: " + std::to_string(o.faults.size()) + " faults, at most " +
+                         std::to_string(kMaxFaults) + " (one fault repeats its window: --windows, --interval)");
+  }
+  // Knobs one at a time first, so that the message names the knob's own line.
+  locks::LockConfig probe;
+  probe.algorithm = o.lock;
+  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
+  probe.ttl = o.ttl;
+  probe.driver_args = o.driver_args;
+  std::unique_ptr<locks::Lock> unused;
+  for (const auto& [k, v] : o.knobs) {
+    probe.knobs = {{k, v}};
+    Status s = locks::MakeLock(probe, &unused);
+    if (!s.ok()) return Status::Usage(where("knob." + k, "--knob") + ": " + s.message());
+  }
+  probe.knobs = o.knobs;
+  Status s = locks::MakeLock(probe, &unused);
+  if (!s.ok()) return Status::Usage(where(o.knobs.empty() ? "lock" : "lock.knobs", "--knob") + ": " + s.message());
+  const int nodes = LockNodes(o);
+  for (size_t i = 0; i < o.faults.size(); ++i) {
+    const faults::FaultOptions& f = o.faults[i];
+    const std::string key = "fault" + std::to_string(i);
+    if (faults::FindFault(f.id) == nullptr) {
+      return Status::Usage(where(key, "--fault") + ": unknown fault '" + f.id + "' (see `locklab list`)");
+    }
+    if (!locks::FaultApplies(*info, f.id)) {
+      return Status::Usage(where(key, "--fault") + ": fault '" + f.id + "' does not apply to lock '" +
+                           o.lock + "' (see `locklab list`)");
+    }
+    for (int t : f.targets) {
+      if (t < 1 || t > o.clients) {
+        return Status::Usage(where(key + ".targets", "--targets") + ": fault " + f.id + ": target client " +
+                             std::to_string(t) + " does not exist (clients are 1.." +
+                             std::to_string(o.clients) + ")");
+      }
+    }
+    for (int n : f.nodes) {
+      if (n < 1 || n > nodes) {
+        return Status::Usage(where(key + ".nodes", "--fault-nodes") + ": fault " + f.id + ": node " +
+                             std::to_string(n) + " does not exist (lock " + o.lock + " has n1..n" +
+                             std::to_string(nodes) + ")");
+      }
+    }
+    // A first window at or past the end never opens: the fault would run silently not at all.
+    if (f.first_at >= o.duration) {
+      return Status::Usage(where(key + ".first_at_ms", "--first-at") + ": fault " + f.id + " would first open at " +
+                           std::to_string(f.first_at.count()) + " ms, at or after the run's end (" +
+                           std::to_string(o.duration.count()) + " ms)");
+    }
+    std::unique_ptr<faults::Fault> fault;
+    s = faults::MakeFault(f, 1, &fault);
+    if (s.ok()) s = fault->CheckOptions(o.clients, nodes);
+    if (!s.ok()) return Status::Usage(where(key, "--fault") + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
                     int64_t lo, int64_t hi, int64_t* out) {
   int64_t n = 0;
@@ -199,8 +312,19 @@ Status ParseIntFlag(const std::string& command, const std::string& flag, const s
   return Status::Ok();
 }
 
+namespace {
+Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* o,
+                              std::string* scenario_path);
+}  // namespace
+
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
                      std::string* scenario_path) {
+  return OneLine(ParseRunFlagsMultiLine(args, o, scenario_path));
+}
+
+namespace {
+Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* o,
+                              std::string* scenario_path) {
   scenario_path->clear();
   bool name_given = false;
   bool fault_named = false;  // whether the last fault entry got its id from --fault
@@ -310,14 +434,33 @@ Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
   return Status::Ok();
 }
 
+}  // namespace
+
 std::string ScenarioToToml(const RunOptions& o) {
+  // A TOML basic string: quotes, backslashes and control characters escaped, so that any
+  // name or knob value a scenario held is written back as one that parses to the same.
   auto q = [](const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(c);
+      unsigned char u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out.push_back('\\');
+        out.push_back(c);
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        snprintf(buf, sizeof(buf), "\\u%04x", u);
+        out += buf;
+      } else {
+        out.push_back(c);
+      }
     }
     return out + "\"";
+  };
+  // A key as written: bare when TOML allows it, else quoted.
+  auto key = [&q](const std::string& k) {
+    bool bare = !k.empty();
+    for (char c : k) bare = bare && (isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+    return bare ? k : q(k);
   };
   std::ostringstream t;
   t << "# locklab scenario. Replay this exact trial with: locklab run <this file>\n";
@@ -346,7 +489,7 @@ std::string ScenarioToToml(const RunOptions& o) {
   }
   if (!o.knobs.empty()) {
     t << "[lock.knobs]\n";
-    for (const auto& [k, v] : o.knobs) t << k << " = " << q(v) << "\n";
+    for (const auto& [k, v] : o.knobs) t << key(k) << " = " << q(v) << "\n";
   }
   t << "\n[workload]\n";
   t << "id = \"counter\"\n";
@@ -476,15 +619,48 @@ Status SubTable(const std::string& file, const toml::table& root, const char* ke
 }  // namespace
 
 Status LoadScenarioFile(const std::string& path, RunOptions* o) {
-  std::ifstream in(path);
-  if (!in) return Status::BadInput(path + ": cannot open");
+  // An ifstream opens a directory and reads it as empty: say what it is instead.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::BadInput(path + ": cannot open: " + strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::BadInput(path + ": is a directory, not a scenario file");
+  // Far beyond any real scenario (kMaxFaults tables are some 50 KiB): parsing 16 MiB of TOML
+  // takes seconds, and more would only make `run` look hung before it refuses the file.
+  constexpr off_t kMaxScenarioBytes = off_t{16} << 20;
+  if (S_ISREG(st.st_mode) && st.st_size > kMaxScenarioBytes) {
+    return Status::BadInput(path + ": " + std::to_string(st.st_size) +
+                            " bytes; a scenario file is at most 16 MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::BadInput(path + ": cannot open: " + strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::BadInput(path + ": cannot read: " + strerror(errno));
+  return ParseScenario(text.str(), path, o);
+}
+
+namespace {
+Status ParseScenarioMultiLine(const std::string& text, const std::string& path, RunOptions* o);
+}  // namespace
+
+Status ParseScenario(const std::string& text, const std::string& path, RunOptions* o) {
+  return OneLine(ParseScenarioMultiLine(text, path, o));
+}
+
+namespace {
+Status ParseScenarioMultiLine(const std::string& text, const std::string& path, RunOptions* o) {
   toml::table root;
   try {
-    root = toml::parse(in, path);
+    root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
+    // toml++ descriptions are one line; keep it so whatever the input held.
     std::string what(e.description());
+    for (char& c : what) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
     return Status::BadInput(path + ":" + std::to_string(e.source().begin.line) + ": " + what);
   }
+  auto at = [&](const toml::node& n) { return path + ":" + std::to_string(n.source().begin.line); };
+  o->origins.clear();
   Status s;
   TableReader top(path, root, "");
   int64_t seed = static_cast<int64_t>(o->seed);
@@ -556,8 +732,11 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (!(s = r.RejectUnknown()).ok()) return s;
     const toml::table* knobs = nullptr;
     if (!(s = SubTable(path, *t, "knobs", &knobs)).ok()) return s;
+    o->origins["lock"] = at(*t) + ": field 'lock.id'";
     if (knobs) {
+      o->origins["lock.knobs"] = at(*knobs) + ": field 'lock.knobs'";
       for (const auto& [k, v] : *knobs) {
+        o->origins["knob." + std::string(k.str())] = at(v) + ": field 'lock.knobs." + std::string(k.str()) + "'";
         if (!v.is_string()) {
           return Status::BadInput(path + ":" + std::to_string(v.source().begin.line) +
                                   ": field 'lock.knobs." + std::string(k.str()) +
@@ -586,7 +765,7 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     o->clients = static_cast<int>(clients);
     o->keys = static_cast<int>(keys);
   }
-  // Faults: [[faults]] (any number) or a single [fault] table.
+  // Faults: [[faults]] (up to kMaxFaults) or a single [fault] table.
   std::vector<const toml::table*> fault_tables;
   if (const toml::node* n = root.get("faults")) {
     if (!n->is_array_of_tables()) {
@@ -594,6 +773,12 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
                               ": field 'faults': expected [[faults]] tables");
     }
     for (const auto& e : *n->as_array()) fault_tables.push_back(e.as_table());
+    if (fault_tables.size() > kMaxFaults) {
+      return Status::BadInput(at(*fault_tables[kMaxFaults]) + ": field 'faults': " +
+                              std::to_string(fault_tables.size()) + " [[faults]] tables, at most " +
+                              std::to_string(kMaxFaults) +
+                              " (one table repeats its window: windows, interval_ms)");
+    }
   }
   if (!(s = SubTable(path, root, "fault", &t)).ok()) return s;
   if (t) fault_tables.push_back(t);
@@ -626,7 +811,15 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
       if (ft.get(p.name)) f.params[p.name] = v;
     }
     if (!(s = r.RejectUnknown()).ok()) return s;
-    if (f.id != "none") o->faults.push_back(f);
+    if (f.id == "none") continue;
+    std::string key = "fault" + std::to_string(o->faults.size());
+    o->origins[key] = at(ft) + ": field '" + prefix.substr(0, prefix.size() - 1) + "'";
+    for (const char* field : {"targets", "nodes", "first_at_ms"}) {
+      if (const toml::node* fn = ft.get(field)) {
+        o->origins[key + "." + field] = at(*fn) + ": field '" + prefix + field + "'";
+      }
+    }
+    o->faults.push_back(f);
   }
   // [topology]: what the lab starts. nodes = lock nodes; replicas and sentinels come with
   // the failover fault (one replica of n1, three sentinels) and must agree with it.
@@ -673,9 +866,21 @@ Status LoadScenarioFile(const std::string& path, RunOptions* o) {
     if (failover && nodes > 1) return bad("nodes", "failover needs a single lock node (n1)");
     o->nodes = static_cast<int>(nodes);
   }
+  // A scenario without its lock would run the defaults without a word. Checked last, so
+  // that a misspelt field is named first.
+  const toml::node* lock_node = root.get("lock");
+  if (lock_node == nullptr) {
+    return Status::BadInput(path + ":1: field 'lock': missing: a scenario needs [lock] with its id "
+                            "(see `locklab list`)");
+  }
+  if (lock_node->as_table()->get("id") == nullptr) {
+    return Status::BadInput(at(*lock_node) + ": field 'lock.id': missing (see `locklab list`)");
+  }
   if (o->name.empty()) o->name = LockDisplayName(o->lock) + "--" + FaultIds(*o);
   return Status::Ok();
 }
+
+}  // namespace
 
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
   std::string out;

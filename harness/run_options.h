@@ -65,7 +65,17 @@ struct RunOptions {
   std::string expect_origin;
   // Where runs go.
   std::string out_dir = "runs";
+  // Where a scenario file's values stand, for ValidateRunOptions' messages: field key ->
+  // "FILE:LINE: field 'faults[2].targets'". Keys: "lock", "lock.knobs", "knob.NAME" and,
+  // for the fault at index i of `faults`, "fault<i>", "fault<i>.targets", "fault<i>.nodes",
+  // "fault<i>.first_at_ms". Empty for values from flags.
+  std::map<std::string, std::string> origins;
 };
+
+// At most this many faults (each [[faults]] table or --fault is its own schedule, ticked
+// on every turn of the harness's loop); one fault repeats its window with `windows` and
+// `interval_ms`.
+inline constexpr size_t kMaxFaults = 256;
 
 // Compares a trial's results.json with the expectations; empty when they hold (or there
 // are none), else one line saying what differs.
@@ -103,8 +113,20 @@ Status ResolveDriverPath(const std::string& lock_id, std::string* resolved);
 // "driver-" and the program's file name without its extension.
 std::string LockDisplayName(const std::string& lock_id);
 
-// TOML round trip. Errors name the file, line and field.
+// Everything a run can be refused for, checked before a run directory exists or anything
+// starts: the lock id and its knobs, each fault's id, params, targets (1..clients) and
+// nodes (1..the lock's nodes), whether it applies to the lock, whether its first window
+// opens before the run ends, and the number of faults (kMaxFaults). Errors are
+// Status::Usage (exit 64), one line naming the scenario file, line and field (origins) or
+// the flag.
+Status ValidateRunOptions(const RunOptions& o);
+
+// TOML round trip. Errors name the file, line and field (Status::BadInput, exit 65). A
+// scenario names its lock: a file without [lock] id (an empty file too) is refused, and so
+// is a path that is a directory.
 std::string ScenarioToToml(const RunOptions& o);
 Status LoadScenarioFile(const std::string& path, RunOptions* out);
+// The same from the file's text; `path` is only used in messages (the fuzz tests feed it).
+Status ParseScenario(const std::string& text, const std::string& path, RunOptions* out);
 
 }  // namespace locklab::harness

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -63,16 +64,25 @@ Status CreateRunDir(const std::string& out_dir_arg, const std::string& scenario,
 }
 
 Status WriteFile(const std::string& path, const std::string& content) {
+  // Written to PATH.tmp and renamed into place, so a reader never sees half a file. Every
+  // step is checked, flush and close included: on a full disk the bytes sit in the stdio
+  // buffer until fclose, and an unchecked close renamed an empty file into place.
   std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Status::Infrastructure("write " + tmp + ": " + strerror(errno));
-    out << content;
-    if (!out) return Status::Infrastructure("write " + tmp + ": " + strerror(errno));
+  auto fail = [&](int err) {
+    unlink(tmp.c_str());
+    return Status::Io("write " + path + ": " + strerror(err));
+  };
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (f == nullptr) return Status::Io("write " + path + ": " + strerror(errno));
+  bool ok = fwrite(content.data(), 1, content.size(), f) == content.size();
+  ok = fflush(f) == 0 && ok;
+  int err = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::Infrastructure("rename " + tmp + ": " + strerror(errno));
-  }
+  if (!ok) return fail(err);
+  if (rename(tmp.c_str(), path.c_str()) != 0) return fail(errno);
   return Status::Ok();
 }
 

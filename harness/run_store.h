@@ -16,6 +16,9 @@ Status MakeDirs(const std::string& path);
 // Creates a fresh run directory for `scenario` and seed, and points <out>/latest at it.
 Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uint64_t seed,
                     std::string* run_dir);
+// Writes `content` to `path` whole or not at all (PATH.tmp, renamed). A failed write, flush
+// or close (ENOSPC, EIO, EROFS) is Status::Io "write PATH: <errno text>" (exit 70), and
+// leaves no PATH.tmp behind.
 Status WriteFile(const std::string& path, const std::string& content);
 // junit.xml with one testcase per check in results["checks"] ({name, ok, message}).
 std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,

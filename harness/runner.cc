@@ -59,7 +59,10 @@ struct ClientProc {
   pid_t pid = -1;
   std::unique_ptr<ClockControlFile> clock;  // when clients run under libfaketime
   std::set<std::string> holding;            // lock keys it holds, from its own events
-  int to_child = -1;    // its stdin (control lines)
+  int to_child = -1;    // its stdin (control lines), non-blocking
+  // Control lines not yet taken by the pipe (a stopped client reads nothing): flushed when
+  // the pipe has room, so the harness's loop never blocks on a client (SendControl).
+  std::string outbox;
   int from_child = -1;  // its stdout (events)
   std::string buffer;
   bool running = false;
@@ -131,6 +134,12 @@ class Trial : public faults::LabControl {
   void FinalReads();
   void Teardown();
   void WriteEvent(const std::string& body);  // body: a JSON object without "index"
+  // Queues one control line ("arm ...", "disarm", "go") for a client and writes what the
+  // pipe takes now; never blocks. Beyond kMaxOutbox unsent bytes an arm or disarm is
+  // dropped (logged): the client is stopped or stuck and would act on none of them.
+  void SendControl(ClientProc& c, const std::string& line);
+  void FlushControl(ClientProc& c);
+  static constexpr size_t kMaxOutbox = 4096;  // bytes
   // One event of the lab's own processes ("nemesis", "harness"), fields in history order.
   void WriteLabEvent(const char* process, const char* type, const std::string& f,
                      const std::string& key, const nlohmann::json& value, Nanos time);
@@ -175,6 +184,9 @@ class Trial : public faults::LabControl {
   checker::RunFacts facts_;     // declared in the history's run start / end events
   bool run_ended_ = false;      // the run end event is written
   Status end_status_;           // the run's infrastructure status, for the end event
+  // The first failed write of history.jsonl (disk full...): the run stops there, its history
+  // is a prefix and the verdict unknown; `locklab run` exits 70 naming the file.
+  Status history_error_;
 };
 
 void Trial::Log(const std::string& line) {
@@ -190,10 +202,39 @@ void Trial::Progress(const std::string& line) {
 }
 
 void Trial::WriteEvent(const std::string& body) {
-  if (history_ == nullptr || body.size() < 2 || body[0] != '{') return;
+  if (history_ == nullptr || !history_error_.ok() || body.size() < 2 || body[0] != '{') return;
   std::string line = "{\"index\":" + std::to_string(next_index_++) + "," + body.substr(1) + "\n";
-  fwrite(line.data(), 1, line.size(), history_);
-  fflush(history_);
+  // Flushed per event (a killed run keeps its prefix); a short write or failed flush ends
+  // the history there: nothing after a gap may be judged as if it were whole.
+  if (fwrite(line.data(), 1, line.size(), history_) != line.size() || fflush(history_) != 0) {
+    history_error_ = Status::Io("write " + run_dir_ + "/history.jsonl: " + strerror(errno));
+    Log("stopping: " + history_error_.message());  // `locklab run` prints the one line
+  }
+}
+
+void Trial::SendControl(ClientProc& c, const std::string& line) {
+  if (c.to_child < 0) return;
+  if (c.outbox.size() + line.size() > kMaxOutbox && line != "go\n") {
+    Log("client " + std::to_string(c.process) + " reads no control lines (stopped?): dropped " +
+        line.substr(0, line.size() - 1));
+    return;
+  }
+  c.outbox += line;
+  FlushControl(c);
+}
+
+void Trial::FlushControl(ClientProc& c) {
+  while (c.to_child >= 0 && !c.outbox.empty()) {
+    ssize_t n = write(c.to_child, c.outbox.data(), c.outbox.size());
+    if (n > 0) {
+      c.outbox.erase(0, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      if (n < 0 && errno != EAGAIN) c.outbox.clear();  // EPIPE: the client is gone
+      return;
+    }
+  }
 }
 
 void Trial::WriteLabEvent(const char* process, const char* type, const std::string& f,
@@ -247,14 +288,13 @@ bool Trial::CrashClient(int p) {
 void Trial::ArmPoint(int p, const std::string& point, const std::string& action) {
   ClientProc* c = Client(p);
   if (!c || c->to_child < 0) return;
-  std::string line = "arm " + point + " " + action + "\n";
-  (void)!write(c->to_child, line.data(), line.size());
+  SendControl(*c, "arm " + point + " " + action + "\n");
 }
 
 void Trial::DisarmPoints(int p) {
   ClientProc* c = Client(p);
   if (!c || c->to_child < 0) return;
-  (void)!write(c->to_child, "disarm\n", 7);
+  SendControl(*c, "disarm\n");
 }
 
 std::vector<int> Trial::Holders() const {
@@ -385,7 +425,8 @@ Status Trial::Setup() {
   if (!s.ok()) return s;
   log_ = fopen((run_dir_ + "/lab.log").c_str(), "a");
   history_ = fopen((run_dir_ + "/history.jsonl").c_str(), "w");
-  if (!log_ || !history_) return Status::Infrastructure("cannot write in " + run_dir_);
+  if (!history_) return Status::Io("write " + run_dir_ + "/history.jsonl: " + strerror(errno));
+  if (!log_) return Status::Io("write " + run_dir_ + "/lab.log: " + strerror(errno));
   MakeDirs(run_dir_ + "/nodes");
   MakeDirs(run_dir_ + "/clients");
   Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
@@ -395,6 +436,7 @@ Status Trial::Setup() {
   for (const auto& fo : o_.faults) facts_.faults.push_back(fo.id);
   facts_.stuck_after = o_.stuck_after;
   WriteRunEvent("start", checker::RunStartValue(facts_));
+  if (!history_error_.ok()) return history_error_;
 
   // Validate the lock config before starting anything (unknown knobs, bad values).
   locks::LockConfig probe;
@@ -626,6 +668,9 @@ Status Trial::StartClients() {
     c.from_child = out_pipe[0];
     c.running = true;
     fcntl(c.from_child, F_SETFL, fcntl(c.from_child, F_GETFL) | O_NONBLOCK);
+    // A SIGSTOPped client reads no control lines: a blocking write would stop the harness
+    // with it, signals included (SendControl keeps what the pipe does not take).
+    fcntl(c.to_child, F_SETFL, fcntl(c.to_child, F_GETFL) | O_NONBLOCK);
     clients_.push_back(std::move(c));
     Log("client " + std::to_string(p) + " pid " + std::to_string(pid));
   }
@@ -700,6 +745,7 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       interrupted_ = true;
       return;
     }
+    if (!stopping && !history_error_.ok()) return;
     if (now >= end) return;
     if (waiting_ready_) {
       bool settled = true;
@@ -715,13 +761,21 @@ void Trial::EventLoop(Nanos end, bool stopping) {
     std::vector<ClientProc*> owners;
     fds.push_back({g_signal_pipe[0], POLLIN, 0});
     owners.push_back(nullptr);
+    size_t readers = 0;
     for (auto& c : clients_) {
       if (c.from_child >= 0) {
         fds.push_back({c.from_child, POLLIN, 0});
         owners.push_back(&c);
+        ++readers;
       }
     }
-    if (stopping && fds.size() == 1) return;  // every client is gone
+    for (auto& c : clients_) {
+      if (c.to_child >= 0 && !c.outbox.empty()) {
+        fds.push_back({c.to_child, POLLOUT, 0});
+        owners.push_back(&c);
+      }
+    }
+    if (stopping && readers == 0) return;  // every client is gone
     Nanos wake = end;
     if (!stopping && fault_started_) wake = std::min(wake, NextFaultWakeup());
     int timeout_ms = static_cast<int>(std::max<int64_t>(
@@ -734,6 +788,10 @@ void Trial::EventLoop(Nanos end, bool stopping) {
       (void)!read(g_signal_pipe[0], buf, sizeof(buf));
     }
     for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].events == POLLOUT) {
+        if (fds[i].revents != 0) FlushControl(*owners[i]);
+        continue;
+      }
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ClientProc& c = *owners[i];
       char buf[65536];
@@ -793,7 +851,7 @@ bool Trial::StartWhenReady() {
     return false;
   }
   for (auto& c : clients_) {
-    if (c.to_child >= 0) (void)!write(c.to_child, "go\n", 3);
+    SendControl(c, "go\n");
   }
   return true;
 }
@@ -806,11 +864,15 @@ void Trial::StopClients() {
     if (c.to_child >= 0) {
       close(c.to_child);
       c.to_child = -1;
+      c.outbox.clear();
     }
   }
   // A client finishes its cycle: at most an acquire deadline, a hold and a few commands.
   Millis grace = o_.acquire_timeout + o_.hold + 4 * o_.command_timeout + Millis(1000);
-  if (interrupted_) grace = std::min(grace, Millis(1500));
+  // Interrupted (or the history cannot be written): the run ends within a second of the
+  // signal, so a client still waiting in its acquire is not waited for; its open operation
+  // stays open in the history (an info outcome for the judge), and the verdict is unknown.
+  if (interrupted_ || !history_error_.ok()) grace = std::min(grace, Millis(500));
   EventLoop(MonotonicNow() + grace, /*stopping=*/true);
   for (auto& c : clients_) {
     if (c.pid <= 0) continue;
@@ -948,6 +1010,9 @@ TrialResult Trial::Run() {
   }
   end_status_ = s;
   Teardown();  // writes the history's run end event
+  // A history that could not be written in full is the run's failure (exit 70), whatever
+  // else went on; its prefix is still judged below, and never judged safe.
+  if (s.ok() && !history_error_.ok()) s = history_error_;
   double seconds = ToMillis(MonotonicNow() - t0) / 1000.0;
   if (run_dir_.empty()) {
     result.status = s;
@@ -955,9 +1020,15 @@ TrialResult Trial::Run() {
     return result;
   }
   result.results = Judge(seconds);
+  if (!history_error_.ok()) {
+    result.results["verdict"] = "unknown";
+    result.results["verdict_reason"] = "the history is incomplete: " + history_error_.message();
+    result.results["history_error"] = history_error_.message();
+  }
   result.results["run_dir"] = run_dir_;
-  WriteFile(run_dir_ + "/results.json", result.results.dump(2) + "\n");
-  WriteFile(run_dir_ + "/junit.xml", JunitXml(o_.name, result.results["checks"], seconds));
+  Status ws = WriteFile(run_dir_ + "/results.json", result.results.dump(2) + "\n");
+  Status wj = WriteFile(run_dir_ + "/junit.xml", JunitXml(o_.name, result.results["checks"], seconds));
+  if (s.ok()) s = ws.ok() ? wj : ws;
   result.status = s;
   std::string verdict = result.results["verdict"];
   Log("verdict " + verdict);
@@ -982,6 +1053,7 @@ void InstallInterruptHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal closed: end the run as for SIGTERM
   signal(SIGPIPE, SIG_IGN);
 }
 

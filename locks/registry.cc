@@ -162,7 +162,9 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
   if (info == nullptr) {
     return Status::Usage("lock '" + config.algorithm + "': unknown lock id (see `locklab list`)");
   }
-  for (const auto& [name, value] : config.knobs) {
+  for (const auto& knob : config.knobs) {
+    // Not a structured binding: clang 14 (the fuzz builds) cannot capture one in a lambda.
+    const std::string& name = knob.first;
     bool known = std::any_of(info->knobs.begin(), info->knobs.end(),
                              [&](const KnobInfo& k) { return k.name == name; });
     if (!known) return Status::Usage("lock '" + config.algorithm + "': unknown knob '" + name + "'");

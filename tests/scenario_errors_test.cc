@@ -115,11 +115,13 @@ TEST_F(ScenarioErrorTest, SyntaxErrorNamesTheLine) {
 }
 
 TEST_F(ScenarioErrorTest, FaultTargetThatDoesNotExistIsAUsageError) {
-  Invocation inv = Run("[workload]\nclients = 2\n[[faults]]\nid = \"client-pause\"\ntargets = [7]\n");
+  // Refused before a run directory exists (issue 15.4), naming the file, line and field.
+  Invocation inv = Run("[lock]\nid = \"setnx\"\n[workload]\nclients = 2\n[[faults]]\n"
+                       "id = \"client-pause\"\ntargets = [7]\n");
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
-  EXPECT_NE(inv.output.find("fault client-pause: target client 7 does not exist (clients are 1..2)"),
-            std::string::npos)
-      << inv.output;
+  EXPECT_EQ(inv.output, "locklab " + path_ + ":7: field 'faults[0].targets': fault client-pause: target "
+                        "client 7 does not exist (clients are 1..2)\n");
+  EXPECT_EQ(access((dir_ + "/runs").c_str(), F_OK), -1) << "no run was started";
 }
 
 // The nemesis events of a run: (fault, f, targets) in order, without times.

@@ -176,6 +176,22 @@ TEST(VerdictTest, OverlapIsViolatedWhateverElseHappened) {
   EXPECT_EQ(json["holds"].size(), 2u);
 }
 
+// Issue 15.1: a run on a full disk recorded no operation and was reported safe. No
+// acquire granted is never evidence: a history with only the run's own events, or with
+// nothing at all (an empty or unreadable file), is unknown.
+TEST(VerdictTest, ARunWithNoOperationsIsNeverSafe) {
+  Judgement j = JudgeHistory(H(R"(
+    0 harness info run start {"faults":["client-pause"],"stuck_after_ms":2000}
+    1 nemesis info plan client-pause {"point":"after-acquire"}
+    7 harness info run end {"interrupted":false,"client_exits":0}
+  )"));
+  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_NE(j.reason.find("granted no acquire"), std::string::npos) << j.reason;
+  EXPECT_EQ(VerdictExitCode(j.verdict), 2);
+  Judgement empty = JudgeHistory(History{});
+  EXPECT_EQ(empty.verdict, "unknown") << empty.reason;
+}
+
 TEST(VerdictTest, InterruptedOrKilledRunsAreUnknown) {
   std::string h = kTwoTurns;
   std::string interrupted = h;
