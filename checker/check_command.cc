@@ -25,7 +25,8 @@ constexpr const char* kUsage =
     "  a lab history (jsonl) without --model gets the run's own verdict (safe, violated,\n"
     "  unknown with its reason, coverage): exactly what its results.json says\n"
     "  models: mutex owner-mutex fenced-mutex register cas-register\n"
-    "  exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input\n";
+    "  exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input;\n"
+    "  several files: the worst, ranked 1 > 65 > 2 > 0\n";
 
 int Usage(const std::string& what) {
   std::cerr << "locklab check: " << what << "\n" << kUsage;
@@ -234,14 +235,19 @@ int RunCheckCommand(const std::vector<std::string>& args) {
 
   int worst = 0;
   bool bad_input = false;
+  int unreadable = 0, per_exit[3] = {0, 0, 0};
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& path : fl.files) {
     HistoryFormat fmt = fl.format;
     History h;
     Status s = ReadHistory(path, fl, &fmt, &h);
+    if (s.ok() && h.empty()) {
+      s = Status::BadInput(path + ": no events (an empty history judges nothing)");
+    }
     if (!s.ok()) {
       std::cerr << "locklab check: " << s.message() << "\n";
       bad_input = true;
+      ++unreadable;
       continue;
     }
     nlohmann::ordered_json fj;
@@ -279,17 +285,25 @@ int RunCheckCommand(const std::vector<std::string>& args) {
           failed_input = true;
           break;
         }
+        if (r.operations == 0) {
+          // Valid in logic, but nothing was checked: never a pass for a CI suite.
+          r.verdict = LinVerdict::kUnknown;
+          r.reason = "no " + std::string(ModelName(m)) + " operation among the " +
+                     std::to_string(h.size()) + " events (wrong --model or --format?)";
+        }
         fj["linearizability"].push_back(r.ToJson());
         text += "  " + r.ToText();
         file_exit = Worse(file_exit, VerdictExit(r.verdict));
       }
       if (failed_input) {
         bad_input = true;
+        ++unreadable;
         continue;
       }
     }
     fj["exit"] = file_exit;
     worst = Worse(worst, file_exit);
+    ++per_exit[file_exit];
     if (fl.json) all.push_back(std::move(fj));
     else std::cout << text;
   }
@@ -297,7 +311,17 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     if (all.size() == 1) std::cout << all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else if (!all.empty()) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
-  return bad_input ? 65 : worst;
+  // Several files: a violation outranks a file that could not be read (65), which outranks
+  // unknown (2): an unreadable file must not hide a violation found in another, and must not
+  // pass as "not decided" either.
+  int exit_code = worst == 1 ? 1 : bad_input ? 65 : worst;
+  if (fl.files.size() > 1) {
+    std::cerr << "locklab check: " << fl.files.size() << " files: " << per_exit[1]
+              << " violated/invalid, " << unreadable << " unreadable, " << per_exit[2]
+              << " unknown, " << per_exit[0] << " safe/valid; exit " << exit_code
+              << " (violated > unreadable > unknown > safe)\n";
+  }
+  return exit_code;
 }
 
 }  // namespace locklab::checker

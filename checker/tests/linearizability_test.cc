@@ -1,8 +1,12 @@
 // Hand-written histories whose verdict is known by construction: the mutex models on native
 // lock histories (the TTL-expiry violation the lab hunts for), registers, budgets, the
 // counterexample, and the EDN / Porcupine-etcd readers' error messages.
+#include <unistd.h>
+
 #include <cctype>
 #include <sstream>
+#include <fstream>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -283,6 +287,45 @@ TEST(Formats, Detection) {
   EXPECT_EQ(DetectHistoryFormat("a", " {\"time_ns\":1}"), HistoryFormat::kJsonl);
   EXPECT_EQ(DetectHistoryFormat("a", "{:process 1}"), HistoryFormat::kEdn);
   EXPECT_EQ(DetectHistoryFormat("history.jsonl", "[{:process 1}]"), HistoryFormat::kJsonl);
+}
+
+// Issue 14: an empty file, or one with nothing the model reads, passed as "valid (0
+// operations)", exit 0; and a parse error in one file hid a violation in another.
+TEST(CheckCommand, NothingCheckedIsNeverAPassAndAViolationIsNeverHidden) {
+  std::string dir = ::testing::TempDir() + "/check_command_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  std::string empty = write("empty.jsonl", "");
+  std::string blank = write("blank.jsonl", "\n  \n");
+  std::string regs = write("regs.jsonl", Ev(1, "1", "invoke", "write", "r", "1") +
+                                            Ev(2, "1", "ok", "write", "r", "1"));
+  std::string broken = write("broken.jsonl", "{not json\n");
+  std::string twice = write("twice.jsonl", Ev(1, "1", "invoke", "acquire", "L") +
+                                               Ev(2, "1", "invoke", "acquire", "L"));
+  std::string violated = write(
+      "violated.jsonl", Ev(1, "1", "invoke", "acquire", "L") +
+                            Ev(2, "1", "ok", "acquire", "L", R"({"token":"a"})") +
+                            Ev(3, "2", "invoke", "acquire", "L") +
+                            Ev(4, "2", "ok", "acquire", "L", R"({"token":"b"})"));
+  std::string valid = write("valid.jsonl", Ev(1, "1", "invoke", "acquire", "L") +
+                                               Ev(2, "1", "ok", "acquire", "L", R"({"token":"a"})"));
+  EXPECT_EQ(RunCheckCommand({"--model", "mutex", empty}), 65);
+  EXPECT_EQ(RunCheckCommand({"--model", "mutex", blank}), 65);
+  EXPECT_EQ(RunCheckCommand({empty}), 65);  // the judge's path too
+  EXPECT_EQ(RunCheckCommand({"--model", "mutex", regs}), 2);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", twice}), 65);
+  EXPECT_EQ(RunCheckCommand({"--model", "mutex", valid}), 0);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", violated}), 1);
+  // Ranking: violated (1) > unreadable (65) > unknown (2) > valid (0), in any order.
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", broken, violated}), 1);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", violated, twice}), 1);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", regs, broken, valid}), 65);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", valid, regs}), 2);
+  EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", valid, valid}), 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CheckCommand, UsageErrors) {
