@@ -17,7 +17,7 @@ Status MakeDirs(const std::string& path) {
   for (size_t i = 0; i <= path.size(); ++i) {
     if (i == path.size() || path[i] == '/') {
       if (!cur.empty() && mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
-        return Status::Infrastructure("mkdir " + cur + ": " + strerror(errno));
+        return Status::Io("mkdir " + cur + ": " + strerror(errno));
       }
     }
     if (i < path.size()) cur.push_back(path[i]);
@@ -32,7 +32,7 @@ Status CreateRunDir(const std::string& out_dir_arg, const std::string& scenario,
   std::string out_dir = out_dir_arg;
   if (!out_dir.empty() && out_dir[0] != '/') {
     char cwd[4096];
-    if (getcwd(cwd, sizeof(cwd)) == nullptr) return Status::Infrastructure("getcwd failed");
+    if (getcwd(cwd, sizeof(cwd)) == nullptr) return Status::Io(std::string("getcwd: ") + strerror(errno));
     out_dir = std::string(cwd) + "/" + out_dir;
   }
   for (char c : scenario) {
@@ -51,7 +51,7 @@ Status CreateRunDir(const std::string& out_dir_arg, const std::string& scenario,
   if (!s.ok()) return s;
   std::string dir = base;
   for (int i = 2; mkdir(dir.c_str(), 0755) != 0; ++i) {
-    if (errno != EEXIST || i > 1000) return Status::Infrastructure("mkdir " + dir + ": " + strerror(errno));
+    if (errno != EEXIST || i > 1000) return Status::Io("mkdir " + dir + ": " + strerror(errno));
     dir = base + "-" + std::to_string(i);
   }
   rel = dir.substr(out_dir.size() + 1);

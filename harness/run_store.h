@@ -12,6 +12,8 @@
 
 namespace locklab::harness {
 
+// Errors (a path through a file, a read-only or full file system) are Status::Io, exit 70,
+// naming the directory.
 Status MakeDirs(const std::string& path);
 // Creates a fresh run directory for `scenario` and seed, and points <out>/latest at it.
 Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uint64_t seed,

@@ -161,6 +161,20 @@ TEST_F(HostileUserTest, ADiskThatFillsDuringTheRunEndsItWithExit70) {
   ExpectNoOrphans();
 }
 
+// 15.1, bad paths: an --out that cannot be made is an I/O error (70) in one line.
+TEST_F(HostileUserTest, AnOutDirectoryThatCannotBeMadeIsExit70) {
+  ExpectRefused({"run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", "/dev/null/runs"},
+                70, "locklab run: mkdir /dev/null/runs: Not a directory");
+  mount_ = dir_ + "/ro";
+  mkdir(mount_.c_str(), 0755);
+  if (mount("tmpfs", mount_.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
+    mount_.clear();
+    GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
+  }
+  ExpectRefused({"run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", mount_ + "/runs"},
+                70, "locklab run: mkdir " + mount_ + "/runs: Read-only file system");
+}
+
 // 15.1 for the matrix: the first cell scenario that cannot be written ends it, exit 70.
 TEST_F(HostileUserTest, AFullDiskEndsTheMatrixWithExit70NamingTheFile) {
   std::string fs = FullDisk("1m", 0);
