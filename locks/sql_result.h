@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "locks/redis_connection.h"
+#include "locks/outcome.h"
 
 namespace locklab::locks {
 
