@@ -1,8 +1,11 @@
 #include "locks/db_row_lock.h"
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 
 #include "locks/knobs.h"
+#include "locks/mariadb_connection.h"
 
 namespace locklab::locks {
 
@@ -21,6 +24,13 @@ constexpr unsigned kErrLockWaitTimeout = 1205;
 constexpr unsigned kErrLockNowait = 3572;  // ER_LOCK_NOWAIT
 constexpr unsigned kErrDupEntry = 1062;
 constexpr unsigned kErrDeadlock = 1213;
+
+// The lock's one session, on the lock's node.
+std::unique_ptr<SqlSession> MariaDbSession(const LockConfig& config) {
+  return std::make_unique<MariaDbConnection>(
+      SqlSessionLock::SessionNode(config),
+      MariaDbOptions{"locklab", "locklab", config.connect_timeout});
+}
 }  // namespace
 
 Status ParseDbRowOptions(const LockConfig& config, DbRowOptions* out) {
@@ -31,121 +41,81 @@ Status ParseDbRowOptions(const LockConfig& config, DbRowOptions* out) {
 }
 
 DbRowLock::DbRowLock(const LockConfig& config, const DbRowOptions& options)
-    : config_(config),
-      options_(options),
-      conn_(config.nodes.empty() ? Endpoint{} : config.nodes[0],
-            MariaDbOptions{"locklab", "locklab", config.connect_timeout}) {}
+    : SqlSessionLock(config, MariaDbSession(config), "session-"), options_(options) {}
 
-Outcome DbRowLock::Prepare(const std::string& key, std::string* detail) {
-  if (!conn_.connected() || conn_.session_id() != prepared_session_) {
-    if (options_.wait_timeout_s > 0) {
-      SqlResult r =
-          conn_.Query("SET SESSION wait_timeout = " + std::to_string(options_.wait_timeout_s),
-                      config_.command_timeout);
-      if (r.outcome != Outcome::kOk || r.sql_errno != 0) {
-        *detail = r.error;
-        // A SET that may or may not have run holds no lock: retrying is safe.
-        return r.outcome == Outcome::kOk ? Outcome::kFail : r.outcome;
-      }
-    }
-    prepared_session_ = conn_.session_id();
-  }
-  if (created_.count(key)) return Outcome::kOk;
-  // createLock (articles/002 lines 224-276): INSERT, a duplicate key means it exists.
-  SqlResult r = conn_.Query("INSERT INTO distributed_lock (transaction_id) VALUES (" +
-                                MariaDbConnection::Quote(key) + ")",
-                            config_.command_timeout);
-  if (r.outcome != Outcome::kOk) {
-    *detail = "createLock: " + r.error;
-    return r.outcome;
-  }
-  if (r.sql_errno != 0 && r.sql_errno != kErrDupEntry) {
-    *detail = "createLock: " + r.error;
-    return Outcome::kFail;
-  }
-  created_.insert(key);
-  return Outcome::kOk;
+SqlSessionLock::Statement DbRowLock::SessionSettings() const {
+  if (options_.wait_timeout_s <= 0) return {};
+  return {"SET SESSION wait_timeout = " + std::to_string(options_.wait_timeout_s),
+          config().command_timeout, ""};
 }
 
-Outcome DbRowLock::Attempt(const std::string& key, int64_t wait_s, Nanos deadline,
-                           std::string* detail) {
-  Outcome p = Prepare(key, detail);
-  // An unknown INSERT or SET held no row lock (autocommit): the attempt certainly failed.
-  if (p != Outcome::kOk) return Outcome::kFail;
-  const bool explicit_tx = options_.transaction == "explicit";
-  if (explicit_tx) {
-    SqlResult b = conn_.Query("START TRANSACTION", config_.command_timeout);
+Outcome DbRowLock::BeforeLock(const std::string& key, std::string* detail) {
+  if (!created_.count(key)) {
+    // createLock (articles/002 lines 224-276): INSERT, a duplicate key means it exists.
+    SqlResult r = session().Query("INSERT INTO distributed_lock (transaction_id) VALUES (" +
+                                      MariaDbConnection::Quote(key) + ")",
+                                  config().command_timeout);
+    if (r.outcome != Outcome::kOk || (r.sql_errno != 0 && r.sql_errno != kErrDupEntry)) {
+      *detail = "createLock: " + r.error;
+      return Outcome::kFail;  // an INSERT in autocommit holds no row lock
+    }
+    created_.insert(key);
+  }
+  if (explicit_transaction()) {
+    SqlResult b = session().Query("START TRANSACTION", config().command_timeout);
     if (b.outcome != Outcome::kOk || b.sql_errno != 0) {
       *detail = "START TRANSACTION: " + b.error;
       return Outcome::kFail;  // no lock statement was sent
     }
   }
+  return Outcome::kOk;
+}
+
+SqlSessionLock::Statement DbRowLock::LockStatement(const std::string& key, Nanos deadline) const {
+  // WAIT takes whole seconds: floor(time left), NOWAIT when less than a second is left.
+  int64_t wait_s = std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::seconds>(deadline - MonotonicNow()).count());
   std::string sql =
       "SELECT id FROM distributed_lock WHERE transaction_id = " + MariaDbConnection::Quote(key) +
       " FOR UPDATE " + (wait_s > 0 ? "WAIT " + std::to_string(wait_s) : std::string("NOWAIT"));
   // The server answers within wait_s; the client waits that long plus a command timeout,
   // but never past the caller's deadline plus a command timeout.
-  Millis budget = Millis(wait_s * 1000) + config_.command_timeout;
+  const Millis command_timeout = config().command_timeout;
+  Millis budget = std::chrono::seconds(wait_s) + command_timeout;
   Millis to_deadline =
-      std::chrono::duration_cast<Millis>(deadline - MonotonicNow()) + config_.command_timeout;
-  budget = std::max(config_.command_timeout, std::min(budget, to_deadline));
-  SqlResult r = conn_.Query(sql, budget);
-  if (r.outcome != Outcome::kOk) {
-    *detail = "SELECT FOR UPDATE: " + r.error;
-    return r.outcome;  // unknown: the session is closed, the server rolls back
-  }
-  if (r.sql_errno != 0) {
-    *detail = r.error;
-    if (explicit_tx) conn_.Query("ROLLBACK", config_.command_timeout);
-    if (r.sql_errno == kErrLockWaitTimeout || r.sql_errno == kErrLockNowait ||
-        r.sql_errno == kErrDeadlock) {
+      std::chrono::duration_cast<Millis>(deadline - MonotonicNow()) + command_timeout;
+  budget = std::max(command_timeout, std::min(budget, to_deadline));
+  return {sql, budget, "SELECT FOR UPDATE: "};
+}
+
+Outcome DbRowLock::LockAnswer(const std::string& key, const SqlResult& answer,
+                              std::string* detail) {
+  if (answer.sql_errno != 0) {
+    *detail = answer.error;
+    if (explicit_transaction()) session().Query("ROLLBACK", config().command_timeout);
+    if (answer.sql_errno == kErrLockWaitTimeout || answer.sql_errno == kErrLockNowait ||
+        answer.sql_errno == kErrDeadlock) {
       *detail = "row locked by another session";
     }
     return Outcome::kFail;
   }
-  if (r.rows.empty()) {
+  if (answer.rows.empty()) {
     // The article's lock() returns false when the row is missing (line 292).
     *detail = "no row for " + key;
     created_.erase(key);
-    if (explicit_tx) conn_.Query("ROLLBACK", config_.command_timeout);
+    if (explicit_transaction()) session().Query("ROLLBACK", config().command_timeout);
     return Outcome::kFail;
   }
   return Outcome::kOk;
 }
 
-LockResult DbRowLock::Acquire(const std::string& key, Nanos deadline) {
-  LockResult result = AttemptUntil(deadline, config_.retry_delay, [&](std::string* detail) {
-    int64_t wait_s = std::max<int64_t>(0, (deadline - MonotonicNow()).count() / 1000000000);
-    return Attempt(key, wait_s, deadline, detail);
-  });
-  if (result.outcome == Outcome::kOk) {
-    result.lease.key = key;
-    result.lease.token = "session-" + std::to_string(conn_.session_id());
-    result.lease.validity = Millis::max();
-    result.lease.acquired_at = MonotonicNow();
-  }
-  return result;
+SqlSessionLock::Statement DbRowLock::ReleaseStatement(const Lease&) const {
+  return {"COMMIT", config().command_timeout, "COMMIT: "};
 }
 
-LockResult DbRowLock::Release(const Lease& lease) {
-  LockResult result;
-  result.lease = lease;
-  if (!conn_.connected() || lease.token != "session-" + std::to_string(conn_.session_id())) {
-    // The session that held the row lock is gone: the server rolled it back (or will,
-    // when it notices the closed connection). Nothing is left to commit.
-    result.outcome = Outcome::kFail;
-    result.detail = "the locking session is gone";
-    return result;
-  }
-  SqlResult r = conn_.Query("COMMIT", config_.command_timeout);
-  if (r.outcome != Outcome::kOk) {
-    result.outcome = r.outcome;
-    result.detail = "COMMIT: " + r.error;
-    return result;
-  }
-  result.outcome = r.sql_errno == 0 ? Outcome::kOk : Outcome::kFail;
-  result.detail = r.error;
-  return result;
+Outcome DbRowLock::ReleaseAnswer(const SqlResult& answer, std::string* detail) const {
+  *detail = answer.error;
+  return answer.sql_errno == 0 ? Outcome::kOk : Outcome::kFail;
 }
 
 }  // namespace locklab::locks

@@ -8,6 +8,7 @@
 // table `locklab.distributed_lock`; Acquire INSERTs the row once per key (autocommit,
 // duplicate ignored), then START TRANSACTION + SELECT ... FOR UPDATE WAIT n on its one
 // session; Release is COMMIT. The owner is the session: Lease::token is "session-<id>".
+// The session, the acquire loop, the outcomes and the release: locks/sql_session_lock.h.
 //
 // What "TTL" means here. The row lock has no expiry: it lasts as long as the transaction,
 // which ends with COMMIT/ROLLBACK, with the end of the connection (a crashed client's
@@ -33,9 +34,10 @@
 #pragma once
 
 #include <set>
+#include <string>
 
 #include "locks/lock.h"
-#include "locks/mariadb_connection.h"
+#include "locks/sql_session_lock.h"
 
 namespace locklab::locks {
 
@@ -49,24 +51,23 @@ Status ParseDbRowOptions(const LockConfig& config, DbRowOptions* out);
 // The article's table, created by the lab server's bootstrap.
 extern const char kDistributedLockTableSql[];
 
-class DbRowLock : public Lock {
+class DbRowLock : public SqlSessionLock {
  public:
   DbRowLock(const LockConfig& config, const DbRowOptions& options);
-  LockResult Acquire(const std::string& key, Nanos deadline) override;
-  LockResult Release(const Lease& lease) override;
 
  private:
-  // One attempt waiting at most `wait` on the server (0 = NOWAIT): kOk granted, kFail
-  // refused, kUnknown outcome unknown.
-  Outcome Attempt(const std::string& key, int64_t wait_s, Nanos deadline, std::string* detail);
-  // The session set-up after a (re)connect: wait_timeout, and the key's row (createLock).
-  Outcome Prepare(const std::string& key, std::string* detail);
+  Statement SessionSettings() const override;
+  // The key's row (createLock, once per key), then START TRANSACTION.
+  Outcome BeforeLock(const std::string& key, std::string* detail) override;
+  Statement LockStatement(const std::string& key, Nanos deadline) const override;
+  Outcome LockAnswer(const std::string& key, const SqlResult& answer, std::string* detail) override;
+  Statement ReleaseStatement(const Lease& lease) const override;
+  Outcome ReleaseAnswer(const SqlResult& answer, std::string* detail) const override;
 
-  LockConfig config_;
+  bool explicit_transaction() const { return options_.transaction == "explicit"; }
+
   DbRowOptions options_;
-  MariaDbConnection conn_;
-  unsigned long prepared_session_ = 0;  // session whose wait_timeout is set
-  std::set<std::string> created_;       // keys whose row exists (rows are never deleted)
+  std::set<std::string> created_;  // keys whose row exists (rows are never deleted)
 };
 
 }  // namespace locklab::locks

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "base/clock.h"
-#include "locks/redis_connection.h"
+#include "locks/outcome.h"
 
 namespace locklab::locks {
 

@@ -25,7 +25,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "locks/redis_connection.h"
+#include "locks/outcome.h"
 
 namespace locklab::locks {
 

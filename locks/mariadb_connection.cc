@@ -112,24 +112,11 @@ bool MariaDbConnection::Connect(std::string* error) {
   return true;
 }
 
-SqlResult MariaDbConnection::Query(const std::string& sql, Millis timeout) {
-  SqlResult r;
-  if (mysql_ == nullptr) {
-    std::string error;
-    if (!Connect(&error)) {
-      // Nothing was sent: the statement certainly did not run. (A connect that timed out
-      // through a black-holed link never got to authenticate, so no session exists either.)
-      r.outcome = Outcome::kFail;
-      r.error = error;
-      return r;
-    }
-  }
-  Nanos end = MonotonicNow() + timeout;
+bool MariaDbConnection::Exchange(const std::string& sql, Nanos end, Millis timeout,
+                                 SqlResult* result) {
   auto lost = [&](const std::string& what) {
-    r.outcome = Outcome::kUnknown;
-    r.error = what;
-    Close();
-    return r;
+    result->error = what;
+    return false;
   };
   int err = 0;
   int status = mysql_real_query_start(&err, mysql_, sql.data(), sql.size());
@@ -141,10 +128,9 @@ SqlResult MariaDbConnection::Query(const std::string& sql, Millis timeout) {
   if (err != 0) {
     unsigned code = mysql_errno(mysql_);
     if (code >= 2000) return lost(std::string("connection lost: ") + mysql_error(mysql_));
-    r.outcome = Outcome::kOk;  // the server answered with an SQL error
-    r.sql_errno = code;
-    r.error = mysql_error(mysql_);
-    return r;
+    result->sql_errno = code;  // the server answered with an SQL error
+    result->error = mysql_error(mysql_);
+    return true;
   }
   MYSQL_RES* res = nullptr;
   status = mysql_store_result_start(&res, mysql_);
@@ -161,12 +147,11 @@ SqlResult MariaDbConnection::Query(const std::string& sql, Millis timeout) {
     while (MYSQL_ROW row = mysql_fetch_row(res)) {
       std::vector<std::string> cols;
       for (unsigned i = 0; i < fields; ++i) cols.emplace_back(row[i] ? row[i] : "");
-      r.rows.push_back(std::move(cols));
+      result->rows.push_back(std::move(cols));
     }
     mysql_free_result(res);
   }
-  r.outcome = Outcome::kOk;
-  return r;
+  return true;
 }
 
 }  // namespace locklab::locks

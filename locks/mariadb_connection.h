@@ -1,4 +1,5 @@
-// MariaDbConnection: one MariaDB client session (libmariadb) with millisecond timeouts.
+// MariaDbConnection: one MariaDB client session (libmariadb) behind SqlSession, with
+// millisecond timeouts.
 //
 // libmariadb's blocking API only takes whole-second read/write timeouts fixed at connect
 // time, but a lock needs a different bound per statement (a blocking SELECT ... FOR UPDATE
@@ -6,23 +7,18 @@
 // runs libmariadb's non-blocking API (MYSQL_OPT_NONBLOCK) and waits on the socket with
 // poll() for at most the caller's timeout (CLOCK_MONOTONIC, milliseconds).
 //
-// Outcomes (DESIGN.md 3.1): kOk = the server answered (possibly with an SQL error, see
-// `sql_errno`); kFail = certainly not executed (no connection could be made); kUnknown = the
-// statement was sent but no answer came in time, or the connection broke while it was in
-// flight. After kUnknown the session is closed (its socket shut down first, so a partitioned
-// network cannot block the close); the server rolls back whatever that session held once it
-// sees the connection end. The next Query() reconnects. A reconnect is a new session: an
-// open transaction does not survive it (`session_id` changes).
+// Outcomes and reconnects: locks/sql_session.h. An SQL error is kOk with `sql_errno` set;
+// session_id() is the server's connection id (mysql_thread_id).
 //
 // Not thread-safe: one thread per connection.
 #pragma once
 
+#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "base/clock.h"
-#include "locks/redis_connection.h"
-#include "locks/sql_result.h"
+#include "locks/outcome.h"
+#include "locks/sql_session.h"
 
 struct st_mysql;
 
@@ -34,34 +30,29 @@ struct MariaDbOptions {
   Millis connect_timeout{200};
 };
 
-class MariaDbConnection {
+class MariaDbConnection : public SqlSession {
  public:
   MariaDbConnection(Endpoint endpoint, MariaDbOptions options);
-  ~MariaDbConnection();
+  ~MariaDbConnection() override;
   MariaDbConnection(const MariaDbConnection&) = delete;
   MariaDbConnection& operator=(const MariaDbConnection&) = delete;
 
-  // Runs one statement, waiting at most `timeout` for its answer (and, if needed, first
-  // connects within the connect timeout; a failed connect is kFail).
-  SqlResult Query(const std::string& sql, Millis timeout);
-  bool connected() const { return mysql_ != nullptr; }
-  // The server's connection id of the current session (0 when not connected). A lock held
-  // in this session's transaction belongs to this id.
-  unsigned long session_id() const { return session_id_; }
-  // Closes the session (shutting the socket down first); the server ends it on its side.
-  void Close();
+  bool connected() const override { return mysql_ != nullptr; }
+  uint64_t session_id() const override { return session_id_; }
+  void Close() override;
   // Escapes `s` for a single-quoted SQL string literal.
   static std::string Quote(const std::string& s);
 
  private:
-  bool Connect(std::string* error);
+  bool Connect(std::string* error) override;
+  bool Exchange(const std::string& sql, Nanos end, Millis timeout, SqlResult* result) override;
   // Waits for the socket events libmariadb asked for; false when `end` passed first.
   bool Wait(int* status, Nanos end);
 
   Endpoint endpoint_;
   MariaDbOptions options_;
   st_mysql* mysql_ = nullptr;
-  unsigned long session_id_ = 0;
+  uint64_t session_id_ = 0;
 };
 
 }  // namespace locklab::locks

@@ -1,13 +1,28 @@
 #include "locks/pg_advisory_lock.h"
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 
 #include "locks/knobs.h"
+#include "locks/postgres_connection.h"
 
 namespace locklab::locks {
 
 namespace {
 constexpr char kLockNotAvailable[] = "55P03";
+
+// Whether a one-row boolean answer (pg_try_advisory_lock, pg_advisory_unlock) is true.
+bool AnsweredTrue(const SqlResult& r) {
+  return !r.rows.empty() && !r.rows[0].empty() && r.rows[0][0] == "t";
+}
+
+// The lock's one session, on the lock's node.
+std::unique_ptr<SqlSession> PostgresSession(const LockConfig& config) {
+  return std::make_unique<PostgresConnection>(
+      SqlSessionLock::SessionNode(config),
+      PostgresOptions{"locklab", "postgres", config.connect_timeout});
+}
 }  // namespace
 
 Status ParsePgAdvisoryOptions(const LockConfig& config, PgAdvisoryOptions* out) {
@@ -27,93 +42,54 @@ int64_t AdvisoryKey(const std::string& key) {
 }
 
 PgAdvisoryLock::PgAdvisoryLock(const LockConfig& config, const PgAdvisoryOptions& options)
-    : config_(config),
-      options_(options),
-      conn_(config.nodes.empty() ? Endpoint{} : config.nodes[0],
-            PostgresOptions{"locklab", "postgres", config.connect_timeout}) {}
+    : SqlSessionLock(config, PostgresSession(config), "backend-"), options_(options) {}
 
-Outcome PgAdvisoryLock::Prepare(std::string* detail) {
-  if (conn_.connected() && conn_.backend_pid() == prepared_backend_) return Outcome::kOk;
-  if (options_.idle_session_timeout.count() > 0) {
-    SqlResult r = conn_.Query(
-        "SET idle_session_timeout = " + std::to_string(options_.idle_session_timeout.count()),
-        config_.command_timeout);
-    if (r.outcome != Outcome::kOk || !r.sqlstate.empty()) {
-      *detail = "SET idle_session_timeout: " + r.error;
-      return Outcome::kFail;  // a SET holds no lock: retrying is safe
-    }
-  }
-  prepared_backend_ = conn_.backend_pid();
-  return Outcome::kOk;
+SqlSessionLock::Statement PgAdvisoryLock::SessionSettings() const {
+  if (options_.idle_session_timeout.count() <= 0) return {};
+  return {"SET idle_session_timeout = " + std::to_string(options_.idle_session_timeout.count()),
+          config().command_timeout, "SET idle_session_timeout: "};
 }
 
-Outcome PgAdvisoryLock::Attempt(const std::string& key, Nanos deadline, std::string* detail) {
-  if (Prepare(detail) != Outcome::kOk) return Outcome::kFail;
+SqlSessionLock::Statement PgAdvisoryLock::LockStatement(const std::string& key,
+                                                        Nanos deadline) const {
   const std::string k = std::to_string(AdvisoryKey(key));
-  Millis budget = config_.command_timeout;
-  std::string sql;
   if (options_.wait == "try") {
-    sql = "SELECT pg_try_advisory_lock(" + k + ")";
-  } else {
-    // lock_timeout 0 means "wait forever": the server waits at least 1 ms. The client waits
-    // that long plus a command timeout for the answer.
-    int64_t wait_ms = std::max<int64_t>(
-        1, std::chrono::duration_cast<Millis>(deadline - MonotonicNow()).count());
-    sql = "SET lock_timeout = " + std::to_string(wait_ms) + "; SELECT pg_advisory_lock(" + k + ")";
-    budget += Millis(wait_ms);
+    return {"SELECT pg_try_advisory_lock(" + k + ")", config().command_timeout, ""};
   }
-  SqlResult r = conn_.Query(sql, budget);
-  if (r.outcome != Outcome::kOk) {
-    *detail = r.error;
-    return r.outcome;  // unknown: the session is closed, the server drops its locks
-  }
-  if (!r.sqlstate.empty()) {
-    *detail = r.sqlstate == kLockNotAvailable ? "advisory lock held by another session"
-                                              : r.sqlstate + " " + r.error;
+  // lock_timeout 0 means "wait forever": the server waits at least 1 ms. The client waits
+  // that long plus a command timeout for the answer.
+  Millis wait = std::max(Millis(1), std::chrono::duration_cast<Millis>(deadline - MonotonicNow()));
+  return {
+      "SET lock_timeout = " + std::to_string(wait.count()) + "; SELECT pg_advisory_lock(" + k + ")",
+      config().command_timeout + wait, ""};
+}
+
+Outcome PgAdvisoryLock::LockAnswer(const std::string&, const SqlResult& answer,
+                                   std::string* detail) {
+  if (!answer.sqlstate.empty()) {
+    *detail = answer.sqlstate == kLockNotAvailable ? "advisory lock held by another session"
+                                                   : answer.sqlstate + " " + answer.error;
     return Outcome::kFail;
   }
-  if (options_.wait == "try" && (r.rows.empty() || r.rows[0].empty() || r.rows[0][0] != "t")) {
+  if (options_.wait == "try" && !AnsweredTrue(answer)) {
     *detail = "advisory lock held by another session";
     return Outcome::kFail;
   }
   return Outcome::kOk;
 }
 
-LockResult PgAdvisoryLock::Acquire(const std::string& key, Nanos deadline) {
-  LockResult result = AttemptUntil(deadline, config_.retry_delay, [&](std::string* detail) {
-    return Attempt(key, deadline, detail);
-  });
-  if (result.outcome == Outcome::kOk) {
-    result.lease.key = key;
-    result.lease.token = "backend-" + std::to_string(conn_.backend_pid());
-    result.lease.validity = Millis::max();
-    result.lease.acquired_at = MonotonicNow();
-  }
-  return result;
+SqlSessionLock::Statement PgAdvisoryLock::ReleaseStatement(const Lease& lease) const {
+  return {"SELECT pg_advisory_unlock(" + std::to_string(AdvisoryKey(lease.key)) + ")",
+          config().command_timeout, "pg_advisory_unlock: "};
 }
 
-LockResult PgAdvisoryLock::Release(const Lease& lease) {
-  LockResult result;
-  result.lease = lease;
-  if (!conn_.connected() || lease.token != "backend-" + std::to_string(conn_.backend_pid())) {
-    // The session that held the lock is gone, and its locks with it (or they will be, when
-    // the server notices the closed connection). Nothing is left to unlock.
-    result.outcome = Outcome::kFail;
-    result.detail = "the locking session is gone";
-    return result;
+Outcome PgAdvisoryLock::ReleaseAnswer(const SqlResult& answer, std::string* detail) const {
+  if (answer.sqlstate.empty() && AnsweredTrue(answer)) {
+    detail->clear();
+    return Outcome::kOk;
   }
-  SqlResult r = conn_.Query("SELECT pg_advisory_unlock(" + std::to_string(AdvisoryKey(lease.key)) +
-                                ")",
-                            config_.command_timeout);
-  if (r.outcome != Outcome::kOk) {
-    result.outcome = r.outcome;
-    result.detail = "pg_advisory_unlock: " + r.error;
-    return result;
-  }
-  bool released = r.sqlstate.empty() && !r.rows.empty() && !r.rows[0].empty() && r.rows[0][0] == "t";
-  result.outcome = released ? Outcome::kOk : Outcome::kFail;
-  result.detail = released ? "" : (r.error.empty() ? "the session did not hold the lock" : r.error);
-  return result;
+  *detail = answer.error.empty() ? "the session did not hold the lock" : answer.error;
+  return Outcome::kFail;
 }
 
 }  // namespace locklab::locks

@@ -4,7 +4,8 @@
 // The key is hashed to a bigint (64-bit FNV-1a of its bytes) and locked with
 // `pg_advisory_lock(k)` on the lock's one session; release is `pg_advisory_unlock(k)` on the
 // same session. The owner is the session: Lease::token is "backend-<pid>" (the server
-// process serving it). Two ways to wait, knob `wait`:
+// process serving it). The session, the acquire loop, the outcomes and the release:
+// locks/sql_session_lock.h. Two ways to wait, knob `wait`:
 //   block: `SET lock_timeout = <time left to the deadline>` then `SELECT pg_advisory_lock(k)`;
 //          the server queues the waiter and answers the moment the lock is free, or SQLSTATE
 //          55P03 when the lock timeout passes (a certain refusal);
@@ -28,15 +29,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "locks/lock.h"
-#include "locks/postgres_connection.h"
+#include "locks/sql_session_lock.h"
 
 namespace locklab::locks {
 
 struct PgAdvisoryOptions {
-  std::string wait = "block";          // block (lock_timeout) or try (polling)
-  Millis idle_session_timeout{0};      // SET idle_session_timeout; 0 = off (the default)
+  std::string wait = "block";      // block (lock_timeout) or try (polling)
+  Millis idle_session_timeout{0};  // SET idle_session_timeout; 0 = off (the default)
 };
 
 Status ParsePgAdvisoryOptions(const LockConfig& config, PgAdvisoryOptions* out);
@@ -44,22 +46,18 @@ Status ParsePgAdvisoryOptions(const LockConfig& config, PgAdvisoryOptions* out);
 // The advisory-lock key of a lab key: 64-bit FNV-1a as a signed bigint.
 int64_t AdvisoryKey(const std::string& key);
 
-class PgAdvisoryLock : public Lock {
+class PgAdvisoryLock : public SqlSessionLock {
  public:
   PgAdvisoryLock(const LockConfig& config, const PgAdvisoryOptions& options);
-  LockResult Acquire(const std::string& key, Nanos deadline) override;
-  LockResult Release(const Lease& lease) override;
 
  private:
-  // One attempt: kOk granted, kFail refused, kUnknown outcome unknown (session closed).
-  Outcome Attempt(const std::string& key, Nanos deadline, std::string* detail);
-  // After a (re)connect: the session's idle_session_timeout.
-  Outcome Prepare(std::string* detail);
+  Statement SessionSettings() const override;
+  Statement LockStatement(const std::string& key, Nanos deadline) const override;
+  Outcome LockAnswer(const std::string& key, const SqlResult& answer, std::string* detail) override;
+  Statement ReleaseStatement(const Lease& lease) const override;
+  Outcome ReleaseAnswer(const SqlResult& answer, std::string* detail) const override;
 
-  LockConfig config_;
   PgAdvisoryOptions options_;
-  PostgresConnection conn_;
-  int prepared_backend_ = 0;  // session whose settings are made
 };
 
 }  // namespace locklab::locks

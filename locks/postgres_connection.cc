@@ -80,25 +80,13 @@ bool PostgresConnection::Connect(std::string* error) {
   return true;
 }
 
-SqlResult PostgresConnection::Query(const std::string& sql, Millis timeout) {
-  SqlResult r;
-  if (conn_ == nullptr) {
-    std::string error;
-    if (!Connect(&error)) {
-      // Nothing was sent: the statement certainly did not run.
-      r.outcome = Outcome::kFail;
-      r.error = error;
-      return r;
-    }
-  }
+bool PostgresConnection::Exchange(const std::string& sql, Nanos end, Millis timeout,
+                                  SqlResult* result) {
+  SqlResult& r = *result;
   notice_.clear();
-  Nanos end = MonotonicNow() + timeout;
   auto lost = [&](const std::string& what) {
-    r.outcome = Outcome::kUnknown;
     r.error = what;
-    r.rows.clear();
-    Close();
-    return r;
+    return false;
   };
   auto lib_error = [&]() {
     std::string msg = PQerrorMessage(conn_);
@@ -148,9 +136,8 @@ SqlResult PostgresConnection::Query(const std::string& sql, Millis timeout) {
   if (PQstatus(conn_) == CONNECTION_BAD || (any_error && r.sqlstate.empty())) {
     return lost("connection lost: " + (r.error.empty() ? lib_error() : r.error));
   }
-  r.outcome = Outcome::kOk;
   if (r.error.empty()) r.error = notice_;
-  return r;
+  return true;
 }
 
 }  // namespace locklab::locks

@@ -1,4 +1,5 @@
-// PostgresConnection: one PostgreSQL client session (libpq) with millisecond timeouts.
+// PostgresConnection: one PostgreSQL client session (libpq) behind SqlSession, with
+// millisecond timeouts.
 //
 // libpq's blocking calls wait as long as the server takes, and its connect_timeout is whole
 // seconds; a lock needs a bound per statement (a pg_advisory_lock may wait for seconds, an
@@ -9,21 +10,21 @@
 // gssencmode disable): the lab server listens on loopback only, and each would add a round
 // trip or, with Kerberos libraries present, a lookup that can stall.
 //
-// Outcomes (locks/sql_result.h): an SQL error is kOk with `sqlstate` set; a failed connect
-// is kFail; no answer in time, or a connection that broke with the statement in flight, is
-// kUnknown and closes the session (its socket shut down first, so a partitioned link cannot
-// block PQfinish). The server ends that session, and with it every session-level advisory
-// lock it held, once it sees the connection end. The next Query() reconnects as a new
-// session (`backend_pid` changes).
+// Outcomes and reconnects: locks/sql_session.h. An SQL error is kOk with `sqlstate` set.
+// Query() may carry several statements separated by ';', which the server runs in order,
+// stopping at the first error; `rows` are those of the last statement that returned any,
+// and with no error `error` holds the last notice the server sent (a WARNING), if any.
+// session_id() is backend_pid(): session-level advisory locks belong to that process.
 //
 // Not thread-safe: one thread per connection.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/clock.h"
-#include "locks/redis_connection.h"
-#include "locks/sql_result.h"
+#include "locks/outcome.h"
+#include "locks/sql_session.h"
 
 struct pg_conn;
 
@@ -35,28 +36,22 @@ struct PostgresOptions {
   Millis connect_timeout{200};
 };
 
-class PostgresConnection {
+class PostgresConnection : public SqlSession {
  public:
   PostgresConnection(Endpoint endpoint, PostgresOptions options);
-  ~PostgresConnection();
+  ~PostgresConnection() override;
   PostgresConnection(const PostgresConnection&) = delete;
   PostgresConnection& operator=(const PostgresConnection&) = delete;
 
-  // Runs `sql` (one statement, or several separated by ';' that the server runs in order and
-  // stops at the first error), waiting at most `timeout` for the whole answer; first
-  // connects within the connect timeout if needed (a failed connect is kFail). `rows` are
-  // those of the last statement that returned any; with no error, `error` holds the last
-  // notice the server sent (a WARNING), if any.
-  SqlResult Query(const std::string& sql, Millis timeout);
-  bool connected() const { return conn_ != nullptr; }
-  // The server process serving this session (0 when not connected): session-level advisory
-  // locks belong to it.
+  bool connected() const override { return conn_ != nullptr; }
+  uint64_t session_id() const override { return static_cast<uint64_t>(backend_pid_); }
+  // The server process serving this session (0 when not connected).
   int backend_pid() const { return backend_pid_; }
-  // Closes the session (shutting the socket down first); the server ends it on its side.
-  void Close();
+  void Close() override;
 
  private:
-  bool Connect(std::string* error);
+  bool Connect(std::string* error) override;
+  bool Exchange(const std::string& sql, Nanos end, Millis timeout, SqlResult* result) override;
   // Waits until the socket is readable (and writable, when `write`); false when `end` passed.
   bool WaitSocket(bool write, Nanos end);
 

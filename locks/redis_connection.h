@@ -4,7 +4,7 @@
 // redisSetTimeout for commands. A timeout surfaces as REDIS_ERR_IO with EAGAIN. After any
 // error a context is unusable, so it is dropped and the next command reconnects.
 //
-// Every command ends in one of three outcomes (DESIGN.md 3.1):
+// Every command ends in one of three outcomes (locks/outcome.h):
 //   kOk      a reply arrived (it may be a Redis error reply: see Reply::is_error)
 //   kFail    the command certainly did not reach the server (connect refused / timed out)
 //   kUnknown the command may have run: timeout or connection lost after sending
@@ -18,21 +18,11 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "locks/outcome.h"
 
 struct redisContext;
 
 namespace locklab::locks {
-
-enum class Outcome { kOk, kFail, kUnknown };
-const char* OutcomeName(Outcome o);
-
-struct Endpoint {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  std::string ToString() const { return host + ":" + std::to_string(port); }
-};
-// "host:port" -> Endpoint. Error names the text.
-Status ParseEndpoint(const std::string& text, Endpoint* out);
 
 struct Reply {
   Outcome outcome = Outcome::kFail;

@@ -38,6 +38,7 @@
 
 #include "base/random.h"
 #include "locks/lock.h"
+#include "locks/redis_connection.h"
 
 namespace locklab::locks {
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "locks/lock.h"
+#include "locks/redis_connection.h"
 
 namespace locklab::locks {
 

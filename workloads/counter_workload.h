@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "locks/lock.h"
+#include "locks/redis_connection.h"
 #include "workloads/event_sink.h"
 #include "workloads/lag_meter.h"
 
