@@ -93,6 +93,27 @@ class HostileUserTest : public TempDirTest {
                    std::to_string(leave) + " " + fill).c_str());
     return mount_;
   }
+  // Starts `args`, waits (up to 15 s) until the history shows a fault window opened, waits
+  // `settle` more, sends `sig`, and waits for the exit: *ms is the time from the signal.
+  void SignalOnceAWindowOpened(const std::vector<std::string>& args, Millis settle, int sig,
+                               Invocation* inv, double* ms) {
+    std::string log = dir_ + "/out.log";
+    pid_t pid = StartLocklab(args, log);
+    ASSERT_GT(pid, 0);
+    bool opened = false;
+    for (Nanos end = MonotonicNow() + Millis(15000); !opened && MonotonicNow() < end;
+         SleepFor(Millis(20))) {
+      opened = ReadAll(dir_ + "/runs/latest/history.jsonl").find("\"f\":\"start\"") !=
+               std::string::npos;
+    }
+    if (!opened) kill(pid, SIGKILL);
+    ASSERT_TRUE(opened) << ReadAll(log);
+    SleepFor(settle);
+    Nanos sent = MonotonicNow();
+    kill(pid, sig);
+    *inv = FinishLocklab(pid, log, Millis(10000));
+    *ms = ToMillis(MonotonicNow() - sent);
+  }
   std::string WriteScenario(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -197,23 +218,13 @@ class SignalTest : public HostileUserTest, public ::testing::WithParamInterface<
 
 TEST_P(SignalTest, ASignalWhileAClientIsStoppedEndsTheRunWithinASecond) {
   int sig = GetParam();
-  std::string log = dir_ + "/out.log";
-  pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "client-pause", "--ttl",
-                            "500", "--pause", "5000", "--first-at", "200", "--duration", "20",
-                            "--no-report", "--out", dir_ + "/runs"},
-                           log);
-  ASSERT_GT(pid, 0);
-  // Wait for the pause window to open: a client is stopped now.
-  bool opened = false;
-  for (Nanos end = MonotonicNow() + Millis(15000); !opened && MonotonicNow() < end; SleepFor(Millis(20))) {
-    opened = ReadAll(dir_ + "/runs/latest/history.jsonl").find("\"f\":\"start\"") != std::string::npos;
-  }
-  ASSERT_TRUE(opened) << ReadAll(log);
-  SleepFor(Millis(100));
-  Nanos sent = MonotonicNow();
-  kill(pid, sig);
-  Invocation inv = FinishLocklab(pid, log, Millis(10000));
-  double ms = ToMillis(MonotonicNow() - sent);
+  Invocation inv;
+  double ms = 0;
+  // Once the pause window is open a client is stopped.
+  ASSERT_NO_FATAL_FAILURE(SignalOnceAWindowOpened(
+      {"run", "--lock", "set-nx-px-lua", "--fault", "client-pause", "--ttl", "500", "--pause",
+       "5000", "--first-at", "200", "--duration", "20", "--no-report", "--out", dir_ + "/runs"},
+      Millis(100), sig, &inv, &ms));
   std::cout << strsignal(sig) << ": run ended " << ms << " ms after the signal\n";
   EXPECT_EQ(inv.exit_code, 2) << inv.output;
   EXPECT_LT(ms, 1000.0) << inv.output;
@@ -259,19 +270,10 @@ TEST_F(HostileUserTest, TensOfThousandsOfWindowsNeverBlockTheHarness) {
   std::string table = "[[faults]]\nid = \"client-pause\"\nfirst_at_ms = 100\nduration_ms = 1\n"
                       "interval_ms = 0\nwindows = 200\ntargets = [1]\n\n";
   std::string path = WriteScenario("many.toml", ManyFaults(256, table));
-  std::string log = dir_ + "/out.log";
-  pid_t pid = StartLocklab({"run", path, "--no-report", "--out", dir_ + "/runs"}, log);
-  ASSERT_GT(pid, 0);
-  bool opened = false;
-  for (Nanos end = MonotonicNow() + Millis(15000); !opened && MonotonicNow() < end; SleepFor(Millis(20))) {
-    opened = ReadAll(dir_ + "/runs/latest/history.jsonl").find("\"f\":\"start\"") != std::string::npos;
-  }
-  ASSERT_TRUE(opened) << ReadAll(log);
-  SleepFor(Millis(1000));
-  Nanos sent = MonotonicNow();
-  kill(pid, SIGTERM);
-  Invocation inv = FinishLocklab(pid, log, Millis(10000));
-  double ms = ToMillis(MonotonicNow() - sent);
+  Invocation inv;
+  double ms = 0;
+  ASSERT_NO_FATAL_FAILURE(SignalOnceAWindowOpened(
+      {"run", path, "--no-report", "--out", dir_ + "/runs"}, Millis(1000), SIGTERM, &inv, &ms));
   std::string history = ReadAll(RunDirOf(inv) + "/history.jsonl");
   size_t windows = 0;
   for (size_t at = 0; (at = history.find("\"f\":\"start\"", at)) != std::string::npos; ++at) ++windows;
