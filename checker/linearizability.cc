@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <cstring>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -634,6 +633,7 @@ class Sweep {
       auto [it, inserted] = ids.emplace(key, static_cast<int32_t>(class_rep_.size()));
       if (inserted) {
         class_rep_.push_back(op);
+        class_first_op_.push_back(static_cast<int32_t>(&op - ops_.data()));
         class_prune.push_back(-1);
         class_token_.push_back(op.x);
       }
@@ -784,7 +784,7 @@ class Sweep {
         Config child = node;
         child.s = ns;
         if (--child.pool[u].count == 0) child.pool.erase(child.pool.begin() + u);
-        child.PushTail(RepresentativeOp(cls));
+        child.PushTail(class_first_op_[cls]);  // one member stands for its class
         if (visited_.Insert(std::move(child))) {
           stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
           ++states_;
@@ -812,13 +812,6 @@ class Sweep {
     return true;
   }
 
-  // Some unknown op of class `cls` (for the counterexample's tail).
-  int32_t RepresentativeOp(int32_t cls) const {
-    for (int32_t u : live_unknown_) {
-      if (class_of_[u] == cls) return u;
-    }
-    return -1;
-  }
 
   const Model model_;
   const Partition& part_;
@@ -831,6 +824,7 @@ class Sweep {
   std::vector<bool> dropped_;
   std::vector<int32_t> class_of_;
   std::vector<Op> class_rep_;
+  std::vector<int32_t> class_first_op_;  // an op of each class, for reports
   std::vector<int64_t> class_token_;
   std::vector<std::vector<int32_t>> prune_at_;
   std::vector<int32_t> open_;          // open ops with a known outcome
