@@ -78,9 +78,11 @@ int VerdictExit(LinVerdict v) {
   return v == LinVerdict::kValid ? 0 : v == LinVerdict::kInvalid ? 1 : 2;
 }
 
-// 1 (a violation) outranks 2 (unknown) outranks 0.
+// 1 (a violation) outranks 65 (a file that could not be read) outranks 2 (unknown) outranks
+// 0: an unreadable file must not hide a violation found in another, and must not pass as
+// "not decided" either.
 int Worse(int a, int b) {
-  auto rank = [](int c) { return c == 1 ? 2 : c == 2 ? 1 : 0; };
+  auto rank = [](int c) { return c == 1 ? 3 : c == 65 ? 2 : c == 2 ? 1 : 0; };
   return rank(b) > rank(a) ? b : a;
 }
 
@@ -234,7 +236,6 @@ int RunCheckCommand(const std::vector<std::string>& args) {
   if (fl.bench) return RunBench(fl);
 
   int worst = 0;
-  bool bad_input = false;
   int unreadable = 0, per_exit[3] = {0, 0, 0};
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& path : fl.files) {
@@ -246,7 +247,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     }
     if (!s.ok()) {
       std::cerr << "locklab check: " << s.message() << "\n";
-      bad_input = true;
+      worst = Worse(worst, 65);
       ++unreadable;
       continue;
     }
@@ -296,7 +297,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
         file_exit = Worse(file_exit, VerdictExit(r.verdict));
       }
       if (failed_input) {
-        bad_input = true;
+        worst = Worse(worst, 65);
         ++unreadable;
         continue;
       }
@@ -311,10 +312,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     if (all.size() == 1) std::cout << all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else if (!all.empty()) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
-  // Several files: a violation outranks a file that could not be read (65), which outranks
-  // unknown (2): an unreadable file must not hide a violation found in another, and must not
-  // pass as "not decided" either.
-  int exit_code = worst == 1 ? 1 : bad_input ? 65 : worst;
+  const int exit_code = worst;  // the worst, ranked by Worse()
   if (fl.files.size() > 1) {
     std::cerr << "locklab check: " << fl.files.size() << " files: " << per_exit[1]
               << " violated/invalid, " << unreadable << " unreadable, " << per_exit[2]
