@@ -10,9 +10,12 @@
 // (dropped), `info` or no completion at all = unknown, the operation may take effect at any
 // time after its invocation or never. Nemesis events are ignored; the harness process is an
 // ordinary process. Times are compared as given (ties count as concurrent).
-// The search is Wing & Gong's with Lowe's memoisation (a cache of linearized-set bitset +
-// model state, hashed incrementally), single-threaded, and bounded by a time and a memory
-// budget: running out of either gives kUnknown, never a guess. An invalid history comes with
+// The search is a sweep over each key's calls and returns in time order that keeps every
+// configuration a linearization of the prefix can be in (docs/checker.md), single-threaded,
+// and bounded by a time and a memory budget: running out of either gives kUnknown, never a
+// guess. Where to read it: lin_model.h (operations, sequential models), lin_builder.h (events
+// to operations), lin_config_set.h (configurations, dominance), lin_sweep.h (the search and its
+// rules for unknown outcomes); this file's .cc joins them and words the results. An invalid history comes with
 // a counterexample: the shortest prefix that cannot be linearized, the operations concurrent
 // at its end, and the model states the search reached there.
 //
