@@ -14,14 +14,17 @@ scenario.toml; a matrix directory's matrix.json (its cells and trials, each tria
 directory).
 
 Start reading at cli.py (report_run, report_matrix, the command line). Then:
-    runfiles.py     a run directory loaded: history columns, holds, episodes, fault windows
+    runfiles.py     a run directory loaded: holds, episodes, fault windows, the verdict
+    history.py      history.jsonl streamed into numpy columns; results.json and the small files
     matrixcells.py  a matrix directory: cells with matrix.md's letters and marks, their trials
-    plots.py        the figures (timeline with red overlaps, latency/throughput, heatmap)
+    timeline.py     the timeline figure (holds per client, red overlaps, shaded fault windows)
+    plots.py        the latency/throughput figure and the matrix heatmap
+    figstyle.py     what every figure shares: colours, STYLE, the Figure factory
     narrative.py    the words: what happened, first violation, resource anomalies
     htmlreport.py   the self-contained index.html pages (images inlined)
     faultstyle.py   one colour and label per fault
     tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
 
 Importing the package changes no global state (no matplotlib rcParams, no pyplot, no
-backend): every figure is a matplotlib.figure.Figure drawn under plots.STYLE.
+backend): every figure is a matplotlib.figure.Figure drawn under figstyle.STYLE.
 """

@@ -16,8 +16,9 @@ import os
 import sys
 import time
 
-from . import htmlreport, matrixcells, plots
-from .runfiles import Run, RunError, load_json
+from . import htmlreport, matrixcells, plots, timeline
+from .history import RunError, load_json
+from .runfiles import Run
 
 USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX_DIR [--no-trials]\n"
          "  writes RUN_DIR/report/ (timeline.png, latency.png, index.html)\n"
@@ -56,7 +57,7 @@ def report_run(run_dir):
                          f"({run.holds_source}) but results.json counts {me.get('overlapping_pairs')} in "
                          f"{me.get('episodes')}: the holds and the verdict disagree.")
     images = {"timeline": os.path.join(out, "timeline.png"), "latency": os.path.join(out, "latency.png")}
-    plots.timeline(run, images["timeline"], title)
+    timeline.timeline(run, images["timeline"], title)
     plots.latency(run, images["latency"], title)
     index = os.path.join(out, "index.html")
     _write(index, htmlreport.run_page(run, images, notes))

@@ -15,7 +15,7 @@ the trials here, by the rule WriteMatrix uses.
 
 import os
 
-from .runfiles import RunError
+from .history import RunError
 
 LETTERS = ("S", "V", "L", "?", "n/a")
 

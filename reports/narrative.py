@@ -7,7 +7,8 @@ first event), the fault windows active then and the values read and written, as 
 import numpy as np
 
 from . import faultstyle
-from .runfiles import NEMESIS, T_FAIL, T_INFO, T_INVOKE, T_OK, targets_of
+from .history import NEMESIS, T_FAIL, T_INFO, T_INVOKE, T_OK
+from .runfiles import targets_of
 
 
 def ts(run, t_ns):

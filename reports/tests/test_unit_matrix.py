@@ -377,9 +377,9 @@ class LongRunTest(TempDirMixin, unittest.TestCase):
             html = fh.read()
         self.assertLess(len(html), 3_000_000)
         from reports import runfiles
-        from reports import plots
+        from reports import timeline
         run = runfiles.Run(d)
-        self.assertFalse(plots.TimelineData(run).detailed)
+        self.assertFalse(timeline.TimelineData(run).detailed)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ import unittest
 
 import matplotlib
 
-from reports import matrixcells, plots, runfiles
-from reports.runfiles import load_json
+from reports import figstyle, matrixcells, plots, runfiles, timeline
+from reports.history import load_json
 
 from .helpers import PYTHON, TempDirMixin, copy_fixture, report_env
 
@@ -20,7 +20,7 @@ import matplotlib
 before = matplotlib.rcParams.copy()
 backend = dict.__getitem__(matplotlib.rcParams, "backend")   # raw: reading it may resolve it
 import reports.cli, reports.faultstyle, reports.htmlreport, reports.matrixcells, reports.narrative
-import reports.plots, reports.runfiles
+import reports.figstyle, reports.history, reports.plots, reports.runfiles, reports.timeline
 changed = sorted(k for k in before if dict.__getitem__(matplotlib.rcParams, k) != dict.__getitem__(before, k))
 print(json.dumps({"changed": changed, "pyplot": "matplotlib.pyplot" in sys.modules,
                   "backend_same": dict.__getitem__(matplotlib.rcParams, "backend") == backend}))
@@ -39,13 +39,13 @@ class GlobalStateTest(TempDirMixin, unittest.TestCase):
     def test_drawing_uses_the_style_and_restores_rcparams(self):
         run = runfiles.Run(copy_fixture("violated-client-pause", self.tmp))
         before = matplotlib.rcParams.copy()
-        info = plots.timeline(run, os.path.join(self.tmp, "timeline.png"), "t")
+        info = timeline.timeline(run, os.path.join(self.tmp, "timeline.png"), "t")
         self.assertEqual(matplotlib.rcParams, before)
         ax = info["figure"].axes[0]
         self.assertFalse(ax.spines["top"].get_visible())
         self.assertFalse(ax.spines["right"].get_visible())
         self.assertEqual(ax.title.get_fontweight(), "bold")
-        self.assertEqual(ax.title.get_fontsize(), plots.STYLE["axes.titlesize"])
+        self.assertEqual(ax.title.get_fontsize(), figstyle.STYLE["axes.titlesize"])
         # the defaults came back: an axes made now has its top spine
         self.assertTrue(matplotlib.figure.Figure().add_subplot().spines["top"].get_visible())
 
@@ -65,7 +65,7 @@ class LayoutTest(TempDirMixin, unittest.TestCase):
     def test_run_legends_sit_below_the_axes(self):
         for name in ("violated-client-pause", "safe-none"):
             run = runfiles.Run(copy_fixture(name, self.tmp))
-            for draw in (plots.timeline, plots.latency):
+            for draw in (timeline.timeline, plots.latency):
                 fig = draw(run, os.path.join(self.tmp, f"{name}-{draw.__name__}.png"), "t")["figure"]
                 self.assertEqual(len(fig.legends), 1)
                 self.assert_below_every_axes(fig, fig.legends[0], f"{name} {draw.__name__} legend")
