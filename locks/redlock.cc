@@ -96,17 +96,19 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
     }
     config_.pause_point(point);
   };
-  if (options_.parallel) {
-    std::vector<bool> sent(n, false);
-    for (size_t i = 0; i < n; ++i) {
-      std::string error;
-      Outcome o = conns_[i]->Send(argv[i], &error);
-      sent[i] = o == Outcome::kOk;
-      if (!sent[i]) {
-        out.replies[i].outcome = o;
-        out.replies[i].transport_error = error;
-      }
+  std::vector<bool> sent(n, false);
+  // Sends node i's command; a send that failed is that node's reply.
+  auto send = [&](size_t i) {
+    std::string error;
+    Outcome o = conns_[i]->Send(argv[i], &error);
+    sent[i] = o == Outcome::kOk;
+    if (!sent[i]) {
+      out.replies[i].outcome = o;
+      out.replies[i].transport_error = error;
     }
+  };
+  if (options_.parallel) {
+    for (size_t i = 0; i < n; ++i) send(i);
     out.sent_at = Now();
     pause(0, sent);
     for (size_t i = 0; i < n; ++i) {
@@ -116,15 +118,8 @@ RedlockLock::NodeReplies RedlockLock::Broadcast(const std::vector<std::vector<st
   }
   // Sequential: the classic client loop. The pause point sits after the last node's SET was
   // sent and before its reply is read: then all the SETs have been sent.
-  std::vector<bool> sent(n, false);
   for (size_t i = 0; i < n; ++i) {
-    std::string error;
-    Outcome o = conns_[i]->Send(argv[i], &error);
-    sent[i] = o == Outcome::kOk;
-    if (!sent[i]) {
-      out.replies[i].outcome = o;
-      out.replies[i].transport_error = error;
-    }
+    send(i);
     if (i + 1 == n) {
       out.sent_at = Now();
       pause(i, sent);
