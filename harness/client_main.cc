@@ -229,7 +229,7 @@ int RunClientCommand(const std::vector<std::string>& args) {
   workloads::RunCounterWorkload(*lock, resource_conn, sink, config.pause_point, rng, wo, g_stop,
                                 &lag);
   // How late this client's own sleeps ended: the harness judges whether the run's timing
-  // can be trusted (harness/runner.cc, "lab_lag").
+  // can be trusted (harness/trial_results.cc, "lab_lag").
   sink.Control({{"ctl", "lag"},
                 {"max_us", std::chrono::duration_cast<std::chrono::microseconds>(lag.max()).count()},
                 {"sleeps", lag.sleeps()},

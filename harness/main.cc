@@ -146,20 +146,16 @@ int RunCommand(const std::vector<std::string>& args) {
     // A file that could not be written (exit 70): that one line says it all; no verdict
     // from a history that is not whole, no report on a full disk.
     bool io_failed = r.status.code() == Status::Code::kIo;
-    if (!r.results.is_null() && !io_failed) {
-      const auto& me = r.results.value("mutual_exclusion", nlohmann::ordered_json::object());
-      const auto& res = r.results.value("resource", nlohmann::ordered_json::object());
-      std::cout << "verdict: " << r.results["verdict"].get<std::string>()
-                << "  overlapping_pairs=" << me.value("overlapping_pairs", 0)
-                << " lost_updates=" << res.value("lost_updates", 0)
-                << " stale_writes_accepted=" << res.value("stale_writes_accepted", 0)
-                << " ops=" << r.results.value("ops", 0) << "\n";
+    if (r.summary && !io_failed) {
+      const TrialSummary& sum = *r.summary;
+      std::cout << "verdict: " << sum.verdict << "  overlapping_pairs=" << sum.overlapping_pairs
+                << " lost_updates=" << sum.lost_updates
+                << " stale_writes_accepted=" << sum.stale_writes_accepted << " ops=" << sum.ops
+                << "\n";
       // Why it is violated or unknown, in one line (checker/verdict.h).
-      std::string why = r.results.value("verdict_reason", std::string());
-      if (!why.empty()) std::cout << "because: " << why << "\n";
+      if (!sum.reason.empty()) std::cout << "because: " << sum.reason << "\n";
       std::cout << "run: " << r.run_dir << "\n";
-      const auto& acq = r.results.value("acquires", nlohmann::ordered_json::object());
-      int64_t expired = acq.value("expired_grants", int64_t{0});
+      int64_t expired = sum.acquires.expired_grants;
       if (expired > 0) {
         // An ok whose validity is already over (node-redlock issue 296): the lock said yes
         // to a lease it no longer had, and the history's verdict may not show it.
@@ -168,14 +164,13 @@ int RunCommand(const std::vector<std::string>& args) {
                   << " granted already expired (ok with validity_ms <= 0; results.json "
                      "acquires.expired_grants)\n";
       }
-      const auto& lag = r.results.value("lab_lag", nlohmann::ordered_json::object());
-      if (!lag.value("timing_trusted", true)) {
-        std::cerr << "locklab run: warning: the lab itself ran up to " << lag.value("max_ms", 0.0)
-                  << " ms late (bound: a tenth of the TTL, " << lag.value("bound_ms", 0.0)
+      if (!sum.lab_lag.timing_trusted) {
+        std::cerr << "locklab run: warning: the lab itself ran up to " << sum.lab_lag.max.count()
+                  << " ms late (bound: a tenth of the TTL, " << sum.lab_lag.bound.count()
                   << " ms); the machine is overloaded and this trial's timing is not to be "
                      "trusted (results.json lab_lag)\n";
       }
-      if (expectations && r.status.ok() && !r.results.value("interrupted", false)) {
+      if (expectations && r.status.ok() && !sum.interrupted) {
         std::string miss = CheckExpectations(o, r.results);
         if (miss.empty()) {
           std::cout << "expectation: met\n";
@@ -195,7 +190,7 @@ int RunCommand(const std::vector<std::string>& args) {
     // Worst first: infrastructure (64+), then violation / unmet expectation (1), unknown (2).
     auto rank = [](int c) { return c >= 64 ? 3 : c == 1 ? 2 : c == 2 ? 1 : 0; };
     if (rank(code) > rank(worst)) worst = code;
-    if (seed == 0 && !r.results.is_null()) seed = r.results.value("seed", uint64_t{0}) - t;
+    if (seed == 0 && r.summary) seed = r.summary->seed - t;
   }
   return worst;
 }
