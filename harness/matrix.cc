@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -24,6 +25,7 @@
 namespace locklab::harness {
 namespace {
 
+// "a,b,,c" -> {a, b, c}: a flag's comma-separated list, empty items dropped.
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -68,7 +70,9 @@ struct MatrixFlags {
   bool jobs_given = false;
 };
 
-// Returns 0, or 64 after printing the one-line error.
+// Returns 0, or 64 after printing the one-line error. The names bound below are the
+// fields of MatrixFlags in declaration order, so that the loop is RunMatrixCommand's former
+// one, unchanged.
 int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
   auto& [lock_ids, fault_ids, driver_args, trials, jobs, shard_index, shard_count, full, report,
          seed, out, expect_path, preset_dir, endpoints, endpoint_control, jobs_given] = *flags;
