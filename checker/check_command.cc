@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 
+#include "base/exit_code.h"
 #include "checker/history.h"
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
@@ -76,14 +77,6 @@ std::vector<Model> ModelsFor(const Flags& fl, HistoryFormat fmt, const History& 
 
 int VerdictExit(LinVerdict v) {
   return v == LinVerdict::kValid ? 0 : v == LinVerdict::kInvalid ? 1 : 2;
-}
-
-// 1 (a violation) outranks 65 (a file that could not be read) outranks 2 (unknown) outranks
-// 0: an unreadable file must not hide a violation found in another, and must not pass as
-// "not decided" either.
-int Worse(int a, int b) {
-  auto rank = [](int c) { return c == 1 ? 3 : c == 65 ? 2 : c == 2 ? 1 : 0; };
-  return rank(b) > rank(a) ? b : a;
 }
 
 size_t PeakRssBytes() {
@@ -247,7 +240,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     }
     if (!s.ok()) {
       std::cerr << "locklab check: " << s.message() << "\n";
-      worst = Worse(worst, 65);
+      worst = WorseCheckExit(worst, kExitBadInput);
       ++unreadable;
       continue;
     }
@@ -294,16 +287,16 @@ int RunCheckCommand(const std::vector<std::string>& args) {
         }
         fj["linearizability"].push_back(r.ToJson());
         text += "  " + r.ToText();
-        file_exit = Worse(file_exit, VerdictExit(r.verdict));
+        file_exit = WorseCheckExit(file_exit, VerdictExit(r.verdict));
       }
       if (failed_input) {
-        worst = Worse(worst, 65);
+        worst = WorseCheckExit(worst, kExitBadInput);
         ++unreadable;
         continue;
       }
     }
     fj["exit"] = file_exit;
-    worst = Worse(worst, file_exit);
+    worst = WorseCheckExit(worst, file_exit);
     ++per_exit[file_exit];
     if (fl.json) all.push_back(std::move(fj));
     else std::cout << text;
@@ -312,7 +305,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     if (all.size() == 1) std::cout << all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else if (!all.empty()) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
-  const int exit_code = worst;  // the worst, ranked by Worse()
+  const int exit_code = worst;  // the worst: 1 > 65 > 2 > 0 (base/exit_code.h)
   if (fl.files.size() > 1) {
     std::cerr << "locklab check: " << fl.files.size() << " files: " << per_exit[1]
               << " violated/invalid, " << unreadable << " unreadable, " << per_exit[2]

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/exit_code.h"
 #include "checker/check_command.h"
 #include "faults/fault.h"
 #include "harness/client_main.h"
@@ -187,9 +188,7 @@ int RunCommand(const std::vector<std::string>& args) {
         if (rc != 0) std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
       }
     }
-    // Worst first: infrastructure (64+), then violation / unmet expectation (1), unknown (2).
-    auto rank = [](int c) { return c >= 64 ? 3 : c == 1 ? 2 : c == 2 ? 1 : 0; };
-    if (rank(code) > rank(worst)) worst = code;
+    worst = WorseRunExit(worst, code);  // an error (64+) > 1 > 2 > 0 (base/exit_code.h)
     if (seed == 0 && r.summary) seed = r.summary->seed - t;
   }
   return worst;

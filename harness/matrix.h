@@ -31,14 +31,21 @@
 // Exit code: 0 when every trial ran (and, with --expect, every covered cell matched), 1 on
 // a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run. A shard
 // does not judge expectations (exit 0 when its trials ran): the merged matrix does.
+//
+// The pieces: matrix_plan.h (the cells and trials, decided before anything runs),
+// matrix_scheduler.h (the job pool of child `locklab run`s), matrix_outputs.h (cell verdicts,
+// matrix.json, matrix.md, junit.xml) and matrix_merge.h (`locklab merge`); matrix.cc reads
+// the flags and composes them. Thread safety: a command runs on the main thread and reaps
+// any child of the process.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "harness/matrix_merge.h"  // RunMergeCommand
+
 namespace locklab::harness {
 
 int RunMatrixCommand(const std::vector<std::string>& args);
-int RunMergeCommand(const std::vector<std::string>& args);
 
 }  // namespace locklab::harness

@@ -1,0 +1,135 @@
+// The matrix plan: everything a `locklab matrix` will run, decided before anything runs.
+//
+// A plan is data: the rows (lock ids), the columns (one cell scenario per fault, read from
+// a preset directory such as scenarios/matrix/), one Cell per lock x fault with its
+// expectation, and every Trial of every cell in the order of a whole run, each with its
+// own scenario (RunOptions) and seed. The seeds are drawn from the matrix seed for the whole
+// matrix before any slicing, so trial n has the same seed in a whole run and in any shard,
+// and the plan id (a hash of every trial's scenario, the cells and their expectations) is
+// equal exactly when two shards belong to one matrix. The scheduler (matrix_scheduler.h)
+// fills in the trials' outcomes, the outputs (matrix_outputs.h) judge the cells from them,
+// and `locklab merge` (matrix_merge.h) rebuilds a plan from shard files.
+//
+// Thread safety: plain values and pure functions (the loaders read files); a Plan is owned
+// and mutated by one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "harness/run_options.h"
+
+namespace locklab::harness {
+
+// The default matrix: one cell scenario per fault, and their measured detection power.
+extern const std::string kDefaultPresetDir;
+
+// One column: a cell scenario, scenarios/matrix/<fault>.toml.
+struct Preset {
+  std::string fault;  // the file's stem: the column name
+  std::string path;
+  RunOptions options;
+};
+
+// Every *.toml of `dir` but expected.toml, in the order of the fault registry, then the
+// others by name. An unreadable directory is Status::Infrastructure; a bad scenario, its error.
+Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
+
+// Literature answers / pinned expectations: [[cell]] lock, fault, verdict (S|V|L) and/or
+// resource (S|V).
+struct Expectation {
+  std::string verdict, resource, origin;  // origin: "FILE:LINE"
+};
+using Expectations = std::map<std::pair<std::string, std::string>, Expectation>;  // (lock, fault)
+
+// A file that does not parse, or a cell without lock and fault, is Status::BadInput naming
+// the file and line.
+Status LoadExpectations(const std::string& path, Expectations* out);
+
+// One child `locklab run` of one cell. `results` is the trial's results.json as written
+// (matrix.json keeps it whole), null when the trial left none.
+struct Trial {
+  size_t cell = 0;  // index into Plan::cells
+  int index = 0;    // 0-based trial number within its cell
+  RunOptions options;
+  pid_t pid = -1;
+  std::string log;
+  nlohmann::ordered_json results;
+  bool done = false;
+  bool ran = false;
+  bool in_slice = true;  // false: another shard runs it (--shard)
+  bool not_run = false;  // never started: the matrix was interrupted first
+};
+
+// One lock x fault cell: its trials, and once judged (JudgeCells), its verdict and counts.
+struct Cell {
+  std::string lock, fault;
+  bool applicable = true;
+  std::string why_not;
+  std::vector<size_t> trials;    // indices into Plan::all
+  std::string verdict = "?";     // S | V | L | ? | - (not run: interrupted) | n/a
+  std::string resource = "?";    // S | V | ?
+  int violated = 0, stuck = 0, safe = 0, unknown = 0;
+  int not_run = 0;    // trials never started (an interrupted matrix)
+  int untrusted = 0;  // trials whose lab ran late by more than a tenth of the TTL (lab_lag)
+  double median_first_violation_ms = -1;
+  int fault_bit = 0;          // trials whose fault bit (results.json coverage)
+  std::string unknown_reason; // the first unknown trial's verdict_reason
+  std::string expected, expected_resource, origin;
+  bool mismatch = false;
+};
+
+// Everything a matrix will run, before it runs: the same for every shard of one matrix.
+struct Plan {
+  uint64_t seed = 0;
+  bool full = false;
+  int trials = 0;  // per cell
+  int jobs = 6;
+  std::vector<std::string> lock_ids, cols;
+  std::string expect_path;  // empty: no expectations
+  std::string preset_dir;   // the cell scenarios (--scenarios), and their detection-power.json
+  std::vector<Cell> cells;
+  std::vector<Trial> all;  // every trial of every shard, in the order of a whole run
+  // Hash of every trial's scenario, the cells and their expectations: two shards belong to
+  // one matrix exactly when their ids are equal.
+  std::string id;
+};
+
+// What the command line decided, for BuildPlan.
+struct PlanRequest {
+  uint64_t seed = 0;
+  bool full = false;
+  int trials = 1;  // per cell
+  int jobs = 6;
+  std::vector<std::string> lock_ids;  // every one known to the registry (locks::FindLock)
+  std::map<std::string, std::vector<std::string>> driver_args;  // per driver:PATH lock
+  std::vector<Preset> presets;  // the columns, already filtered
+  Expectations expectations;
+  std::string expect_path, preset_dir;
+  std::vector<std::string> endpoints;  // --endpoints: lock nodes first, the resource last
+  std::string endpoint_control;
+};
+
+// The example lock drivers (examples/drivers/, other languages through the driver protocol)
+// are rows of the default matrix after the registry's locks.
+extern const std::vector<std::string> kExampleDrivers;
+
+// The cells (lock-major), their trials with seeds drawn from request.seed, and the plan id.
+Plan BuildPlan(const PlanRequest& request);
+
+// Shard I of N (1-based) runs trials I-1, I-1+N, I-1+2N, ... of the whole run's order:
+// marks Trial::in_slice and returns the indices of the shard's trials.
+std::vector<size_t> SliceForShard(Plan* plan, int shard_index, int shard_count);
+
+// The whole file, or "" when it cannot be read.
+std::string ReadWholeFile(const std::string& path);
+
+}  // namespace locklab::harness
