@@ -7,7 +7,7 @@
 // harness, which then stops everything in order. `detached` children (the nodes of
 // `locklab cluster up`) skip the death signal and outlive the command.
 // Spawn from the harness's main thread only: the death signal follows the thread that forked.
-// The /proc readers are thread-safe.
+// The other functions are thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +27,7 @@ struct SpawnOptions {
   std::map<std::string, std::string> env;   // added to (or replacing in) the harness's env
   std::vector<std::string> unset_env;       // removed from the child's env
   std::string cwd;                          // empty: inherit
+  // The caller's fds (close-on-exec; the caller closes its copies after Spawn).
   int stdin_fd = -1;                        // -1: /dev/null
   int stdout_fd = -1;                       // -1: the log file (or /dev/null)
   std::string log_path;                     // stdout (when stdout_fd < 0) and stderr
