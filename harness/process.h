@@ -1,10 +1,13 @@
-// Child processes of the harness: spawned in their own process group, killed with it.
+// Child processes of the harness: spawned in their own process group, killed with it; and
+// what the harness reads about processes from /proc.
 //
-// Every child is started with PR_SET_PDEATHSIG(SIGKILL), so it dies when the harness dies
-// (even by SIGKILL), and in a process group of its own, so that a terminal's Ctrl-C reaches
-// only the harness, which then stops everything in order. `detached` children (the nodes of
+// Spawn is a thin layer over base/subprocess.h with the harness's defaults: every child is
+// started with PR_SET_PDEATHSIG(SIGKILL), so it dies when the harness dies (even by
+// SIGKILL), and in a process group of its own, so that a terminal's Ctrl-C reaches only the
+// harness, which then stops everything in order. `detached` children (the nodes of
 // `locklab cluster up`) skip the death signal and outlive the command.
-// Not thread-safe: spawn from the harness's main thread only (PDEATHSIG follows the thread).
+// Spawn from the harness's main thread only: the death signal follows the thread that forked.
+// The other functions are thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/subprocess.h"
 
 namespace locklab::harness {
 
@@ -23,6 +27,7 @@ struct SpawnOptions {
   std::map<std::string, std::string> env;   // added to (or replacing in) the harness's env
   std::vector<std::string> unset_env;       // removed from the child's env
   std::string cwd;                          // empty: inherit
+  // The caller's fds (close-on-exec; the caller closes its copies after Spawn).
   int stdin_fd = -1;                        // -1: /dev/null
   int stdout_fd = -1;                       // -1: the log file (or /dev/null)
   std::string log_path;                     // stdout (when stdout_fd < 0) and stderr
@@ -36,10 +41,9 @@ struct SpawnOptions {
 // Returns the child's pid (also its process group id) or an error.
 Status Spawn(const SpawnOptions& options, pid_t* pid);
 
-// SIGKILL to the child's process group, then reaps it. Safe to call twice.
-void KillAndReap(pid_t pid);
-// Waits up to `timeout` for the child to exit; true when it exited (and was reaped).
-bool WaitExit(pid_t pid, Millis timeout, int* status = nullptr);
+// SIGKILL to the child's process group, then reaps it; waiting for a child's exit.
+using locklab::KillAndReap;
+using locklab::WaitExit;
 // True while the process exists (and is not a zombie of ours).
 bool ProcessAlive(pid_t pid);
 // Waits up to `timeout` until the process is in the stopped state ('T' in /proc/PID/stat).

@@ -1,13 +1,16 @@
 // DriverLock: a lock implemented by an external program, the "lock driver", that speaks the
 // JSON Lines protocol of docs/driver-protocol.md on its stdin/stdout. Lock id "driver:PATH".
+// This is the adapter (the driver process, its failures, the Lock interface); the lines and
+// their checks are in driver_protocol.h.
 //
 // The client process starts the driver before the run's clock starts (WaitReady(); without
 // it the first operation starts it), as its own child in the client's process group (no
 // setpgid), with PR_SET_PDEATHSIG(SIGKILL): a client-pause (SIGSTOP to the group, or the
-// client stopping its group at a pause point) freezes the driver too, a client-crash (SIGKILL to the group) kills it, and a client that dies any
-// other way takes the driver with it. The driver's stderr is the client's log. The lock
-// servers' addresses (the fault-proxy links the client was given) and the timing config come
-// in its environment (LOCKLAB_NODES, LOCKLAB_TTL_MS, ...).
+// client stopping its group at a pause point) freezes the driver too, a client-crash
+// (SIGKILL to the group) kills it, and a client that dies any other way takes the driver
+// with it. The driver's stderr is the client's log. The lock servers' addresses (the
+// fault-proxy links the client was given) and the timing config come in its environment
+// (LOCKLAB_NODES, LOCKLAB_TTL_MS, ...).
 //
 // Every request carries an id and a timeout; the answer is validated strictly. Anything
 // that is not a well-formed answer to the pending request, in time, is an `unknown` outcome
@@ -16,12 +19,14 @@
 // late answer (after the request's deadline, within answer_grace_ms) is unknown too but
 // keeps the driver (a late `ok` acquire's token comes back in the result's lease, for the
 // caller to release); everything else kills the driver (SIGKILL, reaped) and starts a fresh
-// one at once, whose hello the next operation waits for. A driver that cannot be started (or sends
-// no valid hello within start_timeout_ms) makes the operation fail: nothing was sent.
+// one at once, whose hello the next operation waits for. A driver that cannot be started
+// (or sends no valid hello within start_timeout_ms) makes the operation fail: nothing was
+// sent.
 //
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
 // Because PR_SET_PDEATHSIG follows the thread that forked, WaitReady() (or the first
-// operation) should come from a thread that lives as long as the client process (the workload's main thread does).
+// operation) should come from a thread that lives as long as the client process (the
+// workload's main thread does).
 #pragma once
 
 #include <sys/types.h>
@@ -30,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "base/subprocess.h"
+#include "locks/driver_protocol.h"
 #include "locks/lock.h"
 
 namespace locklab::locks {
@@ -75,10 +82,10 @@ class DriverLock : public Lock {
   Status WaitReady() { return Start(); }
 
   // The running driver's pid, -1 when none (tests check that nothing is left behind).
-  pid_t driver_pid() const { return pid_; }
+  pid_t driver_pid() const { return driver_.pid(); }
 
  private:
-  Status Spawn();  // fork and exec
+  Status Spawn();  // fork and exec (base/subprocess.h)
   Status Start();  // Spawn if needed, then wait for the hello (until spawned_at_ + start_timeout)
   void Kill(const std::string& why);
   // Sends `request` (id and timeout_ms filled in) and waits for its answer until deadline.
@@ -91,11 +98,9 @@ class DriverLock : public Lock {
 
   LockConfig config_;
   DriverOptions o_;
-  pid_t pid_ = -1;
+  Subprocess driver_;   // the running driver (pid -1 once reaped) and its stdin/stdout pipes
   pid_t log_pid_ = -1;  // the last driver started, for log lines
-  int to_driver_ = -1;
-  int from_driver_ = -1;
-  std::string buffer_;  // bytes read past the last line
+  DriverLineReader reader_;
   int64_t next_id_ = 0;
   bool renew_ = false;
   bool greeted_ = false;  // the running driver's hello was read

@@ -1,0 +1,75 @@
+// The lock-driver protocol of docs/driver-protocol.md, apart from the driver process: its
+// lines (the hello, requests, answers) and their framing over non-blocking pipes.
+//
+// The checks return the reason a line breaks the protocol, in the words the client logs
+// and records in an unknown outcome's detail ("answer for id 7 while id 3 is pending"), or
+// "" when the line is well-formed. DriverLock (driver_lock.h) decides what follows (an
+// unknown outcome, killing the driver). Nothing here blocks past the deadline it is given.
+//
+// Thread safety: the functions are thread-safe; a DriverLineReader is thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/clock.h"
+
+namespace locklab::locks {
+
+constexpr int kDriverProtocolVersion = 1;
+
+// Text for messages: at most `n` characters of a driver's line, control characters escaped
+// (\x0a), and the line's length when it was cut.
+std::string LineExcerpt(const std::string& line, size_t n = 120);
+
+// Whole milliseconds from now until `t`, rounded up; 0 once it passed (a request's
+// timeout_ms).
+int64_t MillisUntil(Nanos t);
+
+// True for a line the protocol ignores (empty, or only blanks).
+bool IsBlankLine(const std::string& line);
+
+// The hello line {"hello":"locklab-driver","protocol":1,"renew":true|false}; *renew is what
+// it announced (default false).
+std::string CheckHello(const std::string& line, bool* renew);
+
+// An answer line to the request `pending_id`: a JSON object with that integer id, an
+// outcome "ok", "fail" or "unknown", and a string detail if any. On "" *answer is the object
+// and *outcome its outcome.
+std::string CheckAnswer(const std::string& line, int64_t pending_id, nlohmann::json* answer,
+                        std::string* outcome);
+
+// A field of an ok answer that must be an integer >= 0 when present (fence, validity_ms).
+bool IsValidCount(const nlohmann::json& answer, const char* field);
+
+// Writes `line` in full to the non-blocking `fd` before `until`. Returns "" when written,
+// or why not: "the driver does not read its stdin" (the pipe stayed full until `until`),
+// "cannot send the request: ..." (an error such as EPIPE).
+std::string WriteLine(int fd, const std::string& line, Nanos until);
+
+// Lines from a non-blocking fd (the driver's stdout), at most max_line_bytes each: the
+// bytes read past a line are kept for the next Read.
+class DriverLineReader {
+ public:
+  explicit DriverLineReader(size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
+
+  enum class Result {
+    kLine,     // *line is the next line, without its '\n'
+    kTimeout,  // no full line before `until`
+    kEof,      // the writer closed its end (partial() holds a last unfinished line, if any)
+    kError,    // *why says what: a line longer than max_line_bytes, or poll failed
+  };
+  // Waits for the next line until `until` (an `until` in the past takes only what is
+  // already readable).
+  Result Read(int fd, Nanos until, std::string* line, std::string* why);
+  const std::string& partial() const { return buffer_; }
+  void Clear() { buffer_.clear(); }
+
+ private:
+  size_t max_line_bytes_;
+  std::string buffer_;  // bytes read past the last line
+};
+
+}  // namespace locklab::locks
