@@ -4,84 +4,25 @@
 // loop whenever NextWakeup() has passed, and OnPausePoint when a client reports that it
 // reached a point the fault armed. Teardown heals everything the fault did and is called on
 // every exit path, including interrupts. Every start and stop is recorded as a nemesis event
-// through LabControl::Record. Faults see the lab only through LabControl, which the harness
-// implements, so faults/ depends on nothing in harness/, and locks/ on nothing here. Each
-// fault draws from its own seeded Rng: the same seed gives the same schedule.
-// Not thread-safe: driven by the harness's single event loop.
+// through the lab's RunJournal. Faults see the lab only through LabControl
+// (faults/lab_control.h), which the harness implements, so faults/ depends on nothing in
+// harness/, and locks/ on nothing here. Every fault but "none" is a ScheduledFault: a
+// Schedule (when) driving an Effect (what), with its own seeded target draws: the same seed
+// gives the same schedule and the same targets. The several faults of one scenario run side
+// by side, each with its own schedule. Not thread-safe: driven by the harness's single
+// event loop.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/clock.h"
-#include "base/random.h"
 #include "base/status.h"
-#include "faults/fault_proxy.h"
+#include "faults/fault_options.h"
+#include "faults/lab_control.h"
 
 namespace locklab::faults {
-
-// The lab as a fault sees it. Clients are history process ids 1..client_count(); lock nodes
-// are 1..node_count() (named n1..nN); node 0 is the resource node where a call allows it.
-class LabControl {
- public:
-  virtual ~LabControl() = default;
-  virtual int client_count() const = 0;
-  virtual int node_count() const = 0;
-  // When the run phase ends (MonotonicNow time); the teardown heals every fault then.
-  virtual Nanos run_end() const { return Nanos::max(); }
-  virtual bool ClientRunning(int process) const = 0;
-  // SIGSTOP / SIGCONT of the client's whole process group (a stop-the-world pause).
-  virtual bool PauseClient(int process) = 0;
-  virtual bool ResumeClient(int process) = 0;
-  // SIGKILL of the client's process group; it does not come back.
-  virtual bool CrashClient(int process) = 0;
-  // Asks the client to act the next time it reaches `point`: action "pause" (stop itself,
-  // the fault resumes it) or "slow:MS" (stay inside for MS more, running).
-  virtual void ArmPoint(int process, const std::string& point, const std::string& action) = 0;
-  virtual void DisarmPoints(int process) = 0;
-  // Clients that hold a lock right now, as their own events say.
-  virtual std::vector<int> Holders() const = 0;
-  // How many acquires have completed ok so far (all clients).
-  virtual int64_t AcquiresSeen() const = 0;
-  // Lock nodes.
-  virtual bool PauseNode(int node) = 0;
-  virtual bool ResumeNode(int node) = 0;
-  virtual void KillNode(int node) = 0;
-  virtual Status RestartNode(int node) = 0;
-  // libfaketime control files: "+20s", "-30s", "+0".
-  virtual Status SetNodeClock(int node, const std::string& offset) = 0;
-  virtual Status SetClientClock(int process, const std::string& offset) = 0;
-  // Cuts (true) or heals the replication stream from n1 to its replica (Sentinel setups).
-  virtual Status CutReplication(bool cut) = 0;
-  // The fault proxy link between a client and a node (0 = the resource node).
-  virtual Status SetLink(int process, int node, const LinkState& state) = 0;
-  // Appends a nemesis event, key = fault id: f = "plan" (the schedule, at setup), "arm" (a
-  // pause point armed), "start" / "stop" (a window opened / closed).
-  virtual void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
-                      Nanos time) = 0;
-  virtual void Log(const std::string& line) = 0;
-};
-
-struct FaultOptions {
-  std::string id = "none";
-  Millis first_at{1000};             // the first window opens this long after the start
-  Millis duration{1500};             // how long each window lasts (pause length, partition...)
-  Millis interval{2000};             // quiet time between the end of one window and the next
-  int windows = 0;                   // how many windows at most; 0: as many as fit
-  std::vector<int> targets;          // clients; empty: drawn from the seed (or all)
-  std::vector<int> nodes;            // lock nodes (1-based); empty: the fault's default
-  // Fault-specific parameters, validated by the fault ("mode", "point", "offset", "rate",
-  // "delay_ms", "shape", "restart", ...). FaultInfo lists them with their defaults.
-  std::map<std::string, std::string> params;
-  std::string Param(const std::string& key, const std::string& fallback) const {
-    auto it = params.find(key);
-    return it == params.end() ? fallback : it->second;
-  }
-};
 
 class Fault {
  public:

@@ -2,16 +2,10 @@
 //
 // Clients never dial lab nodes directly: every (client, node) connection goes through its
 // own link, so one client can lose nodes D and E while another loses A and B, the way a real
-// network partition looks from each side. Each direction of a link has a state:
-//   pass     bytes go through at once
-//   hold     black hole: bytes are held, nothing is answered; they are delivered when the
-//            direction passes again (as TCP retransmission would after a healed partition)
-//   discard  bytes are dropped for good (with `down` only: the request ran, the reply is
-//            lost, so the client sees a timeout: an unknown outcome)
-//   delay    every chunk is delivered `delay` after it was read, in order
-// A state can be limited to replication streams (replication_only).
-// and a link can be `reset`: every connection on it is closed with RST and new ones are
-// refused that way until the state changes.
+// network partition looks from each side. Each direction of a link has a state (pass, hold,
+// discard, delay: faults/link_state.h), which can be limited to replication streams, and a
+// link can be `reset`: every connection on it is closed with RST and new ones are refused
+// that way until the state changes.
 //
 // One thread runs the relay (epoll). SetLink/GetLink/AddLink are thread-safe and take
 // effect on bytes read after the call (held bytes are re-timed at once). Listeners bind
@@ -27,24 +21,9 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "faults/link_state.h"
 
 namespace locklab::faults {
-
-enum class Direction { kPass, kHold, kDiscard, kDelay };
-
-struct LinkState {
-  Direction up = Direction::kPass;    // client -> server
-  Direction down = Direction::kPass;  // server -> client
-  Millis delay{0};                    // for kDelay (either direction)
-  bool reset = false;                 // RST every connection, refuse new ones
-  // Apply the state only to Redis replication streams (connections that sent PSYNC/SYNC);
-  // other connections on the link pass. Sentinel must monitor the master at the same
-  // address the replica replicates from, so the two share one link.
-  bool replication_only = false;
-  static LinkState Pass() { return LinkState(); }
-  static LinkState BlackHole() { return {Direction::kHold, Direction::kHold, Millis(0), false}; }
-  std::string ToString() const;
-};
 
 struct ProxyEndpoint {
   std::string host = "127.0.0.1";

@@ -1,7 +1,9 @@
-// The fault registry: ids, descriptions and parameters (locklab list), and MakeFault.
-#include "faults/clock_faults.h"
-#include "faults/network_faults.h"
-#include "faults/process_faults.h"
+// The fault registry: ids, descriptions and parameters (locklab list), and MakeFault, which
+// puts each fault's Effect under its Schedule (a ScheduledFault).
+#include "faults/clock_effects.h"
+#include "faults/network_effects.h"
+#include "faults/process_effects.h"
+#include "faults/scheduled_fault.h"
 
 namespace locklab::faults {
 namespace {
@@ -108,20 +110,25 @@ Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* o
   Status s = CheckFaultParams(o, *info);
   if (!s.ok()) return s;
   const std::string& id = o.id;
-  if (id == "none") *out = std::make_unique<NoFault>();
-  else if (id == "client-pause") *out = std::make_unique<ClientPauseFault>(o, seed);
-  else if (id == "slow-cs") *out = std::make_unique<SlowCsFault>(o, seed);
-  else if (id == "client-crash") *out = std::make_unique<ClientCrashFault>(o, seed);
-  else if (id == "server-pause") *out = std::make_unique<ServerPauseFault>(o, seed);
-  else if (id == "restart") *out = std::make_unique<RestartFault>(o, seed);
-  else if (id == "clock-jump") *out = std::make_unique<ClockJumpFault>(o, seed);
-  else if (id == "clock-drift") *out = std::make_unique<ClockDriftFault>(o, seed);
-  else if (id == "client-clock") *out = std::make_unique<ClientClockFault>(o, seed);
-  else if (id == "partition") *out = std::make_unique<PartitionFault>(o, seed);
-  else if (id == "reply-loss") *out = std::make_unique<ReplyLossFault>(o, seed);
-  else if (id == "delay") *out = std::make_unique<DelayFault>(o, seed);
-  else if (id == "failover") *out = std::make_unique<FailoverFault>(o, seed);
+  if (id == "none") {
+    *out = std::make_unique<NoFault>();
+    return Status::Ok();
+  }
+  std::unique_ptr<Effect> effect;
+  if (id == "client-pause") effect = std::make_unique<ClientPauseEffect>(o);
+  else if (id == "slow-cs") effect = std::make_unique<SlowCsEffect>(o);
+  else if (id == "client-crash") effect = std::make_unique<ClientCrashEffect>(o);
+  else if (id == "server-pause") effect = std::make_unique<ServerPauseEffect>(o);
+  else if (id == "restart") effect = std::make_unique<RestartEffect>(o);
+  else if (id == "clock-jump") effect = std::make_unique<ClockJumpEffect>(o);
+  else if (id == "clock-drift") effect = std::make_unique<ClockDriftEffect>(o);
+  else if (id == "client-clock") effect = std::make_unique<ClientClockEffect>(o);
+  else if (id == "partition") effect = std::make_unique<PartitionEffect>(o);
+  else if (id == "reply-loss") effect = std::make_unique<ReplyLossEffect>(o);
+  else if (id == "delay") effect = std::make_unique<DelayEffect>(o);
+  else if (id == "failover") effect = std::make_unique<FailoverEffect>(o);
   else return Status::Usage("fault '" + id + "': listed but not built");
+  *out = std::make_unique<ScheduledFault>(std::move(effect), seed);
   return Status::Ok();
 }
 

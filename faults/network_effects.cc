@@ -1,9 +1,11 @@
-#include "faults/network_faults.h"
+#include "faults/network_effects.h"
+
+#include <algorithm>
 
 namespace locklab::faults {
 namespace {
 
-std::vector<int> AllNodes(LabControl& lab) {
+std::vector<int> AllNodes(const NodeControl& lab) {
   std::vector<int> v;
   for (int n = 1; n <= lab.node_count(); ++n) v.push_back(n);
   return v;
@@ -17,7 +19,13 @@ nlohmann::json LinksJson(const std::vector<std::pair<int, int>>& links) {
 
 }  // namespace
 
-Status PartitionFault::Validate() {
+void PartitionEffect::Attach(LabControl& lab) {
+  clients_ = &lab;
+  nodes_ = &lab;
+  network_ = &lab;
+}
+
+Status PartitionEffect::Validate() {
   std::string shape = o_.Param("shape", "isolate-clients");
   if (shape != "isolate-clients" && shape != "isolate-node" && shape != "majorities-ring") {
     return Status::Usage("fault partition: param 'shape': '" + shape +
@@ -42,7 +50,7 @@ Status PartitionFault::Validate() {
   return Status::Ok();
 }
 
-LinkState PartitionFault::CutState() const {
+LinkState PartitionEffect::CutState() const {
   LinkState s;
   if (o_.Param("mode", "hold") == "reset") {
     s.reset = true;
@@ -54,34 +62,34 @@ LinkState PartitionFault::CutState() const {
   return s;
 }
 
-nlohmann::json PartitionFault::Open(LabControl& lab, Nanos, int) {
+nlohmann::json PartitionEffect::Start(Nanos, int) {
   std::string shape = o_.Param("shape", "isolate-clients");
   cut_.clear();
   if (shape == "isolate-clients") {
     std::vector<int> clients = o_.targets;
     if (clients.empty() && o_.Param("target", "any") == "holder") {
       // Cut a client that holds a lock right now (wait for one).
-      std::vector<int> holders = lab.Holders();
+      std::vector<int> holders = clients_->Holders();
       if (holders.empty()) return nullptr;
-      clients = {holders[rng_.Uniform(0, static_cast<int64_t>(holders.size()) - 1)]};
+      clients = {draw().OneOf(holders)};
     }
     if (clients.empty()) {
-      int p = PickClient(lab);
+      int p = draw().Client(*clients_);
       if (p == 0) return nullptr;
       clients = {p};
     }
-    std::vector<int> nodes = o_.nodes.empty() ? AllNodes(lab) : o_.nodes;
+    std::vector<int> nodes = o_.nodes.empty() ? AllNodes(*nodes_) : o_.nodes;
     if (o_.Param("resource", "false") == "true") nodes.push_back(0);
     for (int c : clients) {
       for (int n : nodes) cut_.push_back({c, n});
     }
   } else if (shape == "isolate-node") {
     for (int n : NodesOr(1)) {
-      for (int c = 1; c <= lab.client_count(); ++c) cut_.push_back({c, n});
+      for (int c = 1; c <= clients_->client_count(); ++c) cut_.push_back({c, n});
     }
   } else {
-    int nn = lab.node_count();
-    for (int c = 1; c <= lab.client_count(); ++c) {
+    int nn = nodes_->node_count();
+    for (int c = 1; c <= clients_->client_count(); ++c) {
       for (int n = 1; n <= nn; ++n) {
         int d = ((n - 1) - (c - 1) % nn + nn) % nn;  // distance from the client's first node
         if (d > nn / 2) cut_.push_back({c, n});
@@ -89,43 +97,54 @@ nlohmann::json PartitionFault::Open(LabControl& lab, Nanos, int) {
     }
   }
   LinkState st = CutState();
-  for (auto [c, n] : cut_) lab.SetLink(c, n, st);
-  lab.Log("partition (" + shape + "): " + std::to_string(cut_.size()) + " links " + st.ToString());
+  for (auto [c, n] : cut_) network_->SetLink(c, n, st);
+  Log("partition (" + shape + "): " + std::to_string(cut_.size()) + " links " + st.ToString());
   return {{"shape", shape}, {"links", LinksJson(cut_)}, {"state", st.ToString()}};
 }
 
-void PartitionFault::Close(LabControl& lab, Nanos) {
-  for (auto [c, n] : cut_) lab.SetLink(c, n, LinkState::Pass());
+void PartitionEffect::Stop(Nanos) {
+  for (auto [c, n] : cut_) network_->SetLink(c, n, LinkState::Pass());
   cut_.clear();
 }
 
-nlohmann::json ReplyLossFault::Open(LabControl& lab, Nanos, int) {
+void ReplyLossEffect::Attach(LabControl& lab) {
+  clients_ = &lab;
+  nodes_ = &lab;
+  network_ = &lab;
+}
+
+nlohmann::json ReplyLossEffect::Start(Nanos, int) {
   std::vector<int> clients = o_.targets;
   if (clients.empty()) {
-    int p = PickClient(lab);
+    int p = draw().Client(*clients_);
     if (p == 0) return nullptr;
     clients = {p};
   }
-  std::vector<int> nodes = o_.nodes.empty() ? AllNodes(lab) : o_.nodes;
+  std::vector<int> nodes = o_.nodes.empty() ? AllNodes(*nodes_) : o_.nodes;
   cut_.clear();
   LinkState st;
   st.down = Direction::kDiscard;
   for (int c : clients) {
     for (int n : nodes) {
       cut_.push_back({c, n});
-      lab.SetLink(c, n, st);
+      network_->SetLink(c, n, st);
     }
   }
-  lab.Log("reply-loss: replies dropped on " + std::to_string(cut_.size()) + " links");
+  Log("reply-loss: replies dropped on " + std::to_string(cut_.size()) + " links");
   return {{"links", LinksJson(cut_)}};
 }
 
-void ReplyLossFault::Close(LabControl& lab, Nanos) {
-  for (auto [c, n] : cut_) lab.SetLink(c, n, LinkState::Pass());
+void ReplyLossEffect::Stop(Nanos) {
+  for (auto [c, n] : cut_) network_->SetLink(c, n, LinkState::Pass());
   cut_.clear();
 }
 
-Status DelayFault::Validate() {
+void DelayEffect::Attach(LabControl& lab) {
+  clients_ = &lab;
+  network_ = &lab;
+}
+
+Status DelayEffect::Validate() {
   std::string d = o_.Param("delay_ms", std::to_string(o_.duration.count()));
   try {
     size_t used = 0;
@@ -135,33 +154,37 @@ Status DelayFault::Validate() {
   } catch (...) {
     return Status::Usage("fault delay: param 'delay_ms': '" + d + "': expected 1..3600000");
   }
-  if (o_.duration < delay_) o_.duration = delay_;  // the window covers the delivery
   return Status::Ok();
 }
 
-nlohmann::json DelayFault::Open(LabControl& lab, Nanos time, int process) {
+void DelayEffect::Shape(Schedule* schedule) const {
+  schedule->armed_point = "before-write";
+  schedule->duration = std::max(schedule->duration, delay_);
+}
+
+nlohmann::json DelayEffect::Start(Nanos time, int process) {
   LinkState st;
   st.up = Direction::kDelay;
   st.delay = delay_;
-  lab.SetLink(process, 0, st);
-  lab.ResumeClient(process);  // it stopped itself at before-write; now it sends the write
+  network_->SetLink(process, 0, st);
+  clients_->ResumeClient(process);  // it stopped itself at before-write; now it sends the write
   client_ = process;
   restored_ = false;
   restore_at_ = time + Millis(50);
-  lab.Log("delay: client " + std::to_string(process) + "'s write to the resource held " +
-          std::to_string(delay_.count()) + " ms");
+  Log("delay: client " + std::to_string(process) + "'s write to the resource held " +
+      std::to_string(delay_.count()) + " ms");
   return {{"targets", {process}}, {"delay_ms", delay_.count()}};
 }
 
-void DelayFault::WhileOpen(LabControl& lab, Nanos now) {
+void DelayEffect::WhileOpen(Nanos now) {
   if (!restored_ && now >= restore_at_) {
-    lab.SetLink(client_, 0, LinkState::Pass());  // the write already queued keeps its time
+    network_->SetLink(client_, 0, LinkState::Pass());  // the write already queued keeps its time
     restored_ = true;
   }
 }
 
-void DelayFault::Close(LabControl& lab, Nanos) {
-  if (!restored_) lab.SetLink(client_, 0, LinkState::Pass());
+void DelayEffect::Stop(Nanos) {
+  if (!restored_) network_->SetLink(client_, 0, LinkState::Pass());
   restored_ = true;
 }
 

@@ -1,4 +1,4 @@
-#include "faults/clock_faults.h"
+#include "faults/clock_effects.h"
 
 #include <cmath>
 #include <cstdio>
@@ -27,7 +27,7 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-Status ClockJumpFault::Validate() {
+Status ClockJumpEffect::Validate() {
   std::string revert = o_.Param("revert", "true");
   if (revert != "true" && revert != "false") {
     return Status::Usage("fault clock-jump: param 'revert': '" + revert + "': expected true or false");
@@ -35,23 +35,23 @@ Status ClockJumpFault::Validate() {
   return CheckOffset("clock-jump", o_.Param("offset", "+20s"));
 }
 
-nlohmann::json ClockJumpFault::Open(LabControl& lab, Nanos, int) {
+nlohmann::json ClockJumpEffect::Start(Nanos, int) {
   std::string offset = o_.Param("offset", "+20s");
   std::vector<int> nodes = NodesOr(1);
   for (int n : nodes) {
-    Status s = lab.SetNodeClock(n, offset);
-    if (!s.ok()) lab.Log("clock-jump: " + s.message());
+    Status s = clocks_->SetNodeClock(n, offset);
+    if (!s.ok()) Log("clock-jump: " + s.message());
   }
-  lab.Log("clock-jump: node clocks stepped " + offset);
+  Log("clock-jump: node clocks stepped " + offset);
   return {{"nodes", nodes}, {"offset", offset}};
 }
 
-void ClockJumpFault::Close(LabControl& lab, Nanos) {
+void ClockJumpEffect::Stop(Nanos) {
   if (o_.Param("revert", "true") != "true") return;
-  for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
+  for (int n : NodesOr(1)) clocks_->SetNodeClock(n, "+0");
 }
 
-Status ClockDriftFault::Validate() {
+Status ClockDriftEffect::Validate() {
   std::string r = o_.Param("rate", "2.0");
   char* end = nullptr;
   rate_ = std::strtod(r.c_str(), &end);
@@ -61,45 +61,46 @@ Status ClockDriftFault::Validate() {
   return Status::Ok();
 }
 
-nlohmann::json ClockDriftFault::Open(LabControl& lab, Nanos time, int) {
+nlohmann::json ClockDriftEffect::Start(Nanos time, int) {
+  opened_at_ = time;
   next_step_ = time + Millis(50);
-  lab.Log("clock-drift: node clocks run at " + o_.Param("rate", "2.0") + "x");
+  Log("clock-drift: node clocks run at " + o_.Param("rate", "2.0") + "x");
   return {{"nodes", NodesOr(1)}, {"rate", rate_}};
 }
 
-void ClockDriftFault::WhileOpen(LabControl& lab, Nanos now) {
+void ClockDriftEffect::WhileOpen(Nanos now) {
   if (now < next_step_) return;
   double elapsed = ToMillis(now - opened_at_) / 1000.0;
-  for (int n : NodesOr(1)) lab.SetNodeClock(n, Seconds((rate_ - 1.0) * elapsed));
+  for (int n : NodesOr(1)) clocks_->SetNodeClock(n, Seconds((rate_ - 1.0) * elapsed));
   next_step_ = now + Millis(50);
 }
 
-void ClockDriftFault::Close(LabControl& lab, Nanos) {
-  for (int n : NodesOr(1)) lab.SetNodeClock(n, "+0");
+void ClockDriftEffect::Stop(Nanos) {
+  for (int n : NodesOr(1)) clocks_->SetNodeClock(n, "+0");
 }
 
-Status ClientClockFault::Validate() {
+Status ClientClockEffect::Validate() {
   return CheckOffset("client-clock", o_.Param("offset", "-30s"));
 }
 
-nlohmann::json ClientClockFault::Open(LabControl& lab, Nanos, int) {
+nlohmann::json ClientClockEffect::Start(Nanos, int) {
   std::string offset = o_.Param("offset", "-30s");
   stepped_ = o_.targets;
   if (stepped_.empty()) {
-    int p = PickClient(lab);
+    int p = draw().Client(*clients_);
     if (p == 0) return nullptr;
     stepped_ = {p};
   }
   for (int p : stepped_) {
-    Status s = lab.SetClientClock(p, offset);
-    if (!s.ok()) lab.Log("client-clock: " + s.message());
+    Status s = clocks_->SetClientClock(p, offset);
+    if (!s.ok()) Log("client-clock: " + s.message());
   }
-  lab.Log("client-clock: client clocks stepped " + offset);
+  Log("client-clock: client clocks stepped " + offset);
   return {{"targets", stepped_}, {"offset", offset}};
 }
 
-void ClientClockFault::Close(LabControl& lab, Nanos) {
-  for (int p : stepped_) lab.SetClientClock(p, "+0");
+void ClientClockEffect::Stop(Nanos) {
+  for (int p : stepped_) clocks_->SetClientClock(p, "+0");
   stepped_.clear();
 }
 

@@ -1,9 +1,11 @@
-// Network faults through the fault proxy: partition, reply-loss, delay.
+// Network effects through the fault proxy: partition, reply-loss, delay. They set links
+// through NetworkControl and read the lab's size (and, to pick a client, its clients) through
+// ClientControl and NodeControl. Not thread-safe (faults/effect.h).
 #pragma once
 
 #include <utility>
 
-#include "faults/windowed_fault.h"
+#include "faults/effect.h"
 
 namespace locklab::faults {
 
@@ -16,53 +18,66 @@ namespace locklab::faults {
 // resource: false (default) | true — whether the target clients lose the resource node too.
 // target: any (default: drawn from the seed) | holder (a client holding a lock; the window
 // waits for one).
-class PartitionFault : public WindowedFault {
+class PartitionEffect : public Effect {
  public:
-  using WindowedFault::WindowedFault;
+  using Effect::Effect;
   const char* id() const override { return "partition"; }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+  // Waiting for a holder: look again soon.
+  Millis RetryDelay(Millis) const override { return Millis(20); }
 
  protected:
+  void Attach(LabControl& lab) override;
   Status Validate() override;
-  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
-  void Close(LabControl& lab, Nanos time) override;
 
  private:
   LinkState CutState() const;
-  Millis RetryDelay() const override { return Millis(20); }
+  const ClientControl* clients_ = nullptr;
+  const NodeControl* nodes_ = nullptr;
+  NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;  // (client, node); node 0 = resource
 };
 
 // Requests reach the node, replies are dropped (the client sees a timeout: unknown).
-class ReplyLossFault : public WindowedFault {
+class ReplyLossEffect : public Effect {
  public:
-  using WindowedFault::WindowedFault;
+  using Effect::Effect;
   const char* id() const override { return "reply-loss"; }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
 
  protected:
-  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
-  void Close(LabControl& lab, Nanos time) override;
+  void Attach(LabControl& lab) override;
 
  private:
+  const ClientControl* clients_ = nullptr;
+  const NodeControl* nodes_ = nullptr;
+  NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;
 };
 
 // A client's write to the resource is held `delay_ms` (default: the window duration) and
 // delivered late: armed at before-write, the link to the resource is slowed just for the
 // write, then set back to pass (the held write keeps its delivery time).
-class DelayFault : public WindowedFault {
+class DelayEffect : public Effect {
  public:
-  using WindowedFault::WindowedFault;
+  using Effect::Effect;
   const char* id() const override { return "delay"; }
+  // Armed at before-write; the window covers the delivery.
+  void Shape(Schedule* schedule) const override;
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+  void WhileOpen(Nanos now) override;
+  Nanos OpenWakeup() const override { return restored_ ? Nanos::max() : restore_at_; }
 
  protected:
+  void Attach(LabControl& lab) override;
   Status Validate() override;
-  std::string ArmedPoint() const override { return "before-write"; }
-  nlohmann::json Open(LabControl& lab, Nanos time, int process) override;
-  void Close(LabControl& lab, Nanos time) override;
-  void WhileOpen(LabControl& lab, Nanos now) override;
-  Nanos OpenWakeup() const override { return restored_ ? close_at_ : restore_at_; }
 
  private:
+  ClientControl* clients_ = nullptr;  // to resume the client stopped at the point
+  NetworkControl* network_ = nullptr;
   Millis delay_{0};
   int client_ = 0;
   bool restored_ = true;

@@ -1,0 +1,83 @@
+// Effect: what a fault does to the lab while one of its windows is open (Jepsen's nemesis:
+// start and stop), apart from when windows open (faults/schedule.h). A ScheduledFault
+// (faults/scheduled_fault.h) drives one Effect by one Schedule: it calls Start when a window
+// opens, WhileOpen on its ticks, and Stop when the window closes or the run tears down, so
+// Stop must heal everything Start did. An effect acts through the narrowest facets of the
+// lab it needs (faults/lab_control.h), taken in Attach; every effect logs through the
+// RunJournal. Not thread-safe: driven by the harness's single event loop.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "faults/fault.h"
+#include "faults/schedule.h"
+#include "faults/target_draw.h"
+
+namespace locklab::faults {
+
+class Effect {
+ public:
+  explicit Effect(FaultOptions options) : o_(std::move(options)) {}
+  virtual ~Effect() = default;
+  Effect(const Effect&) = delete;
+  Effect& operator=(const Effect&) = delete;
+
+  virtual const char* id() const = 0;
+  // What the lab must provide before it starts (Fault's methods of the same names).
+  virtual std::vector<std::string> NodeArgs() const { return {}; }
+  virtual bool NeedsClientClock() const { return false; }
+  virtual bool NeedsSentinel() const { return false; }
+  const FaultOptions& options() const { return o_; }
+
+  // Checks the targets and nodes against a lab of `clients` clients and `nodes` lock nodes,
+  // then the effect's own params. Usage errors name the fault.
+  Status CheckOptions(int clients, int nodes);
+  // What the effect asks of its schedule, once its options checked out: the point it arms,
+  // a window long enough for it, one window by default. Idempotent.
+  virtual void Shape(Schedule* schedule) const { (void)schedule; }
+  // Takes the lab it acts on and the draw it picks clients from, once, at setup, before any
+  // Start; both outlive the effect's use.
+  void Bind(LabControl& lab, TargetDraw& draw);
+
+  // For an armed schedule: what the client does at the point ("pause", "slow:MS"), and
+  // which client to arm (0: none now; the schedule retries after its interval).
+  virtual std::string ArmedAction() const { return "pause"; }
+  virtual int PickArmedClient(const ClientControl& clients) { return draw().Client(clients); }
+
+  // Opens a window at `time`; returns the "start" event's value, or null when it cannot open
+  // now (retried after RetryDelay). `process` is the client that reported the armed point
+  // (0 for a timed schedule); with action "pause" it is stopped there.
+  virtual nlohmann::json Start(Nanos time, int process) = 0;
+  // Closes the window: heals what Start (and WhileOpen) did.
+  virtual void Stop(Nanos time) = 0;
+  // While a window is open: on each tick (clock drift steps its offset), and after each
+  // client history event (failover notes the acquires it waits for).
+  virtual void WhileOpen(Nanos now) { (void)now; }
+  virtual void OnClientEventWhileOpen(Nanos now) { (void)now; }
+  // When WhileOpen next has work (Nanos::max(): nothing before the close).
+  virtual Nanos OpenWakeup() const { return Nanos::max(); }
+  // How long to wait before trying again when Start declined.
+  virtual Millis RetryDelay(Millis interval) const { return interval; }
+
+ protected:
+  // Takes the facets of `lab` the effect acts through.
+  virtual void Attach(LabControl& lab) = 0;
+  // Checks the fault-specific params; targets and nodes are checked by CheckOptions.
+  virtual Status Validate() { return Status::Ok(); }
+  void Log(const std::string& line) const { journal_->Log(line); }
+  TargetDraw& draw() { return *draw_; }
+  // The nodes option, or {default_node} when empty.
+  std::vector<int> NodesOr(int default_node) const;
+
+  FaultOptions o_;
+
+ private:
+  RunJournal* journal_ = nullptr;
+  TargetDraw* draw_ = nullptr;
+};
+
+}  // namespace locklab::faults

@@ -1,0 +1,142 @@
+// Effects on processes: client-pause, slow-cs, client-crash (clients, through
+// ClientControl), server-pause, restart and failover (lock nodes, through NodeControl).
+// See ListFaults() for their parameters and defaults. Not thread-safe (faults/effect.h).
+#pragma once
+
+#include <algorithm>
+
+#include "faults/effect.h"
+
+namespace locklab::faults {
+
+// A stop-the-world pause (SIGSTOP/SIGCONT of the whole client process group): targeted at a
+// pause point (the client stops itself there) or at random times.
+class ClientPauseEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "client-pause"; }
+  // mode=targeted arms `point`; mode=random pauses at the window's time.
+  void Shape(Schedule* schedule) const override;
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+
+ protected:
+  void Attach(LabControl& lab) override { clients_ = &lab; }
+  Status Validate() override;
+
+ private:
+  ClientControl* clients_ = nullptr;
+  int paused_ = 0;
+};
+
+// A slow critical section: the client stays in it `duration` longer, fully running (its
+// renewal thread too). Unlike a pause, the process is healthy: only slow.
+class SlowCsEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "slow-cs"; }
+  void Shape(Schedule* schedule) const override;
+  std::string ArmedAction() const override {
+    return "slow:" + std::to_string(o_.duration.count());
+  }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos) override {}
+
+ protected:
+  void Attach(LabControl&) override {}
+  Status Validate() override;
+};
+
+// SIGKILL of a client that just acquired (armed at after-acquire): the liveness case.
+class ClientCrashEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "client-crash"; }
+  // Armed at `point`; a crashed client stays dead: one window unless asked for more.
+  void Shape(Schedule* schedule) const override;
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos) override {}
+
+ protected:
+  void Attach(LabControl& lab) override { clients_ = &lab; }
+  Status Validate() override;
+
+ private:
+  ClientControl* clients_ = nullptr;
+};
+
+// SIGSTOP/SIGCONT of lock nodes (default n1).
+class ServerPauseEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "server-pause"; }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+
+ protected:
+  void Attach(LabControl& lab) override { nodes_ = &lab; }
+
+ private:
+  NodeControl* nodes_ = nullptr;
+};
+
+// kill -9 of lock nodes, restarted when the window closes (`duration` is the downtime).
+// restart = no-persistence (comes back empty) | aof-always (appendfsync always: keeps keys).
+class RestartEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "restart"; }
+  std::vector<std::string> NodeArgs() const override;
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+
+ protected:
+  void Attach(LabControl& lab) override { nodes_ = &lab; }
+  Status Validate() override;
+
+ private:
+  NodeControl* nodes_ = nullptr;
+};
+
+// Master failover (Redis docs' race): right after a client released the lock (armed at
+// after-release), the replication stream from n1 to its replica is cut, and once a client
+// has acquired while it is cut (a lock write acknowledged but never replicated) and
+// `kill_after_ms` have passed, n1 is killed, Sentinel promotes the replica and clients find
+// it through Sentinel. When the window closes the stream is healed and the old master
+// restarts (empty; Sentinel turns it into a replica of the new master).
+class FailoverEffect : public Effect {
+ public:
+  using Effect::Effect;
+  const char* id() const override { return "failover"; }
+  bool NeedsSentinel() const override { return true; }
+  // Armed at after-release: the window opens the moment a client gave the lock back. One
+  // failover per trial unless asked for more; the window outlasts kill_after_ms.
+  void Shape(Schedule* schedule) const override;
+  // The holder: it is the next to release.
+  int PickArmedClient(const ClientControl& clients) override;
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+  void WhileOpen(Nanos now) override;
+  void OnClientEventWhileOpen(Nanos now) override;
+  Nanos OpenWakeup() const override {
+    return killed_ ? Nanos::max() : std::max(opened_at_ + kill_after_, next_check_);
+  }
+
+ protected:
+  void Attach(LabControl& lab) override {
+    clients_ = &lab;
+    nodes_ = &lab;
+  }
+  Status Validate() override;
+
+ private:
+  ClientControl* clients_ = nullptr;
+  NodeControl* nodes_ = nullptr;
+  Millis kill_after_{300};
+  bool killed_ = false;
+  int64_t acquires_at_cut_ = 0;
+  Nanos opened_at_{0};
+  Nanos next_check_{0};
+};
+
+}  // namespace locklab::faults

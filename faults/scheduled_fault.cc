@@ -1,0 +1,137 @@
+#include "faults/scheduled_fault.h"
+
+#include <algorithm>
+
+namespace locklab::faults {
+
+ScheduledFault::ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed)
+    : effect_(std::move(effect)),
+      schedule_(Schedule::FromOptions(effect_->options())),
+      draw_(effect_->options().targets, seed) {}
+
+Status ScheduledFault::CheckOptions(int clients, int nodes) {
+  Status s = effect_->CheckOptions(clients, nodes);
+  if (s.ok()) effect_->Shape(&schedule_);
+  return s;
+}
+
+Status ScheduledFault::Setup(LabControl& lab, Nanos start) {
+  effect_->Bind(lab, draw_);
+  if (schedule_.duration.count() <= 0)
+    return Status::Usage(std::string("fault ") + id() + ": duration must be > 0 ms");
+  Status s = CheckOptions(lab.client_count(), lab.node_count());
+  next_at_ = schedule_.FirstOpenAt(start);
+  if (s.ok()) lab.Record("plan", id(), schedule_.Plan(), start);
+  return s;
+}
+
+bool ScheduledFault::FitsBeforeTheEnd(LabControl& lab, Nanos time) {
+  // A later window is a repeat of the first, and one the teardown would cut short is a
+  // different, shorter fault (a 2 s pause healed after 0.4 s) with its own outcome: it is
+  // not opened, and the schedule ends.
+  if (schedule_.Fits(opened_, time, lab.run_end())) return true;
+  lab.Log(std::string(id()) + ": no more windows: the next would end after the run");
+  state_ = State::kDone;
+  return false;
+}
+
+void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
+  if (!FitsBeforeTheEnd(lab, time)) {
+    if (process != 0) lab.ResumeClient(process);
+    return;
+  }
+  nlohmann::json v = effect_->Start(time, process);
+  if (v.is_null()) {
+    if (process != 0) lab.ResumeClient(process);
+    state_ = State::kIdle;
+    next_at_ = time + effect_->RetryDelay(schedule_.interval);
+    return;
+  }
+  ++opened_;
+  opened_at_ = time;
+  close_at_ = schedule_.CloseAt(time);
+  if (!v.contains("duration_ms")) v["duration_ms"] = schedule_.duration.count();
+  lab.Record("start", id(), v, time);
+  state_ = State::kOpen;
+}
+
+void ScheduledFault::TryOpen(LabControl& lab, Nanos now) {
+  if (!schedule_.MayOpenAnother(opened_)) {
+    state_ = State::kDone;
+    return;
+  }
+  if (!FitsBeforeTheEnd(lab, now)) return;
+  if (!schedule_.armed()) {
+    OpenWindow(lab, now, 0);
+    return;
+  }
+  int p = effect_->PickArmedClient(lab);
+  if (p == 0) {
+    next_at_ = schedule_.NextOpenAt(now);
+    return;
+  }
+  armed_client_ = p;
+  const std::string& point = schedule_.armed_point;
+  lab.ArmPoint(p, point, effect_->ArmedAction());
+  lab.Record("arm", id(), {{"targets", {p}}, {"point", point}, {"action", effect_->ArmedAction()}},
+             now);
+  state_ = State::kArmed;
+}
+
+void ScheduledFault::Tick(LabControl& lab, Nanos now) {
+  switch (state_) {
+    case State::kIdle:
+      if (now >= next_at_) TryOpen(lab, now);
+      return;
+    case State::kOpen:
+      if (now >= close_at_) {
+        effect_->Stop(now);
+        lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}}, now);
+        state_ = State::kIdle;
+        next_at_ = schedule_.NextOpenAt(now);
+        return;
+      }
+      effect_->WhileOpen(now);
+      return;
+    case State::kArmed:
+    case State::kDone:
+      return;
+  }
+}
+
+bool ScheduledFault::OnPausePoint(LabControl& lab, int process, const std::string& point,
+                                  Nanos time) {
+  if (state_ != State::kArmed || process != armed_client_ || point != schedule_.armed_point) {
+    return false;
+  }
+  OpenWindow(lab, time, process);
+  return true;
+}
+
+void ScheduledFault::OnClientEvent(LabControl&, Nanos now) {
+  if (state_ == State::kOpen) effect_->OnClientEventWhileOpen(now);
+}
+
+void ScheduledFault::Teardown(LabControl& lab, Nanos now) {
+  if (state_ == State::kArmed) lab.DisarmPoints(armed_client_);
+  if (state_ == State::kOpen) {
+    effect_->Stop(now);
+    lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}, {"healed", "teardown"}}, now);
+  }
+  state_ = State::kDone;
+}
+
+Nanos ScheduledFault::NextWakeup() const {
+  switch (state_) {
+    case State::kIdle:
+      return next_at_;
+    case State::kOpen:
+      return std::min(close_at_, effect_->OpenWakeup());
+    case State::kArmed:
+    case State::kDone:
+      return Nanos::max();
+  }
+  return Nanos::max();
+}
+
+}  // namespace locklab::faults

@@ -1,0 +1,203 @@
+// Pins what every fault does to the lab, call by call, on a simulated clock: the "plan"
+// event at setup, each arm / start / stop, the lab calls that open and heal a window, and
+// the target draws from the seed. The traces in testdata/fault_traces.txt were produced by
+// the code before faults/ was split into schedules and effects; they must not change.
+// LOCKLAB_WRITE_TRACES=1 rewrites the file (only for an intended change of behaviour).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "faults/fault.h"
+
+namespace locklab::faults {
+namespace {
+
+// A lab of 3 clients and 3 nodes that writes every call it gets as one line, at the
+// simulated time. Clients hold a lock in alternate 100 ms slices; a client reaches an
+// armed point 30 ms after it is armed.
+class TracingLab : public LabControl {
+ public:
+  explicit TracingLab(Nanos end) : end_(end) {}
+  std::string trace;
+  Nanos now{0};
+  int pending_process = 0;  // armed, reports its point at pending_at
+  std::string pending_point;
+  Nanos pending_at{0};
+
+  int client_count() const override { return 3; }
+  int node_count() const override { return 3; }
+  Nanos run_end() const override { return end_; }
+  bool ClientRunning(int p) const override { return p != crashed_; }
+  bool PauseClient(int p) override { return Line("PauseClient " + std::to_string(p)), true; }
+  bool ResumeClient(int p) override { return Line("ResumeClient " + std::to_string(p)), true; }
+  bool CrashClient(int p) override {
+    crashed_ = p;
+    return Line("CrashClient " + std::to_string(p)), true;
+  }
+  void ArmPoint(int p, const std::string& point, const std::string& action) override {
+    Line("ArmPoint " + std::to_string(p) + " " + point + " " + action);
+    pending_process = p;
+    pending_point = point;
+    pending_at = now + Millis(30);
+  }
+  void DisarmPoints(int p) override { Line("DisarmPoints " + std::to_string(p)); }
+  std::vector<int> Holders() const override {
+    if ((now / Millis(100)) % 2 == 0) return {};
+    return {2, 3};
+  }
+  int64_t AcquiresSeen() const override { return now / Millis(100); }
+  bool PauseNode(int n) override { return Line("PauseNode " + std::to_string(n)), true; }
+  bool ResumeNode(int n) override { return Line("ResumeNode " + std::to_string(n)), true; }
+  void KillNode(int n) override { Line("KillNode " + std::to_string(n)); }
+  Status RestartNode(int n) override {
+    Line("RestartNode " + std::to_string(n));
+    return Status::Ok();
+  }
+  Status SetNodeClock(int n, const std::string& offset) override {
+    Line("SetNodeClock " + std::to_string(n) + " " + offset);
+    return Status::Ok();
+  }
+  Status SetClientClock(int p, const std::string& offset) override {
+    Line("SetClientClock " + std::to_string(p) + " " + offset);
+    return Status::Ok();
+  }
+  Status CutReplication(bool cut) override {
+    Line(std::string("CutReplication ") + (cut ? "true" : "false"));
+    return Status::Ok();
+  }
+  Status SetLink(int p, int node, const LinkState& state) override {
+    Line("SetLink " + std::to_string(p) + " " + std::to_string(node) + " " + state.ToString());
+    return Status::Ok();
+  }
+  void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
+              Nanos time) override {
+    Line("Record " + f + " " + fault + " " + value.dump() + " at " + std::to_string(time / Millis(1)));
+  }
+  void Log(const std::string& line) override { Line("Log " + line); }
+
+ private:
+  void Line(const std::string& s) { trace += std::to_string(now / Millis(1)) + " " + s + "\n"; }
+  Nanos end_;
+  int crashed_ = 0;
+};
+
+// Runs one fault over a simulated run of `run` (ticks every 10 ms, client events every
+// 50 ms), then tears it down `teardown_late` after the end.
+std::string Trace(const FaultOptions& o, uint64_t seed, Millis run, Millis teardown_late) {
+  std::unique_ptr<Fault> fault;
+  Status s = MakeFault(o, seed, &fault);
+  if (!s.ok()) return "MakeFault: " + s.message() + "\n";
+  TracingLab lab{Nanos(run)};
+  s = fault->Setup(lab, Nanos(0));
+  if (!s.ok()) return lab.trace + "Setup: " + s.message() + "\n";
+  for (lab.now = Nanos(0); lab.now < Nanos(run); lab.now += Millis(10)) {
+    if (lab.pending_process != 0 && lab.now >= lab.pending_at) {
+      int p = lab.pending_process;
+      lab.pending_process = 0;
+      bool mine = fault->OnPausePoint(lab, p, lab.pending_point, lab.now);
+      if (!mine) lab.trace += "(point not this fault's)\n";
+    }
+    if ((lab.now / Millis(10)) % 5 == 0) fault->OnClientEvent(lab, lab.now);
+    if (lab.now >= fault->NextWakeup()) fault->Tick(lab, lab.now);
+  }
+  lab.now = Nanos(run) + Nanos(teardown_late);
+  fault->Teardown(lab, lab.now);
+  return lab.trace;
+}
+
+struct Case {
+  std::string name;
+  FaultOptions options;
+  uint64_t seed;
+  Millis run;
+};
+
+FaultOptions Options(const std::string& id, std::map<std::string, std::string> params = {}) {
+  FaultOptions o;
+  o.id = id;
+  o.params = std::move(params);
+  return o;
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const auto& info : ListFaults()) {
+    cases.push_back({info.id + " defaults", Options(info.id), 7, Millis(9000)});
+  }
+  FaultOptions short_windows = Options("server-pause");
+  short_windows.first_at = Millis(200);
+  short_windows.duration = Millis(300);
+  short_windows.interval = Millis(100);
+  short_windows.windows = 3;
+  short_windows.nodes = {2, 3};
+  cases.push_back({"server-pause three short windows", short_windows, 1, Millis(3000)});
+  FaultOptions long_window = Options("partition");
+  long_window.duration = Millis(60000);
+  cases.push_back({"partition longer than the run (cut at teardown)", long_window, 3, Millis(4000)});
+  cases.push_back({"client-pause random", Options("client-pause", {{"mode", "random"}}), 11, Millis(9000)});
+  cases.push_back({"client-pause random other seed", Options("client-pause", {{"mode", "random"}}), 12,
+                   Millis(9000)});
+  cases.push_back({"partition holder reset up",
+                   Options("partition", {{"target", "holder"}, {"mode", "reset"}, {"resource", "true"}}), 5,
+                   Millis(6000)});
+  cases.push_back({"partition majorities-ring", Options("partition", {{"shape", "majorities-ring"}}), 5,
+                   Millis(6000)});
+  cases.push_back({"partition isolate-node up",
+                   Options("partition", {{"shape", "isolate-node"}, {"direction", "up"}}), 5, Millis(6000)});
+  cases.push_back({"delay 2500", Options("delay", {{"delay_ms", "2500"}}), 9, Millis(9000)});
+  cases.push_back({"failover kill_after 100", Options("failover", {{"kill_after_ms", "100"}}), 9,
+                   Millis(9000)});
+  FaultOptions targeted = Options("client-clock", {{"offset", "+5s"}});
+  targeted.targets = {1, 3};
+  cases.push_back({"client-clock targets", targeted, 2, Millis(9000)});
+  cases.push_back({"clock-drift 0.5", Options("clock-drift", {{"rate", "0.5"}}), 2, Millis(3000)});
+  cases.push_back({"clock-jump no revert", Options("clock-jump", {{"revert", "false"}}), 2, Millis(6000)});
+  cases.push_back({"slow-cs before-write", Options("slow-cs", {{"point", "before-write"}}), 4, Millis(6000)});
+  cases.push_back({"restart aof", Options("restart", {{"restart", "aof-always"}}), 4, Millis(6000)});
+  cases.push_back({"client-pause torn down while armed", Options("client-pause"), 7, Millis(1010)});
+  FaultOptions bad_node = Options("server-pause");
+  bad_node.nodes = {4};
+  cases.push_back({"server-pause bad node", bad_node, 1, Millis(1000)});
+  FaultOptions zero = Options("client-pause");
+  zero.duration = Millis(0);
+  cases.push_back({"client-pause zero duration", zero, 1, Millis(1000)});
+  cases.push_back({"partition bad shape", Options("partition", {{"shape", "ring"}}), 1, Millis(1000)});
+  return cases;
+}
+
+std::string AllTraces() {
+  std::string out;
+  for (const auto& c : Cases()) {
+    out += "== " + c.name + " (seed " + std::to_string(c.seed) + ")\n";
+    out += Trace(c.options, c.seed, c.run, Millis(5));
+  }
+  return out;
+}
+
+TEST(FaultTraceTest, EveryFaultActsAsPinned) {
+  const std::string path = std::string(LOCKLAB_FAULTS_TESTDATA) + "/fault_traces.txt";
+  std::string actual = AllTraces();
+  if (getenv("LOCKLAB_WRITE_TRACES") != nullptr) {
+    std::ofstream(path) << actual;
+    GTEST_SKIP() << "wrote " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream expected;
+  expected << in.rdbuf();
+  // Line by line, so that a failure names the first line that differs.
+  std::istringstream a(actual), e(expected.str());
+  std::string al, el;
+  int line = 0;
+  while (true) {
+    bool more_a = static_cast<bool>(std::getline(a, al));
+    bool more_e = static_cast<bool>(std::getline(e, el));
+    ++line;
+    if (!more_a && !more_e) break;
+    ASSERT_EQ(more_a ? al : "(end)", more_e ? el : "(end)") << path << ":" << line;
+  }
+}
+
+}  // namespace
+}  // namespace locklab::faults
