@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/argv.h"
+#include "base/numbers.h"
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
@@ -368,13 +371,27 @@ ChildRun RunChecker(const std::string& bin, Model m, const std::string& file) {
 int RunScale(const std::vector<std::string>& args) {
   std::vector<int64_t> sizes = {10000, 100000, 400000, 1000000};
   Model model = Model::kMutex;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--sizes") {
+  ArgvReader r("checker_bench --scale", args);
+  while (r.Next()) {
+    std::string v;
+    Status s = r.AtFlag() ? r.Value(&v) : r.Unknown();
+    if (!s.ok()) {
+      // reported below
+    } else if (r.Is("--sizes")) {
       sizes.clear();
-      std::stringstream ss(args[i + 1]);
-      for (std::string part; std::getline(ss, part, ',');) sizes.push_back(std::stoll(part));
-    } else if (args[i] == "--model" && !ParseModel(args[i + 1], &model)) {
-      std::fprintf(stderr, "checker_bench: unknown model '%s'\n", args[i + 1].c_str());
+      std::stringstream ss(v);
+      for (std::string part; std::getline(ss, part, ',');) {
+        std::optional<int64_t> n = ParseInt(part, 1, kInt64Max);
+        if (!n) s = r.Error(ExpectedInteger(1, kInt64Max, part));
+        sizes.push_back(n.value_or(0));
+      }
+    } else if (r.Is("--model")) {
+      if (!ParseModel(v, &model)) s = r.Error("unknown model '" + v + "'");
+    } else {
+      s = r.Unknown();
+    }
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.message().c_str());
       return 64;
     }
   }
@@ -418,8 +435,16 @@ int WriteOne(const std::vector<std::string>& args) {
     std::fprintf(stderr, "usage: checker_bench --write EVENTS PERCENT valid|invalid FILE\n");
     return 64;
   }
+  std::optional<int64_t> events = ParseInt(args[0], 1, kInt64Max);
+  std::optional<int64_t> percent = ParseInt(args[1], 0, 100);
+  if (!events || !percent) {
+    std::fprintf(stderr, "checker_bench --write: %s\n",
+                 !events ? ExpectedInteger(1, kInt64Max, args[0]).c_str()
+                         : ExpectedInteger(0, 100, args[1]).c_str());
+    return 64;
+  }
   History h = testing::GenerateLockHistory(
-      ScaleSpec(std::stoll(args[0]), std::stoi(args[1]), args[2] == "invalid"));
+      ScaleSpec(*events, static_cast<int>(*percent), args[2] == "invalid"));
   return WriteHistory(h, args[3]) ? 0 : 70;
 }
 

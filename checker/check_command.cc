@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 
+#include "base/argv.h"
 #include "base/exit_code.h"
 #include "checker/history.h"
 #include "checker/history_formats.h"
@@ -29,20 +30,10 @@ constexpr const char* kUsage =
     "  exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input;\n"
     "  several files: the worst, ranked 1 > 65 > 2 > 0\n";
 
-int Usage(const std::string& what) {
-  std::cerr << "locklab check: " << what << "\n" << kUsage;
+// A usage error (base/argv.h wording): its line, then the usage, exit 64.
+int Usage(const Status& s) {
+  std::cerr << "locklab " << s.message() << "\n" << kUsage;
   return 64;
-}
-
-bool ParseCount(const std::string& s, int64_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  *out = v;
-  return true;
 }
 
 struct Flags {
@@ -184,48 +175,45 @@ Status ReadHistory(const std::string& path, const Flags& fl, HistoryFormat* fmt,
 
 int RunCheckCommand(const std::vector<std::string>& args) {
   Flags fl;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* v) {
-      if (i + 1 >= args.size()) return false;
-      *v = args[++i];
-      return true;
-    };
+  ArgvReader r("check", args);
+  while (r.Next()) {
     std::string v;
-    if (a == "--json") {
+    Status s;
+    if (!r.AtFlag()) {
+      fl.files.push_back(r.word());
+    } else if (r.Is("--json")) {
+      s = r.NoValue();
       fl.json = true;
-    } else if (a == "--bench") {
+    } else if (r.Is("--bench")) {
+      s = r.NoValue();
       fl.bench = true;
-    } else if (a == "--model") {
-      if (!value(&v)) return Usage("--model needs a value");
-      if (!ParseModel(v, &fl.model)) return Usage("unknown model '" + v + "'");
+    } else if (r.Is("--model")) {
+      if ((s = r.Value(&v)).ok() && !ParseModel(v, &fl.model)) s = r.Error("unknown model '" + v + "'");
       fl.has_model = true;
-    } else if (a == "--format") {
-      if (!value(&v)) return Usage("--format needs a value");
-      if (!ParseHistoryFormat(v, &fl.format)) return Usage("unknown format '" + v + "'");
+    } else if (r.Is("--format")) {
+      if ((s = r.Value(&v)).ok() && !ParseHistoryFormat(v, &fl.format)) {
+        s = r.Error("unknown format '" + v + "'");
+      }
       fl.has_format = true;
-    } else if (a == "--time-budget-ms" || a == "--memory-budget-mb" || a == "--repeat") {
-      int64_t n;
-      if (!value(&v) || !ParseCount(v, &n)) return Usage(a + " needs a non-negative integer");
-      if (a == "--time-budget-ms") {
+    } else if (r.Is("--time-budget-ms") || r.Is("--memory-budget-mb") || r.Is("--repeat")) {
+      // A trillion ms or MiB is past any budget, and MiB << 20 still fits in size_t.
+      int64_t n = 0;
+      s = r.Int(0, 999999999999, &n);
+      if (r.Is("--time-budget-ms")) {
         fl.options.time_budget = std::chrono::milliseconds(n);
         fl.has_time_budget = true;
       }
-      else if (a == "--memory-budget-mb") fl.options.memory_budget_bytes = size_t(n) << 20;
+      else if (r.Is("--memory-budget-mb")) fl.options.memory_budget_bytes = size_t(n) << 20;
       else fl.repeat = n;
-    } else if (a == "--help" || a == "-h") {
+    } else if (r.Is("--help") || r.Is("-h")) {
       std::cout << kUsage;
       return 0;
-    } else if (a == "--") {
-      fl.files.insert(fl.files.end(), args.begin() + i + 1, args.end());
-      break;
-    } else if (!a.empty() && a[0] == '-') {
-      return Usage("unknown flag '" + a + "'");
     } else {
-      fl.files.push_back(a);
+      s = r.Unknown();
     }
+    if (!s.ok()) return Usage(s);
   }
-  if (fl.files.empty()) return Usage("no FILE given");
+  if (fl.files.empty()) return Usage(Status::Usage("check: no FILE given"));
   if (fl.bench) return RunBench(fl);
 
   int worst = 0;

@@ -10,8 +10,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "base/argv.h"
+#include "base/numbers.h"
 #include "base/random.h"
 #include "harness/sentinel_topology.h"
 #include "locks/driver_lock.h"
@@ -78,16 +81,6 @@ class ControlChannel {
   bool go_ = false;
 };
 
-Status ParseInt(const std::string& flag, const std::string& v, int64_t* out) {
-  try {
-    size_t used = 0;
-    *out = std::stoll(v, &used);
-    if (used == v.size()) return Status::Ok();
-  } catch (...) {
-  }
-  return Status::Usage("client: flag " + flag + ": '" + v + "' is not a number");
-}
-
 }  // namespace
 
 int RunClientCommand(const std::vector<std::string>& args) {
@@ -97,58 +90,59 @@ int RunClientCommand(const std::vector<std::string>& args) {
   locks::Endpoint resource;
   std::vector<locks::Endpoint> sentinels;
   std::map<std::string, locks::Endpoint> node_links;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    const std::string& f = args[i];
-    const std::string& v = args[i + 1];
-    Status s;
-    if (f == "--process") s = ParseInt(f, v, &process);
-    else if (f == "--lock") config.algorithm = v;
-    else if (f == "--ttl") s = ParseInt(f, v, &ttl);
-    else if (f == "--retry-delay") s = ParseInt(f, v, &retry);
-    else if (f == "--timeout") s = ParseInt(f, v, &timeout);
-    else if (f == "--keys") s = ParseInt(f, v, &keys);
-    else if (f == "--hold") s = ParseInt(f, v, &hold);
-    else if (f == "--think") s = ParseInt(f, v, &think);
-    else if (f == "--acquire-timeout") s = ParseInt(f, v, &acquire_timeout);
-    else if (f == "--seed") {
-      try {
-        seed = static_cast<int64_t>(std::stoull(v));
-      } catch (...) {
-        s = Status::Usage("client: flag --seed: '" + v + "' is not a number");
-      }
+  // The runner passes every flag with a value ("--flag value"); the numbers are
+  // non-negative, the seed any 64-bit value.
+  ArgvReader r("client", args);
+  while (r.Next()) {
+    std::string v;
+    Status s = r.AtFlag() ? r.Value(&v) : r.Unknown();
+    auto number = [&](int64_t* out) {
+      if (Status p = ParseInt(v, 0, kInt64Max, out); !p.ok()) s = r.Error(p.message());
+    };
+    if (!s.ok()) {
+      // a word without a flag, or a flag without its value: reported below
+    } else if (r.Is("--process")) number(&process);
+    else if (r.Is("--lock")) config.algorithm = v;
+    else if (r.Is("--ttl")) number(&ttl);
+    else if (r.Is("--retry-delay")) number(&retry);
+    else if (r.Is("--timeout")) number(&timeout);
+    else if (r.Is("--keys")) number(&keys);
+    else if (r.Is("--hold")) number(&hold);
+    else if (r.Is("--think")) number(&think);
+    else if (r.Is("--acquire-timeout")) number(&acquire_timeout);
+    else if (r.Is("--seed")) {
+      std::optional<uint64_t> n = ParseUint64(v);
+      if (n) seed = static_cast<int64_t>(*n);
+      else s = r.Error("expected an integer in 0..18446744073709551615, got '" + v + "'");
     }
-    else if (f == "--resource") s = locks::ParseEndpoint(v, &resource);
-    else if (f == "--node") {
+    else if (r.Is("--resource")) s = locks::ParseEndpoint(v, &resource);
+    else if (r.Is("--node")) {
       locks::Endpoint e;
       s = locks::ParseEndpoint(v, &e);
       config.nodes.push_back(e);
-    } else if (f == "--sentinel") {
+    } else if (r.Is("--sentinel")) {
       locks::Endpoint e;
       s = locks::ParseEndpoint(v, &e);
       sentinels.push_back(e);
-    } else if (f == "--node-map") {
+    } else if (r.Is("--node-map")) {
       auto eq = v.find('=');
       locks::Endpoint link;
       if (eq == std::string::npos) s = Status::Usage("client: --node-map " + v + ": not REAL=LINK");
       else s = locks::ParseEndpoint(v.substr(eq + 1), &link);
       if (s.ok()) node_links[v.substr(0, eq)] = link;
-    } else if (f == "--driver-arg") {
+    } else if (r.Is("--driver-arg")) {
       config.driver_args.push_back(v);
-    } else if (f == "--knob") {
+    } else if (r.Is("--knob")) {
       auto eq = v.find('=');
       if (eq == std::string::npos) s = Status::Usage("client: --knob " + v + ": not NAME=VALUE");
       else config.knobs[v.substr(0, eq)] = v.substr(eq + 1);
     } else {
-      s = Status::Usage("client: unknown flag " + f);
+      s = r.Unknown();
     }
     if (!s.ok()) {
       std::cerr << "locklab " << s.message() << "\n";
       return 64;
     }
-  }
-  if (args.size() % 2 != 0) {
-    std::cerr << "locklab client: flag " << args.back() << " needs a value\n";
-    return 64;
   }
   if (!sentinels.empty()) {
     locks::SetEndpointResolver(

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/argv.h"
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
@@ -20,6 +21,12 @@ std::string StateDir() {
   return std::string(home ? home : ".lab") + "/cluster";
 }
 
+// A usage error: its one line, exit 64.
+int Refuse(const Status& s) {
+  std::cerr << "locklab " << s.message() << "\n";
+  return s.ExitCode();
+}
+
 bool IsRedis(int pid) {
   return ReadProcFile(pid, "cmdline").find("redis-server") != std::string::npos;
 }
@@ -29,10 +36,12 @@ bool IsRedis(int pid) {
 int RunClusterCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "topology") {
     // The lab's topology as data (harness/topology.h); compose.yaml is checked against it.
-    bool json = args.size() == 2 && args[1] == "--json";
-    if (args.size() > 2 || (args.size() == 2 && !json)) {
-      std::cerr << "locklab cluster topology: unknown flag " << args[1] << "\n";
-      return 64;
+    bool json = false;
+    ArgvReader r("cluster topology", std::vector<std::string>(args.begin() + 1, args.end()));
+    while (r.Next()) {
+      Status s = r.Is("--json") ? r.NoValue() : r.Unknown();
+      if (!s.ok()) return Refuse(s);
+      json = true;
     }
     nlohmann::ordered_json t = LabTopology();
     if (json) {
@@ -58,20 +67,11 @@ int RunClusterCommand(const std::vector<std::string>& args) {
     if (state.is_discarded()) state = nlohmann::json();
   }
   if (args[0] == "up") {
-    int nodes = 5;
-    if (args.size() == 3 && args[1] == "--nodes") {
-      try {
-        nodes = std::stoi(args[2]);
-      } catch (...) {
-        nodes = 0;
-      }
-    } else if (args.size() != 1) {
-      std::cerr << "locklab cluster up: flag " << args[1] << ": expected --nodes N\n";
-      return 64;
-    }
-    if (nodes < 1 || nodes > 15) {
-      std::cerr << "locklab cluster up: flag --nodes: expected 1..15\n";
-      return 64;
+    int64_t nodes = 5;
+    ArgvReader r("cluster up", std::vector<std::string>(args.begin() + 1, args.end()));
+    while (r.Next()) {
+      Status s = r.Is("--nodes") ? r.Int(1, 15, &nodes) : r.Unknown();
+      if (!s.ok()) return Refuse(s);
     }
     if (state.is_object() && state.contains("nodes")) {
       std::cerr << "locklab cluster: already up (locklab cluster down first)\n";
@@ -85,7 +85,7 @@ int RunClusterCommand(const std::vector<std::string>& args) {
     }
     MakeDirs(StateDir());
     auto cluster = std::make_unique<LabCluster>(StateDir(), paths);
-    s = cluster->Start(nodes, /*detached=*/true);
+    s = cluster->Start(static_cast<int>(nodes), /*detached=*/true);
     nlohmann::json st = {{"nodes", nlohmann::json::array()}};
     auto add = [&](LabNode& n) {
       st["nodes"].push_back({{"name", n.name()}, {"port", n.port()}, {"pid", n.pid()},

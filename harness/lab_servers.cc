@@ -7,7 +7,9 @@
 
 #include <cstdlib>
 #include <functional>
+#include <optional>
 
+#include "base/numbers.h"
 #include "harness/process.h"
 #include "locks/db_row_lock.h"
 #include "locks/http_client.h"
@@ -34,12 +36,12 @@ Status ServerPaths::Discover(const std::string& kind, ServerPaths* out) {
     } else {
       // The newest installed major version (Debian keeps each in /usr/lib/postgresql/N).
       std::error_code ec;
-      int best = -1;
+      int64_t best = -1;
       for (const auto& d : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
-        std::string v = d.path().filename().string();
-        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (std::stoi(v) > best && access((d.path() / "bin/postgres").c_str(), X_OK) == 0) {
-          best = std::stoi(v);
+        std::optional<int64_t> v = ParseInt(d.path().filename().string(), 0, 9999);
+        if (!v) continue;
+        if (*v > best && access((d.path() / "bin/postgres").c_str(), X_OK) == 0) {
+          best = *v;
           p.postgres_bin = (d.path() / "bin").string();
         }
       }

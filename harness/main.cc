@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/argv.h"
 #include "base/exit_code.h"
 #include "checker/check_command.h"
 #include "faults/fault.h"
@@ -38,10 +39,15 @@ const char kUsage[] =
     "  locklab test            (entry script: set up, build, run every test)\n";
 
 int ListCommand(const std::vector<std::string>& args) {
-  bool json = args.size() == 1 && args[0] == "--json";
-  if (!args.empty() && !json) {
-    std::cerr << "locklab list: unknown flag " << args[0] << "\n";
-    return 64;
+  bool json = false;
+  ArgvReader r("list", args);
+  while (r.Next()) {
+    Status s = r.Is("--json") ? r.NoValue() : r.Unknown();
+    if (!s.ok()) {
+      std::cerr << "locklab " << s.message() << "\n";
+      return s.ExitCode();
+    }
+    json = true;
   }
   nlohmann::ordered_json j;
   j["locks"] = nlohmann::ordered_json::array();

@@ -9,6 +9,8 @@
 #include <iostream>
 #include <string_view>
 
+#include "base/argv.h"
+
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
 #endif
@@ -61,12 +63,26 @@ int RunReportScript(const std::vector<std::string>& args) {
 }
 
 int RunReportCommand(const std::vector<std::string>& args) {
-  if (args.empty() || (args.size() == 1 && args[0].rfind("-", 0) == 0) ||
-      (args.size() == 2 && args[0] != "--matrix") || args.size() > 2) {
+  // One RUN_DIR or one --matrix MATRIX_DIR, handed to the script as "--matrix DIR".
+  std::vector<std::string> script_args;
+  ArgvReader r("report", args);
+  while (r.Next()) {
+    std::string dir;
+    bool one = script_args.empty();
+    if (one && !r.AtFlag()) {
+      script_args = {r.word()};
+    } else if (one && r.Is("--matrix") && r.Value(&dir).ok()) {
+      script_args = {"--matrix", dir};
+    } else {
+      script_args.clear();
+      break;
+    }
+  }
+  if (script_args.empty()) {
     std::cerr << "locklab report: usage: locklab report RUN_DIR | --matrix MATRIX_DIR\n";
     return 64;
   }
-  return RunReportScript(args);
+  return RunReportScript(script_args);
 }
 
 }  // namespace locklab::harness

@@ -81,12 +81,14 @@ inline constexpr size_t kMaxFaults = 256;
 // are none), else one line saying what differs.
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& results);
 
-// Parses `locklab run` flags (the words after "run"). Errors name the flag.
-// `value` of flag `flag` as a whole number in [lo, hi]; otherwise a usage error worded the
-// same for every command: "<command>: flag --x: 'v' is not a whole number in [lo, hi]".
+// `value` of flag `flag` as an integer in [lo, hi]; otherwise a usage error worded the same
+// for every command: "<command>: flag --x: expected an integer in LO..HI, got 'v'".
 Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
                     int64_t lo, int64_t hi, int64_t* out);
 
+// Parses `locklab run` flags (the words after "run"; run_flags.cc): "--flag value" or
+// "--flag=value", the plain fields by the table of run_fields.h. Errors are Status::Usage
+// (exit 64), one line naming the flag.
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* out,
                      std::string* scenario_path);
 
@@ -121,7 +123,9 @@ std::string LockDisplayName(const std::string& lock_id);
 // the flag.
 Status ValidateRunOptions(const RunOptions& o);
 
-// TOML round trip. Errors name the file, line and field (Status::BadInput, exit 65). A
+// TOML round trip (scenario_writer.cc, scenario_reader.cc). Errors name the file, line and
+// field (Status::BadInput, exit 65); a number out of range or of the wrong type is worded
+// as a flag's is ("expected an integer in 1..64, got '0'"). A
 // scenario names its lock: a file without [lock] id (an empty file too) is refused, and so
 // is a path that is a directory.
 std::string ScenarioToToml(const RunOptions& o);

@@ -1,5 +1,8 @@
 #include "harness/sentinel_topology.h"
 
+#include <optional>
+
+#include "base/numbers.h"
 #include "harness/run_store.h"
 #include "locks/redis_connection.h"
 
@@ -20,11 +23,9 @@ bool AskSentinel(const locks::Endpoint& sentinel, const std::string& name, locks
   locks::RedisConnection c(sentinel, Millis(100), Millis(200));
   locks::Reply r = c.Command({"SENTINEL", "get-master-addr-by-name", name});
   if (r.outcome != locks::Outcome::kOk || r.elements.size() != 2) return false;
-  try {
-    *master = {r.elements[0].str, std::stoi(r.elements[1].str)};
-  } catch (...) {
-    return false;
-  }
+  std::optional<int64_t> port = ParseInt(r.elements[1].str, 1, 65535);
+  if (!port) return false;
+  *master = {r.elements[0].str, static_cast<int>(*port)};
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/numbers.h"
 #include "locks/knobs.h"
 
 namespace locklab::locks {
@@ -208,11 +209,7 @@ LockResult EtcdLeaseLock::Acquire(const std::string& key, Nanos deadline) {
       if (j.is_object() && j.contains("kvs") && j["kvs"].is_array() && !j["kvs"].empty()) {
         const auto& kv = j["kvs"][0];
         if (Str(kv, "lease") == lease_id) {
-          try {
-            fence = std::stoll(Str(kv, "create_revision"));
-          } catch (...) {
-            fence = -1;
-          }
+          fence = ParseInt(Str(kv, "create_revision")).value_or(-1);
         }
       }
     }

@@ -1,6 +1,8 @@
 #include "locks/knobs.h"
 
-#include <cmath>
+#include <optional>
+
+#include "base/numbers.h"
 
 namespace locklab::locks {
 
@@ -9,26 +11,17 @@ const std::string* KnobReader::Find(const std::string& name) const {
   return it == knobs_.end() ? nullptr : &it->second;
 }
 
-void KnobReader::Bad(const std::string& name, const std::string& value,
-                     const std::string& expected) {
+void KnobReader::Bad(const std::string& name, const std::string& what) {
   if (!status_.ok()) return;
-  status_ = Status::Usage("lock '" + lock_id_ + "': knob '" + name + "': '" + value +
-                          "': expected " + expected);
+  status_ = Status::Usage("lock '" + lock_id_ + "': knob '" + name + "': " + what);
 }
 
 void KnobReader::Int(const std::string& name, int64_t min, int64_t max, int64_t* out) {
   const std::string* v = Find(name);
   if (v == nullptr) return;
-  std::string expected =
-      "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  try {
-    size_t used = 0;
-    long long n = std::stoll(*v, &used);
-    if (used != v->size() || n < min || n > max) return Bad(name, *v, expected);
-    *out = n;
-  } catch (...) {
-    Bad(name, *v, expected);
-  }
+  std::optional<int64_t> n = ParseInt(*v, min, max);
+  if (!n) return Bad(name, ExpectedInteger(min, max, *v));
+  *out = *n;
 }
 
 void KnobReader::Duration(const std::string& name, Millis min, Millis max, Millis* out) {
@@ -40,17 +33,9 @@ void KnobReader::Duration(const std::string& name, Millis min, Millis max, Milli
 void KnobReader::Double(const std::string& name, double min, double max, double* out) {
   const std::string* v = Find(name);
   if (v == nullptr) return;
-  std::string expected = "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  try {
-    size_t used = 0;
-    double d = std::stod(*v, &used);
-    if (used != v->size() || !std::isfinite(d) || d < min || d > max) {
-      return Bad(name, *v, expected);
-    }
-    *out = d;
-  } catch (...) {
-    Bad(name, *v, expected);
-  }
+  std::optional<double> d = ParseDouble(*v, min, max);
+  if (!d) return Bad(name, ExpectedNumber(min, max, *v));
+  *out = *d;
 }
 
 void KnobReader::Bool(const std::string& name, bool* out) {
@@ -61,7 +46,7 @@ void KnobReader::Bool(const std::string& name, bool* out) {
   } else if (*v == "false" || *v == "0" || *v == "no") {
     *out = false;
   } else {
-    Bad(name, *v, "true or false");
+    Bad(name, "'" + *v + "': expected true or false");
   }
 }
 
@@ -77,7 +62,7 @@ void KnobReader::Choice(const std::string& name, const std::vector<std::string>&
     }
     expected += (expected.empty() ? "" : " or ") + c;
   }
-  Bad(name, *v, expected);
+  Bad(name, "'" + *v + "': expected " + expected);
 }
 
 }  // namespace locklab::locks

@@ -33,7 +33,8 @@ class KnobReader {
 
  private:
   const std::string* Find(const std::string& name) const;
-  void Bad(const std::string& name, const std::string& value, const std::string& expected);
+  // Records the first refusal: "lock 'ID': knob 'NAME': WHAT".
+  void Bad(const std::string& name, const std::string& what);
   std::string lock_id_;
   const std::map<std::string, std::string>& knobs_;
   Status status_ = Status::Ok();

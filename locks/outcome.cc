@@ -1,6 +1,9 @@
 #include "locks/outcome.h"
 
+#include <optional>
 #include <string>
+
+#include "base/numbers.h"
 
 namespace locklab::locks {
 
@@ -20,13 +23,9 @@ Status ParseEndpoint(const std::string& text, Endpoint* out) {
   }
   Endpoint e;
   e.host = text.substr(0, colon);
-  try {
-    size_t used = 0;
-    e.port = std::stoi(text.substr(colon + 1), &used);
-    if (used != text.size() - colon - 1 || e.port <= 0 || e.port > 65535) throw 1;
-  } catch (...) {
-    return Status::Usage("endpoint '" + text + "': bad port");
-  }
+  std::optional<int64_t> port = ParseInt(text.substr(colon + 1), 1, 65535);
+  if (!port) return Status::Usage("endpoint '" + text + "': bad port");
+  e.port = static_cast<int>(*port);
   *out = e;
   return Status::Ok();
 }

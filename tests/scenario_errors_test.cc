@@ -38,11 +38,11 @@ TEST_F(ScenarioErrorTest, UnknownKey) {
 
 TEST_F(ScenarioErrorTest, WrongType) {
   ExpectError("[lock]\nid = \"setnx\"\nttl_ms = \"long\"\n",
-              ":3: field 'lock.ttl_ms': expected an integer");
+              ":3: field 'lock.ttl_ms': expected an integer in 1..3600000, got 'long'");
 }
 
 TEST_F(ScenarioErrorTest, OutOfRange) {
-  ExpectError("[workload]\nclients = 0\n", ":2: field 'workload.clients': must be in [1, 64]");
+  ExpectError("[workload]\nclients = 0\n", ":2: field 'workload.clients': expected an integer in 1..64, got '0'");
 }
 
 TEST_F(ScenarioErrorTest, UnknownLockId) {

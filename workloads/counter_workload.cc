@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
+#include "base/numbers.h"
 #include "workloads/fenced_resource.h"
 
 namespace locklab::workloads {
@@ -118,11 +120,9 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     bool read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
     long long value = 0;
     if (read_ok && !r.is_nil) {
-      try {
-        value = std::stoll(r.str);
-      } catch (...) {
-        read_ok = false;
-      }
+      std::optional<int64_t> n = ParseInt(r.str);
+      read_ok = n.has_value();
+      value = n.value_or(0);
     }
     if (read_ok) {
       sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));

@@ -121,8 +121,8 @@ TEST_F(WatchdogTest, KnobsSetPeriodAndRenewalTtl) {
   EXPECT_GT(Cmd(node.endpoint(), {"PTTL", "lock:a"}).integer, 4000);
   c.knobs = {{"renew_period_ms", "soon"}};
   EXPECT_EQ(MakeLock(c, &lock).message(),
-            "lock 'watchdog': knob 'renew_period_ms': 'soon': expected a whole number in [0, "
-            "3600000]");
+            "lock 'watchdog': knob 'renew_period_ms': expected an integer in 0..3600000, got "
+            "'soon'");
 }
 
 }  // namespace

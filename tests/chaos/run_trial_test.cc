@@ -125,7 +125,7 @@ TEST_F(RunTrialTest, APauseAfterAcquireBitesAndCoverageSaysWhere) {
 TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab run: flag --ttl: 'soon' is not a whole number in [1, 3600000]\n");
+  EXPECT_EQ(inv.output, "locklab run: flag --ttl: expected an integer in 1..3600000, got 'soon'\n");
   inv = RunLocklab({"run", "--bogus", "1"}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output, "locklab run: unknown flag --bogus\n");
@@ -150,7 +150,7 @@ TEST_F(RunTrialTest, BadScenarioFieldNamesFileLineAndField) {
   std::ofstream(path) << "name = \"x\"\n[lock]\nid = \"setnx\"\nttl_ms = \"long\"\n";
   Invocation inv = RunLocklab({"run", path, "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 65);
-  EXPECT_EQ(inv.output, "locklab " + path + ":4: field 'lock.ttl_ms': expected an integer\n");
+  EXPECT_EQ(inv.output, "locklab " + path + ":4: field 'lock.ttl_ms': expected an integer in 1..3600000, got 'long'\n");
 }
 
 }  // namespace
@@ -229,7 +229,7 @@ TEST(MatrixTest, BadFlagsAreNamed) {
   EXPECT_EQ(inv.output, "locklab matrix: flag --locks: unknown lock 'nope'\n");
   inv = RunLocklab({"matrix", "--trials", "zero"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab matrix: flag --trials: 'zero' is not a whole number in [1, 1000]\n");
+  EXPECT_EQ(inv.output, "locklab matrix: flag --trials: expected an integer in 1..1000, got 'zero'\n");
   (void)!system(("rm -rf " + dir).c_str());
 }
 

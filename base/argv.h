@@ -1,0 +1,67 @@
+// ArgvReader: walks a command's words, the flags ("--ttl 5" or "--ttl=5") with their values
+// and the positional words between them, for every locklab command and tool.
+//
+// Errors are one line, Status::Usage (exit 64), worded the same for every command:
+//   "run: flag --ttl needs a value"
+//   "run: flag --json takes no value"      ("--json=x")
+//   "run: unknown flag --bogus"            ("run: unexpected argument 'x'" for a word)
+//   "run: flag --ttl: expected an integer in 1..3600000, got 'soon'"
+// The caller decides what each flag means; a flag given twice is seen twice, so a list flag
+// appends and any other flag keeps its last value. A word is a flag when it starts with '-';
+// after "--" every word is positional. The value of "--flag value" is the next word whatever
+// it looks like ("--param x=-1").
+//
+// A cursor over one argument list: not thread-safe, use from one thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace locklab {
+
+class ArgvReader {
+ public:
+  // `command` starts every message ("run", "cluster up").
+  ArgvReader(std::string command, std::vector<std::string> args)
+      : command_(std::move(command)), args_(std::move(args)) {}
+
+  // Moves to the next word; false when there is none.
+  bool Next();
+  // The current word is a flag: flag() is its name ("--ttl" for "--ttl=5").
+  bool AtFlag() const { return at_flag_; }
+  bool Is(std::string_view flag) const { return at_flag_ && flag_ == flag; }
+  const std::string& flag() const { return flag_; }
+  // The current word as written (a positional word, or the flag with any "=value").
+  const std::string& word() const { return args_[index_]; }
+  // Words not read yet, after the current one.
+  std::vector<std::string> Rest() const;
+
+  // The current flag's value: after its '=', else the next word (which it consumes).
+  Status Value(std::string* out);
+  // The value as an integer in [lo, hi] (base/numbers.h).
+  Status Int(int64_t lo, int64_t hi, int64_t* out);
+  // A flag that takes no value: an error for "--json=x", ok otherwise.
+  Status NoValue() const;
+
+  // "COMMAND: unknown flag --x", or for a positional word "COMMAND: unexpected argument 'x'".
+  Status Unknown() const;
+  // "COMMAND: flag --x: WHAT", for a value the caller refuses.
+  Status Error(const std::string& what) const;
+
+ private:
+  std::string command_;
+  std::vector<std::string> args_;
+  size_t index_ = 0;
+  size_t next_ = 0;
+  bool at_flag_ = false;
+  bool after_dashes_ = false;  // "--" seen: the rest is positional
+  std::string flag_;
+  bool inline_value_ = false;  // "--flag=value"
+  std::string value_;
+};
+
+}  // namespace locklab

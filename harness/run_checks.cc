@@ -1,0 +1,160 @@
+// What can refuse a run before anything starts (ValidateRunOptions, CheckEndpoints) and
+// what a finished trial is held to (CheckExpectations); run_options.h says what each checks.
+#include <algorithm>
+#include <memory>
+
+#include "harness/run_fields.h"
+#include "harness/run_options.h"
+#include "locks/lock.h"
+
+namespace locklab::harness {
+
+Status CheckEndpoints(const RunOptions& o) {
+  if (o.endpoints.empty()) {
+    if (o.endpoint_control.empty()) return Status::Ok();
+    return Status::Usage("run: flag --endpoint-control (or topology.endpoint_control): needs --endpoints");
+  }
+  std::string where = o.endpoints_origin.empty() ? "endpoints" : o.endpoints_origin;
+  for (const auto& e : o.endpoints) {
+    std::string host, error;
+    int port = 0;
+    if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
+  }
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  if (info != nullptr && info->backend != "redis") {
+    return Status::Usage("run: " + where + ": lock " + o.lock + " runs on " + info->backend +
+                         " servers the lab starts; --endpoints takes Redis servers only");
+  }
+  std::string refused;
+  bool clocks_would_help = false;
+  for (const auto& f : o.faults) {
+    bool clock_ok = faults::IsNodeControlFault(f.id) && !o.endpoint_control.empty();
+    if (!faults::IsClientSideFault(f.id) && !clock_ok) {
+      refused += (refused.empty() ? "" : ", ") + f.id;
+      clocks_would_help = clocks_would_help || faults::IsNodeControlFault(f.id);
+    }
+  }
+  if (!refused.empty()) {
+    std::string allowed;
+    for (const auto& f : faults::ListFaults()) {
+      if (faults::IsClientSideFault(f.id) && f.id != "none") allowed += (allowed.empty() ? "" : ", ") + f.id;
+    }
+    return Status::Usage("run: " + where + ": fault(s) " + refused +
+                         " need control of the servers; against your own servers only client-side "
+                         "faults run (" + allowed + ")" +
+                         (clocks_would_help ? ", and node faults with --endpoint-control DIR" : ""));
+  }
+  int n = LockNodes(o);
+  int given = static_cast<int>(o.endpoints.size());
+  if (n > 0 && (given < n || given > n + 1)) {
+    return Status::Usage("run: " + where + ": lock " + o.lock + " needs " + std::to_string(n) +
+                         " endpoint(s) (n1..n" + std::to_string(n) +
+                         ", then optionally one for the resource), got " + std::to_string(given));
+  }
+  return Status::Ok();
+}
+
+namespace {
+Status ValidateRunOptionsMultiLine(const RunOptions& o) {
+  // The scenario file's place for a field, or the flag that sets it.
+  // A field the file left out (a default) is named by its table: "fault0.first_at_ms"
+  // falls back to "fault0".
+  auto where = [&](const std::string& key, const std::string& flag) {
+    auto it = o.origins.find(key);
+    if (it == o.origins.end() && key.find('.') != std::string::npos) {
+      it = o.origins.find(key.substr(0, key.find('.')));
+    }
+    return it != o.origins.end() ? it->second : "run: flag " + flag;
+  };
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  if (info == nullptr) {
+    return Status::Usage(where("lock", "--lock") + ": lock '" + o.lock + "': unknown lock id (see `locklab list`)");
+  }
+  if (o.faults.size() > kMaxFaults) {
+    return Status::Usage("run: " + std::to_string(o.faults.size()) + " faults, at most " +
+                         std::to_string(kMaxFaults) + " (one fault repeats its window: --windows, --interval)");
+  }
+  // Knobs one at a time first, so that the message names the knob's own line.
+  locks::LockConfig probe;
+  probe.algorithm = o.lock;
+  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
+  probe.ttl = o.ttl;
+  probe.driver_args = o.driver_args;
+  std::unique_ptr<locks::Lock> unused;
+  for (const auto& [k, v] : o.knobs) {
+    probe.knobs = {{k, v}};
+    Status s = locks::MakeLock(probe, &unused);
+    if (!s.ok()) return Status::Usage(where("knob." + k, "--knob") + ": " + s.message());
+  }
+  probe.knobs = o.knobs;
+  Status s = locks::MakeLock(probe, &unused);
+  if (!s.ok()) return Status::Usage(where(o.knobs.empty() ? "lock" : "lock.knobs", "--knob") + ": " + s.message());
+  const int nodes = LockNodes(o);
+  for (size_t i = 0; i < o.faults.size(); ++i) {
+    const faults::FaultOptions& f = o.faults[i];
+    const std::string key = "fault" + std::to_string(i);
+    if (faults::FindFault(f.id) == nullptr) {
+      return Status::Usage(where(key, "--fault") + ": unknown fault '" + f.id + "' (see `locklab list`)");
+    }
+    if (!locks::FaultApplies(*info, f.id)) {
+      return Status::Usage(where(key, "--fault") + ": fault '" + f.id + "' does not apply to lock '" +
+                           o.lock + "' (see `locklab list`)");
+    }
+    for (int t : f.targets) {
+      if (t < 1 || t > o.clients) {
+        return Status::Usage(where(key + ".targets", "--targets") + ": fault " + f.id + ": target client " +
+                             std::to_string(t) + " does not exist (clients are 1.." +
+                             std::to_string(o.clients) + ")");
+      }
+    }
+    for (int n : f.nodes) {
+      if (n < 1 || n > nodes) {
+        return Status::Usage(where(key + ".nodes", "--fault-nodes") + ": fault " + f.id + ": node " +
+                             std::to_string(n) + " does not exist (lock " + o.lock + " has n1..n" +
+                             std::to_string(nodes) + ")");
+      }
+    }
+    // A first window at or past the end never opens: the fault would run silently not at all.
+    if (f.first_at >= o.duration) {
+      return Status::Usage(where(key + ".first_at_ms", "--first-at") + ": fault " + f.id + " would first open at " +
+                           std::to_string(f.first_at.count()) + " ms, at or after the run's end (" +
+                           std::to_string(o.duration.count()) + " ms)");
+    }
+    std::unique_ptr<faults::Fault> fault;
+    s = faults::MakeFault(f, 1, &fault);
+    if (s.ok()) s = fault->CheckOptions(o.clients, nodes);
+    if (!s.ok()) return Status::Usage(where(key, "--fault") + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateRunOptions(const RunOptions& o) { return OneLine(ValidateRunOptionsMultiLine(o)); }
+
+std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
+  std::string out;
+  std::string verdict = r.value("verdict", std::string("unknown"));
+  if (!o.expect_verdict.empty() && verdict != o.expect_verdict) {
+    out = "expected verdict " + o.expect_verdict + ", got " + verdict;
+  }
+  if (!o.expect_stuck.empty()) {
+    bool stuck = r.contains("liveness") && r["liveness"].value("stuck", false);
+    if ((o.expect_stuck == "yes") != stuck) {
+      out += std::string(out.empty() ? "" : "; ") + "expected stuck " + o.expect_stuck + ", got " +
+             (stuck ? "yes" : "no");
+    }
+  }
+  if (!o.expect_resource.empty()) {
+    std::string got = r.value("resource_verdict", std::string("unknown"));
+    if (got != o.expect_resource) {
+      out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
+             ", got " + got;
+    }
+  }
+  if (!out.empty() && !o.expect_origin.empty()) out += " (expectation at " + o.expect_origin + ")";
+  return out;
+}
+
+
+}  // namespace locklab::harness
