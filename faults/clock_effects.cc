@@ -52,13 +52,7 @@ void ClockJumpEffect::Stop(Nanos) {
 }
 
 Status ClockDriftEffect::Validate() {
-  std::string r = o_.Param("rate", "2.0");
-  char* end = nullptr;
-  rate_ = std::strtod(r.c_str(), &end);
-  if (end == r.c_str() || *end != '\0' || !(rate_ >= 0.0) || rate_ > 100.0) {
-    return Status::Usage("fault clock-drift: param 'rate': '" + r + "': expected a number in [0, 100]");
-  }
-  return Status::Ok();
+  return DoubleParam("rate", "2.0", 0.0, 100.0, &rate_);
 }
 
 nlohmann::json ClockDriftEffect::Start(Nanos time, int) {

@@ -1,5 +1,7 @@
 #include "faults/effect.h"
 
+#include "base/numbers.h"
+
 namespace locklab::faults {
 
 Status Effect::CheckOptions(int clients, int nodes) {
@@ -26,6 +28,20 @@ void Effect::Bind(LabControl& lab, TargetDraw& draw) {
 
 std::vector<int> Effect::NodesOr(int default_node) const {
   return o_.nodes.empty() ? std::vector<int>{default_node} : o_.nodes;
+}
+
+Status Effect::IntParam(const std::string& key, const std::string& fallback, int64_t lo,
+                        int64_t hi, int64_t* out) const {
+  Status s = ParseInt(o_.Param(key, fallback), lo, hi, out);
+  if (s.ok()) return s;
+  return Status::Usage(std::string("fault ") + id() + ": param '" + key + "': " + s.message());
+}
+
+Status Effect::DoubleParam(const std::string& key, const std::string& fallback, double lo,
+                           double hi, double* out) const {
+  Status s = ParseDouble(o_.Param(key, fallback), lo, hi, out);
+  if (s.ok()) return s;
+  return Status::Usage(std::string("fault ") + id() + ": param '" + key + "': " + s.message());
 }
 
 }  // namespace locklab::faults

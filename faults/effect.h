@@ -72,6 +72,12 @@ class Effect {
   TargetDraw& draw() { return *draw_; }
   // The nodes option, or {default_node} when empty.
   std::vector<int> NodesOr(int default_node) const;
+  // Param `key` (or `fallback` when absent) as a number in [lo, hi] (base/numbers.h), refused
+  // as "fault ID: param 'KEY': expected an integer in LO..HI, got 'X'".
+  Status IntParam(const std::string& key, const std::string& fallback, int64_t lo, int64_t hi,
+                  int64_t* out) const;
+  Status DoubleParam(const std::string& key, const std::string& fallback, double lo, double hi,
+                     double* out) const;
 
   FaultOptions o_;
 

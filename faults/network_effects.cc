@@ -145,16 +145,10 @@ void DelayEffect::Attach(LabControl& lab) {
 }
 
 Status DelayEffect::Validate() {
-  std::string d = o_.Param("delay_ms", std::to_string(o_.duration.count()));
-  try {
-    size_t used = 0;
-    long long v = std::stoll(d, &used);
-    if (used != d.size() || v < 1 || v > 3600000) throw 1;
-    delay_ = Millis(v);
-  } catch (...) {
-    return Status::Usage("fault delay: param 'delay_ms': '" + d + "': expected 1..3600000");
-  }
-  return Status::Ok();
+  int64_t ms = 0;
+  Status s = IntParam("delay_ms", std::to_string(o_.duration.count()), 1, 3600000, &ms);
+  delay_ = Millis(ms);
+  return s;
 }
 
 void DelayEffect::Shape(Schedule* schedule) const {

@@ -126,16 +126,10 @@ void RestartEffect::Stop(Nanos) {
 }
 
 Status FailoverEffect::Validate() {
-  std::string v = o_.Param("kill_after_ms", "300");
-  try {
-    size_t used = 0;
-    long long ms = std::stoll(v, &used);
-    if (used != v.size() || ms < 0 || ms > 3600000) throw 1;
-    kill_after_ = Millis(ms);
-  } catch (...) {
-    return Status::Usage("fault failover: param 'kill_after_ms': '" + v + "': expected 0..3600000");
-  }
-  return Status::Ok();
+  int64_t ms = 0;
+  Status s = IntParam("kill_after_ms", "300", 0, 3600000, &ms);
+  kill_after_ = Millis(ms);
+  return s;
 }
 
 void FailoverEffect::Shape(Schedule* schedule) const {
