@@ -6,10 +6,14 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
+#include "base/argv.h"
 #include "base/clock.h"
 #include "base/exit_code.h"
+#include "base/numbers.h"
 #include "base/random.h"
 #include "faults/fault.h"
 #include "harness/matrix_outputs.h"
@@ -40,16 +44,12 @@ std::vector<std::string> Split(const std::string& s) {
 bool ParseShard(const std::string& v, int* index, int* count) {
   size_t slash = v.find('/');
   if (slash == std::string::npos) return false;
-  try {
-    size_t a = 0, b = 0;
-    std::string l = v.substr(0, slash), r = v.substr(slash + 1);
-    *index = std::stoi(l, &a);
-    *count = std::stoi(r, &b);
-    return a == l.size() && b == r.size() && *count >= 1 && *count <= 10000 && *index >= 1 &&
-           *index <= *count;
-  } catch (...) {
-    return false;
-  }
+  std::optional<int64_t> n = ParseInt(std::string_view(v).substr(slash + 1), 1, 10000);
+  std::optional<int64_t> i = n ? ParseInt(std::string_view(v).substr(0, slash), 1, *n) : n;
+  if (!i) return false;
+  *index = static_cast<int>(*i);
+  *count = static_cast<int>(*n);
+  return true;
 }
 
 // What the `locklab matrix` command line says (matrix.h has the flags).
@@ -70,81 +70,78 @@ struct MatrixFlags {
   bool jobs_given = false;
 };
 
-// Returns 0, or 64 after printing the one-line error. The names bound below are the
-// fields of MatrixFlags in declaration order, so that the loop is RunMatrixCommand's former
-// one, unchanged.
+// Returns 0, or 64 after printing the one-line error.
 int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
-  auto& [lock_ids, fault_ids, driver_args, trials, jobs, shard_index, shard_count, full, report,
-         seed, out, expect_path, preset_dir, endpoints, endpoint_control, jobs_given] = *flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--quick") { full = false; continue; }
-    if (a == "--full") { full = true; continue; }
-    if (a == "--no-report") { report = false; continue; }
-    if (i + 1 >= args.size()) {
-      std::cerr << "locklab matrix: " << (a.rfind("--", 0) == 0 ? "flag " + a + " needs a value" : "unknown argument " + a) << "\n";
-      return 64;
+  MatrixFlags& f = *flags;
+  ArgvReader argv("matrix", args);
+  auto fail = [](const Status& s) {
+    std::cerr << "locklab " << s.message() << "\n";
+    return 64;
+  };
+  while (argv.Next()) {
+    if (!argv.AtFlag()) return fail(argv.Unknown());
+    if (argv.Is("--quick") || argv.Is("--full") || argv.Is("--no-report")) {
+      if (Status s = argv.NoValue(); !s.ok()) return fail(s);
+      if (argv.Is("--no-report")) f.report = false;
+      else f.full = argv.Is("--full");
+      continue;
     }
-    const std::string& v = args[++i];
-    auto number = [&](int64_t lo, int64_t hi, int64_t* n) {
-      Status s = ParseIntFlag("matrix", a, v, lo, hi, n);
-      if (!s.ok()) std::cerr << "locklab " << s.message() << "\n";
-      return s.ok();
-    };
     int64_t n = 0;
-    if (a == "--endpoints") {
-      endpoints = Split(v);
+    if (argv.Is("--trials") || argv.Is("--jobs") || argv.Is("--seed")) {
+      Status s = argv.Is("--trials") ? argv.Int(1, 1000, &n)
+                 : argv.Is("--jobs") ? argv.Int(1, 64, &n)
+                                     : argv.Int(1, INT64_MAX, &n);
+      if (!s.ok()) return fail(s);
+      if (argv.Is("--trials")) f.trials = static_cast<int>(n);
+      if (argv.Is("--jobs")) f.jobs = static_cast<int>(n), f.jobs_given = true;
+      if (argv.Is("--seed")) f.seed = static_cast<uint64_t>(n);
+      continue;
+    }
+    static const std::set<std::string> kValueFlags = {
+        "--endpoints", "--endpoint-control", "--locks", "--lock", "--driver-arg", "--faults",
+        "--out", "--expect", "--scenarios", "--shard"};
+    if (!kValueFlags.count(argv.flag())) return fail(argv.Unknown());
+    std::string v;
+    if (Status s = argv.Value(&v); !s.ok()) return fail(s);
+    if (argv.Is("--endpoints")) {
+      f.endpoints = Split(v);
       std::string host, error;
       int port = 0;
-      for (const auto& e : endpoints) {
-        if (!ParseRedisUrl(e, &host, &port, &error)) {
-          std::cerr << "locklab matrix: flag --endpoints: " << error << "\n";
-          return 64;
-        }
+      for (const auto& e : f.endpoints) {
+        if (!ParseRedisUrl(e, &host, &port, &error)) return fail(argv.Error(error));
       }
-      if (endpoints.empty()) {
-        std::cerr << "locklab matrix: flag --endpoints: expected redis://host:port,...\n";
-        return 64;
+      if (f.endpoints.empty()) return fail(argv.Error("expected redis://host:port,..."));
+    } else if (argv.Is("--endpoint-control")) {
+      f.endpoint_control = v;
+    } else if (argv.Is("--locks")) {
+      for (const auto& id : Split(v)) f.lock_ids.push_back(id);
+    } else if (argv.Is("--lock")) {
+      f.lock_ids.push_back(v);  // one id (a driver path may contain commas)
+    } else if (argv.Is("--driver-arg")) {
+      if (f.lock_ids.empty() || !locks::IsDriverId(f.lock_ids.back())) {
+        return fail(argv.Error("must follow --lock driver:PATH"));
       }
-    }
-    else if (a == "--endpoint-control") endpoint_control = v;
-    else if (a == "--locks") {
-      for (const auto& id : Split(v)) lock_ids.push_back(id);
-    } else if (a == "--lock") {
-      lock_ids.push_back(v);  // one id (a driver path may contain commas)
-    } else if (a == "--driver-arg") {
-      if (lock_ids.empty() || !locks::IsDriverId(lock_ids.back())) {
-        std::cerr << "locklab matrix: flag --driver-arg: must follow --lock driver:PATH\n";
-        return 64;
-      }
-      driver_args[lock_ids.back()].push_back(v);
-    }
-    else if (a == "--faults") fault_ids = Split(v);
-    else if (a == "--out") out = v;
-    else if (a == "--expect") expect_path = v;
-    else if (a == "--scenarios") preset_dir = v;
-    else if (a == "--trials") { if (!number(1, 1000, &n)) return 64; trials = static_cast<int>(n); }
-    else if (a == "--jobs") { if (!number(1, 64, &n)) return 64; jobs = static_cast<int>(n); jobs_given = true; }
-    else if (a == "--seed") { if (!number(1, INT64_MAX, &n)) return 64; seed = static_cast<uint64_t>(n); }
-    else if (a == "--shard") {
-      if (!ParseShard(v, &shard_index, &shard_count)) {
-        std::cerr << "locklab matrix: flag --shard: '" << v << "' is not I/N with 1 <= I <= N <= 10000\n";
-        return 64;
-      }
-    }
-    else {
-      std::cerr << "locklab matrix: unknown flag " << a << "\n";
-      return 64;
+      f.driver_args[f.lock_ids.back()].push_back(v);
+    } else if (argv.Is("--faults")) {
+      f.fault_ids = Split(v);
+    } else if (argv.Is("--out")) {
+      f.out = v;
+    } else if (argv.Is("--expect")) {
+      f.expect_path = v;
+    } else if (argv.Is("--scenarios")) {
+      f.preset_dir = v;
+    } else if (!ParseShard(v, &f.shard_index, &f.shard_count)) {  // --shard
+      return fail(argv.Error("'" + v + "' is not I/N with 1 <= I <= N <= 10000"));
     }
   }
-  if (trials == 0) trials = full ? 3 : 1;
-  if (seed == 0) {
-    if (shard_count > 1) {
+  if (f.trials == 0) f.trials = f.full ? 3 : 1;
+  if (f.seed == 0) {
+    if (f.shard_count > 1) {
       // Shards on different machines must draw the same trial seeds.
       std::cerr << "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n";
       return 64;
     }
-    seed = std::stoull(RandomToken().substr(0, 10), nullptr, 16) + 1;  // 40 bits
+    f.seed = RandomSeed(40);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/argv.h"
 #include "base/exit_code.h"
 #include "base/status.h"
 #include "harness/matrix_outputs.h"
@@ -159,20 +160,22 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   std::vector<std::string> dirs;
   std::string out = "runs";
   bool report = true;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--no-report") {
+  ArgvReader argv("merge", args);
+  while (argv.Next()) {
+    Status s;
+    if (!argv.AtFlag()) {
+      dirs.push_back(argv.word());
+    } else if (argv.Is("--no-report")) {
+      s = argv.NoValue();
       report = false;
-    } else if (args[i] == "--out") {
-      if (i + 1 >= args.size()) {
-        std::cerr << "locklab merge: flag --out needs a value\n";
-        return 64;
-      }
-      out = args[++i];
-    } else if (args[i].rfind("--", 0) == 0) {
-      std::cerr << "locklab merge: unknown flag " << args[i] << "\n";
-      return 64;
+    } else if (argv.Is("--out")) {
+      s = argv.Value(&out);
     } else {
-      dirs.push_back(args[i]);
+      s = argv.Unknown();
+    }
+    if (!s.ok()) {
+      std::cerr << "locklab " << s.message() << "\n";
+      return 64;
     }
   }
   if (dirs.empty()) {
