@@ -25,4 +25,12 @@ std::string RandomToken() {
   return std::string(hex, 32);
 }
 
+uint64_t RandomSeed(int bits) {
+  uint64_t v = 0;
+  for (char c : RandomToken().substr(0, static_cast<size_t>(bits / 4))) {
+    v = v * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  return v + 1;
+}
+
 }  // namespace locklab

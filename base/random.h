@@ -30,5 +30,8 @@ class Rng {
 
 // 128 random bits from /dev/urandom as 32 lowercase hex characters.
 std::string RandomToken();
+// A seed for a run whose seed was not given: 1..2^bits (bits a multiple of 4, at most 60),
+// from the same /dev/urandom source; small enough to be typed back as --seed.
+uint64_t RandomSeed(int bits);
 
 }  // namespace locklab

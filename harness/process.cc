@@ -12,6 +12,9 @@
 #include <climits>
 #include <filesystem>
 #include <cstring>
+#include <optional>
+
+#include "base/numbers.h"
 
 namespace locklab::harness {
 
@@ -94,11 +97,12 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::optional<int64_t> child = ParseInt(name, 1, INT32_MAX);  // other entries: not a pid
+    if (!child) continue;
     char state = 0;
     long ppid = 0;
-    if (!ReadStat(static_cast<pid_t>(std::stol(name)), &state, &ppid)) continue;  // gone since
-    if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
+    if (!ReadStat(static_cast<pid_t>(*child), &state, &ppid)) continue;  // gone since
+    if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(*child));
   }
   return out;
 }

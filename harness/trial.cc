@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
+#include "base/numbers.h"
 #include "harness/interrupts.h"
 #include "harness/trial_results.h"
 #include "workloads/counter_workload.h"
@@ -120,9 +122,10 @@ void Trial::FinalReads() {
     if (r.is_nil) {
       event("ok", nullptr);  // never written (the register model starts at nil too)
     } else {
-      try {
-        event("ok", std::stoll(r.str));
-      } catch (...) {
+      std::optional<int64_t> value = ParseInt(r.str);
+      if (value) {
+        event("ok", *value);
+      } else {
         event("info", {{"error", "not a number: " + r.str}});
       }
     }

@@ -12,7 +12,7 @@ namespace locklab::harness {
 
 Status Trial::Setup() {
   if (o_.seed == 0) {
-    o_.seed = std::stoull(RandomToken().substr(0, 12), nullptr, 16) + 1;
+    o_.seed = RandomSeed(48);
   }
   const locks::LockInfo* info = locks::FindLock(o_.lock);
   if (info == nullptr) return Status::Usage("run: lock '" + o_.lock + "': unknown lock id (see `locklab list`)");

@@ -48,7 +48,7 @@ Status ParseRedlockOptions(const LockConfig& config, RedlockOptions* out) {
 RedlockLock::RedlockLock(const LockConfig& config, RedlockOptions options)
     : config_(config),
       options_(std::move(options)),
-      rng_(std::stoull(RandomToken().substr(0, 15), nullptr, 16)) {
+      rng_(RandomSeed(60)) {
   for (const auto& e : config_.nodes) {
     conns_.push_back(
         std::make_unique<RedisConnection>(e, config_.connect_timeout, options_.node_timeout));
