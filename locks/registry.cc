@@ -14,6 +14,13 @@
 
 namespace locklab::locks {
 
+// The faults that mean something to a lock kept by a database or etcd session (not Redis:
+// no libfaketime clock, no Sentinel failover, no Redis reply to lose). Fault ids are plain
+// strings here because locks/ must not depend on faults/ (DESIGN.md 1); the harness test
+// LockFaultIds.EveryFaultALockNamesExists checks each against the fault registry.
+static const std::vector<std::string> kSessionServerFaults = {
+    "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition"};
+
 const std::vector<LockInfo>& ListLocks() {
   static const std::vector<LockInfo> kLocks = {
       {"setnx", "SETNX with no expiry, DEL to release: a crashed holder blocks everyone forever",
@@ -111,8 +118,7 @@ const std::vector<LockInfo>& ListLocks() {
          "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
          "holder loses its lock); 0 = the server default, 8 h"}},
        1, "mariadb",
-       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
-        "partition"}},
+       kSessionServerFaults},
       {"pg-advisory",
        "a PostgreSQL session-level advisory lock: pg_advisory_lock(hash of the key) on one "
        "session, release = pg_advisory_unlock on the same session. No TTL: the lock lives as "
@@ -126,8 +132,7 @@ const std::vector<LockInfo>& ListLocks() {
          "SET idle_session_timeout: the server ends a session idle this long (a paused holder "
          "loses its lock); 0 = off, the server default"}},
        1, "postgres",
-       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
-        "partition"}},
+       kSessionServerFaults},
       {"etcd-lease",
        "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
        "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
@@ -138,8 +143,7 @@ const std::vector<LockInfo>& ListLocks() {
          "hand out the key's create revision as the fencing token (false: plain writes)"},
         {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
        3, "etcd",
-       {"none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart",
-        "partition"}},
+       kSessionServerFaults},
   };
   return kLocks;
 }
