@@ -1,4 +1,4 @@
-// A brute-force linearizability checker, written independently of checker/linearizability.cc
+// A brute-force linearizability checker, written independently of checker/lin_sweep.cc
 // (its own sequential specification, no shared model code): it tries every order of every
 // subset of the unknown-outcome operations. Exponential; for histories of about a dozen
 // operations per key. The property tests and bench/checker_bench judge the real checker by it.

@@ -288,7 +288,7 @@ TEST(LinearizabilityProperty, MutatedSmallHistoriesMatchBruteForce) {
   CrossCheck(Model::kCasRegister, seed + 77, trials, true);
 }
 
-// The rules for unknown outcomes (R1-R3 in linearizability.cc) only act when unknown ops are
+// The rules for unknown outcomes (R1-R3 in lin_sweep.cc) only act when unknown ops are
 // many: half the ops unknown, up to 10 per history, so tokens and values recur among them.
 TEST(LinearizabilityProperty, UnknownHeavyHistoriesMatchBruteForce) {
   const char* t = std::getenv("LOCKLAB_PROPERTY_TRIALS");
