@@ -1,4 +1,4 @@
-// The `locklab run` flag reader: ParseRunFlags and ParseIntFlag (run_options.h). Plain
+// The `locklab run` flag reader: ParseRunFlags (run_options.h). Plain
 // numbers and strings come from the field table (run_fields.h); this file reads the flags
 // with more to them (lock, faults and their params, endpoints, knobs, lists).
 #include <sstream>
@@ -151,14 +151,6 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
 }
 
 }  // namespace
-
-Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
-                    int64_t lo, int64_t hi, int64_t* out) {
-  if (Status s = ParseInt(value, lo, hi, out); !s.ok()) {
-    return Status::Usage(command + ": flag " + flag + ": " + s.message());
-  }
-  return Status::Ok();
-}
 
 Status ParseRunFlags(const std::vector<std::string>& args, RunOptions* o,
                      std::string* scenario_path) {

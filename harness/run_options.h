@@ -81,11 +81,6 @@ inline constexpr size_t kMaxFaults = 256;
 // are none), else one line saying what differs.
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& results);
 
-// `value` of flag `flag` as an integer in [lo, hi]; otherwise a usage error worded the same
-// for every command: "<command>: flag --x: expected an integer in LO..HI, got 'v'".
-Status ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
-                    int64_t lo, int64_t hi, int64_t* out);
-
 // Parses `locklab run` flags (the words after "run"; run_flags.cc): "--flag value" or
 // "--flag=value", the plain fields by the table of run_fields.h. Errors are Status::Usage
 // (exit 64), one line naming the flag.
