@@ -116,6 +116,13 @@ struct LockInfo {
   // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to
   // a database lock).
   std::vector<std::string> faults;
+  // Pause points the lock itself announces through LockConfig::pause_point, besides the
+  // workload's (after-acquire, before-write, after-release): a fault may arm any of them.
+  std::vector<std::string> points;
+  // For a lock mutant (a deliberately broken variant, `mutant:NAME`): the reference lock it
+  // was made from, so a kill can be judged against that lock in the same conditions. Empty
+  // for every other lock. It says what the lock was built from, never what it should do.
+  std::string mutant_of;
 };
 
 // Whether fault `fault_id` applies to `lock` (LockInfo::faults).

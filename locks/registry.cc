@@ -63,7 +63,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"clock", "monotonic",
          "clock for elapsed time: monotonic or wall (a stepped wall clock changes validity)"},
         {"max_extensions", "0", "how many times Renew may extend a lease; 0 = no extension"}},
-       5},
+       5, "redis", {}, {"redlock-replies-in-flight"}},
       {"fenced",
        "set-nx-px-lua plus a fencing token from INCR fence:<key> on the lock node (one Lua "
        "script with the SET); the workload's write becomes a Lua check-and-write on the resource "
