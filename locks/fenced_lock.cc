@@ -1,5 +1,8 @@
 #include "locks/fenced_lock.h"
 
+#include <optional>
+
+#include "base/numbers.h"
 #include "locks/knobs.h"
 
 namespace locklab::locks {
@@ -11,6 +14,8 @@ const char kSetAndIncrScript[] =
     "return redis.call('incr', KEYS[2]) else return 0 end";
 
 }  // namespace
+
+const char kPointBetweenFenceGetAndSet[] = "mutant-between-fence-get-and-set";
 
 Status ParseFencedOptions(const LockConfig& config, FencedOptions* out) {
   FencedOptions o;
@@ -30,6 +35,24 @@ FencedLock::FencedLock(const LockConfig& config, const FencedOptions& options)
 Outcome FencedLock::TryFenced(const std::string& key, const std::string& token, int64_t* fence,
                               std::string* detail) {
   const std::string ttl = std::to_string(config_.ttl.count());
+  if (options_.fence_read_then_set) {
+    Outcome o = TryOnce(key, token, detail);
+    if (o != Outcome::kOk) return o;
+    Reply get = conn_.Command({"GET", FenceKey(key)});
+    std::optional<int64_t> last = get.is_nil ? std::optional<int64_t>(0) : ParseInt(get.str);
+    if (get.outcome != Outcome::kOk || get.is_error || !last) {
+      *detail = "GET fence: " + (get.outcome == Outcome::kOk ? get.str : get.transport_error);
+      return Outcome::kUnknown;
+    }
+    if (config_.pause_point) config_.pause_point(kPointBetweenFenceGetAndSet);
+    Reply set = conn_.Command({"SET", FenceKey(key), std::to_string(*last + 1)});
+    if (set.outcome != Outcome::kOk || set.is_error) {
+      *detail = "SET fence: " + (set.outcome == Outcome::kOk ? set.str : set.transport_error);
+      return Outcome::kUnknown;
+    }
+    *fence = *last + 1;
+    return Outcome::kOk;
+  }
   if (!options_.atomic_fence) {
     Outcome o = TryOnce(key, token, detail);
     if (o != Outcome::kOk) return o;

@@ -21,7 +21,13 @@ namespace locklab::locks {
 
 struct FencedOptions {
   bool atomic_fence = true;  // SET and INCR in one Lua script (true) or as two commands
+  // Mutant fence-read-then-set (locks/mutants.h) only, never a knob: after the SET, the
+  // token is drawn as GET fence:<key>, pause point, SET fence:<key> value+1, so two
+  // holders can draw the same token.
+  bool fence_read_then_set = false;
 };
+
+extern const char kPointBetweenFenceGetAndSet[];  // "mutant-between-fence-get-and-set"
 Status ParseFencedOptions(const LockConfig& config, FencedOptions* out);
 
 // The counter key of a lock key: "fence:<key>".

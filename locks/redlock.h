@@ -55,6 +55,8 @@ struct RedlockOptions {
   LockClockKind clock_kind = LockClockKind::kMonotonic;
   int max_extensions = 0;       // Renew allowed this many times per lease; 0 = no Renew
   std::function<Nanos()> clock; // empty = LockClockNow(clock_kind); tests inject a fake
+  // Mutant quorum-off-by-one (locks/mutants.h) only, never a knob: quorum N/2, not N/2+1.
+  bool quorum_off_by_one = false;
 };
 Status ParseRedlockOptions(const LockConfig& config, RedlockOptions* out);
 
@@ -66,7 +68,9 @@ class RedlockLock : public Lock {
   bool SupportsRenew() const override { return options_.max_extensions > 0; }
   LockResult Renew(const Lease& lease) override;
 
-  int quorum() const { return static_cast<int>(conns_.size()) / 2 + 1; }
+  int quorum() const {
+    return static_cast<int>(conns_.size()) / 2 + (options_.quorum_off_by_one ? 0 : 1);
+  }
   // ttl - elapsed - (ttl * drift_factor + drift_constant), floored to whole ms.
   Millis Validity(Nanos elapsed) const;
 

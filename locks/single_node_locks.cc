@@ -1,5 +1,7 @@
 #include "locks/single_node_locks.h"
 
+#include <algorithm>
+
 #include "base/random.h"
 
 namespace locklab::locks {
@@ -7,6 +9,8 @@ namespace locklab::locks {
 const char kCompareAndDeleteScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
     "else return 0 end";
+const char kPointBetweenGetAndDel[] = "mutant-between-get-and-del";
+const char kPointBetweenSetnxAndExpire[] = "mutant-between-setnx-and-expire";
 
 SingleNodeLock::SingleNodeLock(const LockConfig& config, AcquireStyle acquire,
                                ReleaseStyle release)
@@ -25,15 +29,22 @@ Outcome SingleNodeLock::TryOnce(const std::string& key, const std::string& token
       r = conn_.Command({"SETNX", key, token});
       break;
     case AcquireStyle::kSetNxPx:
-      r = conn_.Command({"SET", key, token, "NX", "PX", ttl});
+      r = mutation_ == SingleNodeMutation::kTtlWholeSeconds
+              ? conn_.Command({"SET", key, token, "NX", "EX",
+                               std::to_string(std::max<int64_t>(1, config_.ttl.count() / 1000))})
+              : conn_.Command({"SET", key, token, "NX", "PX", ttl});
       break;
   }
   if (r.outcome != Outcome::kOk) {
     *detail = r.transport_error;
+    if (mutation_ == SingleNodeMutation::kUnknownAsOk && r.outcome == Outcome::kUnknown) {
+      return Outcome::kOk;
+    }
     return r.outcome;
   }
   if (r.is_error) {
     *detail = r.str;
+    if (mutation_ == SingleNodeMutation::kErrorAsOk) return Outcome::kOk;
     return Outcome::kFail;
   }
   bool taken = acquire_ == AcquireStyle::kSetNxPx ? (!r.is_nil && r.str == "OK")
@@ -46,6 +57,9 @@ Outcome SingleNodeLock::TryOnce(const std::string& key, const std::string& token
     // The second command is where the classic bug lives: a crash (or an error) here leaves
     // a key that never expires. We report the lock as taken whatever EXPIRE says, as the
     // naive code does.
+    if (mutation_ == SingleNodeMutation::kSetnxPexpirePoint && config_.pause_point) {
+      config_.pause_point(kPointBetweenSetnxAndExpire);
+    }
     Reply e = conn_.Command({"PEXPIRE", key, ttl});
     if (e.outcome != Outcome::kOk) *detail = "PEXPIRE: " + e.transport_error;
   }
@@ -92,6 +106,7 @@ LockResult SingleNodeLock::Acquire(const std::string& key, Nanos deadline) {
 LockResult SingleNodeLock::Release(const Lease& lease) {
   LockResult result;
   result.lease = lease;
+  if (mutation_ == SingleNodeMutation::kGetCompareDel) return ReleaseGetCompareDel(lease);
   Reply r = release_ == ReleaseStyle::kDel
                 ? conn_.Command({"DEL", lease.key})
                 : conn_.Command({"EVAL", kCompareAndDeleteScript, "1", lease.key, lease.token});
@@ -105,9 +120,42 @@ LockResult SingleNodeLock::Release(const Lease& lease) {
     result.detail = r.str;
     return result;
   }
+  if (mutation_ == SingleNodeMutation::kReleaseIgnoresReply) {
+    result.outcome = Outcome::kOk;
+    return result;
+  }
   // DEL: 1 = a key was deleted (whoever owned it); Lua: 1 = it was ours and is gone.
   result.outcome = (r.is_integer && r.integer == 1) ? Outcome::kOk : Outcome::kFail;
   result.detail = result.outcome == Outcome::kOk ? "" : "key was not ours or already gone";
+  return result;
+}
+
+// The mutant get-compare-del: the owner check and the delete are two commands, so the key
+// can expire and be taken by the next holder between them, and the DEL removes that
+// holder's lock.
+LockResult SingleNodeLock::ReleaseGetCompareDel(const Lease& lease) {
+  LockResult result;
+  result.lease = lease;
+  Reply g = conn_.Command({"GET", lease.key});
+  if (g.outcome != Outcome::kOk || g.is_error) {
+    result.outcome = g.outcome == Outcome::kOk ? Outcome::kFail : g.outcome;
+    result.detail = g.outcome == Outcome::kOk ? g.str : g.transport_error;
+    return result;
+  }
+  if (g.is_nil || g.str != lease.token) {
+    result.outcome = Outcome::kFail;
+    result.detail = "key was not ours or already gone";
+    return result;
+  }
+  if (config_.pause_point) config_.pause_point(kPointBetweenGetAndDel);
+  Reply d = conn_.Command({"DEL", lease.key});
+  if (d.outcome != Outcome::kOk) {
+    result.outcome = d.outcome;
+    result.detail = d.transport_error;
+    return result;
+  }
+  result.outcome = (d.is_integer && d.integer == 1) ? Outcome::kOk : Outcome::kFail;
+  if (result.outcome != Outcome::kOk) result.detail = d.is_error ? d.str : "key already gone";
   return result;
 }
 

@@ -7,6 +7,12 @@ namespace locklab::locks {
 const char kOwnerCheckedPexpireScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+const char kBlindPexpireScript[] = "return redis.call('pexpire', KEYS[1], ARGV[2])";
+const char kResurrectingRenewScript[] =
+    "local v = redis.call('get', KEYS[1]) "
+    "if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
+    "elseif not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 "
+    "else return 0 end";
 
 Status ParseWatchdogOptions(const LockConfig& config, WatchdogOptions* out) {
   WatchdogOptions o;
@@ -21,6 +27,18 @@ Status ParseWatchdogOptions(const LockConfig& config, WatchdogOptions* out) {
 }
 
 namespace {
+
+const char* ScriptOf(RenewScript s) {
+  switch (s) {
+    case RenewScript::kBlind:
+      return kBlindPexpireScript;
+    case RenewScript::kResurrect:
+      return kResurrectingRenewScript;
+    case RenewScript::kOwnerChecked:
+      break;
+  }
+  return kOwnerCheckedPexpireScript;
+}
 
 // Interprets the owner-checked PEXPIRE reply.
 LockResult RenewResult(const Reply& r) {
@@ -76,7 +94,7 @@ LockResult WatchdogLock::Release(const Lease& lease) {
 }
 
 LockResult WatchdogLock::Renew(const Lease& lease) {
-  LockResult r = RenewResult(conn_.Command({"EVAL", kOwnerCheckedPexpireScript, "1", lease.key,
+  LockResult r = RenewResult(conn_.Command({"EVAL", ScriptOf(options_.renew_script), "1", lease.key,
                                             lease.token,
                                             std::to_string(options_.renew_ttl.count())}));
   r.lease = lease;
@@ -88,7 +106,7 @@ bool WatchdogLock::RenewAndRecord(RedisConnection& conn, const Lease& lease) {
   const auto& emit = config_.on_event;
   nlohmann::json value = {{"token", lease.token}, {"ttl_ms", options_.renew_ttl.count()}};
   if (emit) emit(1, "invoke", "renew", lease.key, value);
-  LockResult r = RenewResult(conn.Command({"EVAL", kOwnerCheckedPexpireScript, "1", lease.key,
+  LockResult r = RenewResult(conn.Command({"EVAL", ScriptOf(options_.renew_script), "1", lease.key,
                                            lease.token,
                                            std::to_string(options_.renew_ttl.count())}));
   if (emit) {

@@ -27,9 +27,18 @@
 
 namespace locklab::locks {
 
+// The renewal a mutant runs instead of the owner-checked PEXPIRE (locks/mutants.h); the
+// reference keeps kOwnerChecked. Not a knob.
+enum class RenewScript {
+  kOwnerChecked,  // PEXPIRE only if the key holds our token
+  kBlind,         // mutant blind-renew: PEXPIRE whoever holds the key
+  kResurrect,     // mutant renew-resurrects: owner-checked, but re-SETs a key found gone
+};
+
 struct WatchdogOptions {
   Millis renew_period{0};  // 0 = TTL/3
   Millis renew_ttl{0};     // 0 = TTL
+  RenewScript renew_script = RenewScript::kOwnerChecked;
 };
 Status ParseWatchdogOptions(const LockConfig& config, WatchdogOptions* out);
 
@@ -56,5 +65,8 @@ class WatchdogLock : public SingleNodeLock {
 
 // Owner-checked PEXPIRE: 1 when the key held ARGV[1] and now lives ARGV[2] ms, else 0.
 extern const char kOwnerCheckedPexpireScript[];
+// The mutants' renewals, same KEYS/ARGV and replies as the owner-checked one.
+extern const char kBlindPexpireScript[];
+extern const char kResurrectingRenewScript[];
 
 }  // namespace locklab::locks
