@@ -7,6 +7,7 @@
 #include "locks/etcd_lease_lock.h"
 #include "locks/fenced_lock.h"
 #include "locks/lock.h"
+#include "locks/mutants.h"
 #include "locks/pg_advisory_lock.h"
 #include "locks/redlock.h"
 #include "locks/single_node_locks.h"
@@ -150,6 +151,7 @@ const std::vector<LockInfo>& ListLocks() {
 
 const LockInfo* FindLock(const std::string& id) {
   if (IsDriverId(id)) return &DriverLockInfo();  // any driver:PATH (the path is checked later)
+  if (IsMutantId(id)) return FindMutant(id);     // mutant:NAME, not in ListLocks (mutants.h)
   for (const auto& l : ListLocks()) {
     if (l.id == id) return &l;
   }
@@ -176,7 +178,9 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
   if (config.nodes.empty()) return Status::Usage("lock '" + config.algorithm + "': no nodes");
   if (config.ttl.count() <= 0) return Status::Usage("lock: ttl must be > 0 ms");
   const std::string& id = config.algorithm;
-  if (IsDriverId(id)) {
+  if (IsMutantId(id)) {
+    return MakeMutant(config, out);
+  } else if (IsDriverId(id)) {
     DriverOptions o;
     Status s = ParseDriverOptions(config, &o);
     if (!s.ok()) return s;
