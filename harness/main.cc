@@ -16,6 +16,7 @@
 #include "harness/runner.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
+#include "locks/mutants.h"
 
 namespace locklab::harness {
 namespace {
@@ -81,13 +82,21 @@ int ListCommand(const std::vector<std::string>& args) {
     j["faults"].push_back({{"id", f.id}, {"description", f.description},
                            {"client_side", faults::IsClientSideFault(f.id)}, {"params", params}});
   }
+  // Mutants (locks/mutants.h) in their own array: they are not in ListLocks, so the default
+  // matrix does not run them; `--lock mutant:NAME` does.
+  j["mutants"] = nlohmann::ordered_json::array();
+  for (const auto& m : locks::ListMutants()) {
+    j["mutants"].push_back({{"id", m.id}, {"description", m.description},
+                            {"mutant_of", m.mutant_of}, {"default_nodes", m.default_nodes},
+                            {"points", m.points}});
+  }
   j["workloads"] = {{{"id", "counter"},
                      {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};
   if (json) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  for (const char* section : {"locks", "faults", "workloads"}) {
+  for (const char* section : {"locks", "faults", "workloads", "mutants"}) {
     std::cout << section << ":\n";
     for (const auto& e : j[section]) {
       std::cout << "  " << e["id"].get<std::string>() << "\n      "
