@@ -12,6 +12,7 @@
 #include "harness/client_main.h"
 #include "harness/cluster_command.h"
 #include "harness/matrix.h"
+#include "harness/hunt.h"
 #include "harness/report_command.h"
 #include "harness/runner.h"
 #include "locks/driver_lock.h"
@@ -28,6 +29,9 @@ const char kUsage[] =
     "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
     "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
     "                 [--endpoints redis://host:port,... [--endpoint-control DIR]]\n"
+    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N] [--seed N] [--ttl MS]\n"
+    "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]\n"
+    "               (search the fault space for a failure, shrink it to minimal.toml)\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
@@ -233,6 +237,7 @@ int main(int argc, char** argv) {
   if (cmd == "check") return checker::RunCheckCommand(rest);
   if (cmd == "list") return harness::ListCommand(rest);
   if (cmd == "matrix") return harness::RunMatrixCommand(rest);
+  if (cmd == "hunt") return harness::RunHuntCommand(rest);
   if (cmd == "merge") return harness::RunMergeCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);

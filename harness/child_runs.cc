@@ -1,0 +1,88 @@
+#include "harness/child_runs.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <regex>
+
+#include "base/exit_code.h"
+#include "harness/interrupts.h"
+#include "harness/matrix_plan.h"
+#include "harness/process.h"
+#include "harness/run_store.h"
+
+namespace locklab::harness {
+
+std::string ChildRun::Verdict() const {
+  if (!ran || !results.is_object()) return "error";
+  return results.value("verdict", std::string("unknown"));
+}
+
+Status RunChildren(std::vector<ChildRun*> runs, int jobs,
+                   const std::function<void(const ChildRun&, size_t finished)>& on_done) {
+  const std::string exe = SelfExe();
+  size_t next = 0, finished = 0, running = 0;
+  Status io_error;
+  auto finish = [&](ChildRun& r) {
+    r.done = true;
+    ++finished;
+    if (on_done) on_done(r, finished);
+  };
+  while (finished < runs.size()) {
+    while (running < static_cast<size_t>(jobs) && next < runs.size() && !Interrupted() &&
+           io_error.ok()) {
+      ChildRun& r = *runs[next++];
+      if (r.done) {
+        ++finished;
+        continue;
+      }
+      io_error = WriteFile(r.scenario_path, ScenarioToToml(r.options));
+      if (!io_error.ok()) break;
+      r.log = r.scenario_path.substr(0, r.scenario_path.size() - 5) + ".log";
+      SpawnOptions so;
+      so.argv = {exe, "run", r.scenario_path, "--no-report", "--out", r.options.out_dir};
+      so.log_path = r.log;
+      r.started = true;
+      Status ss = Spawn(so, &r.pid);
+      if (!ss.ok()) {
+        WriteFile(r.log, "locklab: trial not started: " + ss.message() + "\n");
+        finish(r);
+      } else {
+        ++running;
+      }
+    }
+    if ((Interrupted() || !io_error.ok()) && running == 0) break;
+    if (Interrupted()) {
+      for (ChildRun* r : runs) {
+        if (r->pid > 0 && !r->done) kill(r->pid, SIGINT);  // each trial heals and keeps its history
+      }
+    }
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (ChildRun* rp : runs) {
+      ChildRun& r = *rp;
+      if (r.pid != pid || r.done) continue;
+      --running;
+      static const std::regex re("run: (\\S+)");
+      std::smatch m;
+      std::string log = ReadWholeFile(r.log);
+      if (std::regex_search(log, m, re)) {
+        r.run_dir = m[1].str();
+        r.results = nlohmann::ordered_json::parse(ReadWholeFile(r.run_dir + "/results.json"),
+                                                  nullptr, false);
+        if (r.results.is_discarded()) r.results = nlohmann::ordered_json();
+      }
+      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      r.ran = r.results.is_object() && !IsErrorExit(r.exit_code);
+      finish(r);
+    }
+  }
+  return io_error;
+}
+
+}  // namespace locklab::harness

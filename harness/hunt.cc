@@ -1,0 +1,480 @@
+#include "harness/hunt.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "base/argv.h"
+#include "base/clock.h"
+#include "base/exit_code.h"
+#include "base/numbers.h"
+#include "base/random.h"
+#include "faults/fault.h"
+#include "harness/child_runs.h"
+#include "harness/hunt_shrink.h"
+#include "harness/hunt_space.h"
+#include "harness/hunt_story.h"
+#include "harness/interrupts.h"
+#include "harness/report_command.h"
+#include "harness/run_options.h"
+#include "harness/run_store.h"
+#include "locks/lock.h"
+
+namespace locklab::harness {
+namespace {
+
+struct HuntFlags {
+  std::string lock, baseline, out = "runs";
+  std::map<std::string, std::string> knobs;
+  std::vector<std::string> driver_args, faults;
+  Millis ttl{500};
+  Millis budget{10 * 60 * 1000}, shrink_budget{5 * 60 * 1000};
+  int jobs = 2, reruns = 3, max_faults = 3;
+  uint64_t seed = 0;
+  bool liveness = false, keep_searching = false, report = true;
+  bool shrink = true;  // --no-shrink: search only (time-to-find benchmarks)
+};
+
+// "90s", "10m", "1h" or plain seconds.
+Status ParseSpan(ArgvReader& r, Millis* out) {
+  std::string v;
+  if (Status s = r.Value(&v); !s.ok()) return s;
+  int64_t unit = 1000;
+  std::string digits = v;
+  if (!v.empty() && (v.back() == 's' || v.back() == 'm' || v.back() == 'h')) {
+    unit = v.back() == 's' ? 1000 : v.back() == 'm' ? 60000 : 3600000;
+    digits = v.substr(0, v.size() - 1);
+  }
+  int64_t n = 0;
+  if (!ParseInt(digits, 1, 24 * 3600, &n).ok())
+    return r.Error("expected a time like 90s, 10m or 1h, got '" + v + "'");
+  *out = Millis(n * unit);
+  return Status::Ok();
+}
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
+  ArgvReader r("hunt", args);
+  while (r.Next()) {
+    if (!r.AtFlag()) return r.Unknown();
+    Status s;
+    std::string v;
+    int64_t n = 0;
+    if (r.Is("--lock"))
+      s = r.Value(&f->lock);
+    else if (r.Is("--baseline"))
+      s = r.Value(&f->baseline);
+    else if (r.Is("--out"))
+      s = r.Value(&f->out);
+    else if (r.Is("--budget"))
+      s = ParseSpan(r, &f->budget);
+    else if (r.Is("--shrink-budget"))
+      s = ParseSpan(r, &f->shrink_budget);
+    else if (r.Is("--liveness"))
+      s = r.NoValue(), f->liveness = true;
+    else if (r.Is("--keep-searching"))
+      s = r.NoValue(), f->keep_searching = true;
+    else if (r.Is("--no-report"))
+      s = r.NoValue(), f->report = false;
+    else if (r.Is("--ttl")) {
+      s = r.Int(1, 3600000, &n);
+      f->ttl = Millis(n);
+    } else if (r.Is("--jobs")) {
+      s = r.Int(1, 64, &n);
+      f->jobs = static_cast<int>(n);
+    } else if (r.Is("--reruns")) {
+      s = r.Int(1, 20, &n);
+      f->reruns = static_cast<int>(n);
+    } else if (r.Is("--max-faults")) {
+      s = r.Int(1, 3, &n);
+      f->max_faults = static_cast<int>(n);
+    } else if (r.Is("--seed")) {
+      s = r.Int(1, INT64_MAX, &n);
+      f->seed = static_cast<uint64_t>(n);
+    } else if (r.Is("--faults")) {
+      s = r.Value(&v);
+      for (auto& id : SplitCommas(v)) f->faults.push_back(id);
+    } else if (r.Is("--driver-arg")) {
+      s = r.Value(&v);
+      f->driver_args.push_back(v);
+    } else if (r.Is("--knob")) {
+      s = r.Value(&v);
+      auto eq = v.find('=');
+      if (s.ok() && (eq == std::string::npos || eq == 0))
+        return r.Error("'" + v + "' is not NAME=VALUE");
+      if (s.ok()) f->knobs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else
+      return r.Unknown();
+    if (!s.ok()) return s;
+  }
+  if (f->lock.empty()) return Status::Usage("hunt: --lock is required (see `locklab list`)");
+  return Status::Ok();
+}
+
+// The space of `flags.lock`: the faults that apply to it (and to the baseline, which runs
+// the same scenarios), its nodes and pause points.
+Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
+  const locks::LockInfo* info = locks::FindLock(flags.lock);
+  if (info == nullptr)
+    return Status::Usage("hunt: flag --lock: unknown lock '" + flags.lock +
+                         "' (see `locklab list`)");
+  const locks::LockInfo* base = nullptr;
+  if (!flags.baseline.empty()) {
+    base = locks::FindLock(flags.baseline);
+    if (base == nullptr)
+      return Status::Usage("hunt: flag --baseline: unknown lock '" + flags.baseline + "'");
+  }
+  space->lock = flags.lock;
+  space->knobs = flags.knobs;
+  space->driver_args = flags.driver_args;
+  space->ttl = flags.ttl;
+  space->nodes = info->default_nodes;
+  space->max_faults = flags.max_faults;
+  space->points = {"after-acquire", "before-write"};
+  for (const auto& p : info->points) space->points.push_back(p);
+  for (const auto& f : faults::ListFaults()) {
+    if (f.id == "none" || !locks::FaultApplies(*info, f.id)) continue;
+    if (base != nullptr && !locks::FaultApplies(*base, f.id)) continue;
+    if (!flags.faults.empty() &&
+        std::find(flags.faults.begin(), flags.faults.end(), f.id) == flags.faults.end())
+      continue;
+    space->faults.push_back(f.id);
+  }
+  for (const auto& id : flags.faults) {
+    if (faults::FindFault(id) == nullptr)
+      return Status::Usage("hunt: flag --faults: unknown fault '" + id + "'");
+    if (std::find(space->faults.begin(), space->faults.end(), id) == space->faults.end())
+      return Status::Usage("hunt: flag --faults: fault '" + id + "' does not apply to lock '" +
+                           flags.lock + "'" +
+                           (base ? " or its baseline '" + flags.baseline + "'" : ""));
+  }
+  if (space->faults.empty())
+    return Status::Usage("hunt: no fault applies to lock '" + flags.lock + "'");
+  return Status::Ok();
+}
+
+class Hunt {
+ public:
+  Hunt(HuntFlags flags, SearchSpace space, std::string dir)
+      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed) {}
+
+  int Run();
+
+ private:
+  // Whether a run failed the way the hunt looks for, and whether it counts.
+  bool Failed(const ChildRun& r) const {
+    if (!r.ran) return false;
+    if (r.Verdict() == "violated") return true;
+    return f_.liveness && r.results.contains("liveness") &&
+           r.results["liveness"].value("stuck", false);
+  }
+  static bool Trusted(const ChildRun& r) {
+    return !r.results.contains("lab_lag") || r.results["lab_lag"].value("timing_trusted", true);
+  }
+  ChildRun Make(const RunOptions& o, const std::string& sub, const std::string& name) {
+    ChildRun r;
+    r.options = o;
+    r.options.out_dir = dir_ + "/" + sub;
+    r.scenario_path = dir_ + "/" + sub + "/" + name + ".toml";
+    return r;
+  }
+  static bool IsBaseline(const ChildRun& r) {
+    const std::string& n = r.options.name;
+    return n.size() > 9 && n.compare(n.size() - 9, 9, "-baseline") == 0;
+  }
+  RunOptions OnBaseline(RunOptions o) const {
+    o.lock = f_.baseline;
+    o.knobs.clear();
+    o.name += "-baseline";
+    return o;
+  }
+  // Runs `runs`; counts trials and infrastructure failures.
+  void RunAll(std::vector<ChildRun>& runs) {
+    std::vector<ChildRun*> ptrs;
+    for (auto& r : runs) ptrs.push_back(&r);
+    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) {
+      ++trials_;
+      if (!r.ran) ++infra_;
+      Progress();
+    });
+    if (!s.ok() && io_error_.ok()) io_error_ = s;
+  }
+  // How many of `n` reruns of `o` fail, and whether the baseline (if any) failed too.
+  int Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+             bool* baseline_failed, std::vector<ChildRun>* kept = nullptr);
+  // Until the budget is spent, or (stop_at_first) a failure that counts is found.
+  void Search(bool stop_at_first);
+  void Shrink();
+  void Reproduce();
+  void Progress(bool final_line = false);
+  Nanos Elapsed() const { return MonotonicNow() - t0_; }
+  bool Stop() const { return Interrupted() || !io_error_.ok() || infra_ > 3 + trials_ / 2; }
+
+  HuntFlags f_;
+  SearchSpace space_;
+  std::string dir_;
+  Rng rng_;
+  Nanos t0_ = MonotonicNow();
+  std::string phase_ = "search";
+  int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
+  Status io_error_;
+  HuntStory story_;
+};
+
+int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub,
+                 const std::string& tag, bool* baseline_failed, std::vector<ChildRun>* kept) {
+  // As many reruns as run at once (the baseline's run among the first), then more only while
+  // the count is undecided: `need` failures are reached, or can no longer be. need <= 0:
+  // all n (a reproduction rate).
+  std::vector<ChildRun> all;
+  bool baseline_pending = !f_.baseline.empty();
+  bool base_failed = false;
+  int failed = 0, done = 0;
+  while (done < n && !Stop()) {
+    std::vector<ChildRun> batch;
+    if (baseline_pending) batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline"));
+    int slots = need > 0 ? std::max(1, f_.jobs - static_cast<int>(batch.size())) : n - done;
+    for (int i = 0; i < slots && done + i < n; ++i)
+      batch.push_back(Make(o, sub, tag + "-" + std::to_string(done + i + 1)));
+    RunAll(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (IsBaseline(batch[i])) {
+        base_failed = Failed(batch[i]);
+      } else {
+        failed += Failed(batch[i]) && Trusted(batch[i]);
+        ++done;
+      }
+      all.push_back(std::move(batch[i]));
+    }
+    baseline_pending = false;
+    if (need > 0 && (base_failed || failed >= need || failed + (n - done) < need)) break;
+  }
+  if (baseline_failed) *baseline_failed = base_failed;
+  if (kept) *kept = std::move(all);
+  return failed;
+}
+
+void Hunt::Progress(bool final_line) {
+  bool tty = isatty(2);
+  std::ostringstream line;
+  double s = ToMillis(Elapsed()) / 1000.0;
+  line << "hunt " << LockDisplayName(f_.lock) << ": " << phase_ << ", " << trials_ << " trials, "
+       << story_.found.size() << " failing";
+  if (!story_.steps.empty()) line << ", " << story_.steps.size() << " shrink steps kept";
+  line << ", " << static_cast<int>(s) << " s";
+  if (phase_ == "search") {
+    double left = std::max(0.0, static_cast<double>(f_.budget.count()) / 1000.0 - s);
+    line << " (" << static_cast<int>(left) << " s left)";
+  }
+  if (tty)
+    std::cerr << "\r\033[K" << line.str() << (final_line ? "\n" : "") << std::flush;
+  else if (final_line || trials_ % 10 == 0)
+    std::cerr << "locklab " << line.str() << "\n";
+}
+
+void Hunt::Search(bool stop_at_first) {
+  phase_ = "search";
+  while (!Stop() && Elapsed() < f_.budget) {
+    std::vector<ChildRun> batch;
+    while (batch.size() < static_cast<size_t>(f_.jobs)) {
+      char name[32];
+      std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
+      RunOptions o = DrawScenario(space_, rng_, name);
+      Status v = ValidateRunOptions(o);
+      if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
+        ++invalid_draws_;
+        if (invalid_draws_ > 1000 && invalid_draws_ > 10 * drawn_) {
+          io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
+          return;
+        }
+        continue;
+      }
+      batch.push_back(Make(o, "trials", name));
+    }
+    RunAll(batch);
+    for (auto& r : batch) {
+      if (!Failed(r)) continue;
+      if (!Trusted(r)) {
+        ++untrusted_;
+        continue;
+      }
+      bool baseline_failed = false;
+      if (!f_.baseline.empty()) {
+        std::vector<ChildRun> b = {
+            Make(OnBaseline(r.options), "trials", r.options.name + "-baseline")};
+        RunAll(b);
+        baseline_failed = Failed(b[0]);
+      }
+      FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
+      RunOptions saved = r.options;
+      saved.expect_verdict = f_.liveness && r.Verdict() != "violated" ? "" : "violated";
+      if (saved.expect_verdict.empty()) saved.expect_stuck = "yes";
+      Status w = WriteFile(dir_ + "/found/" + r.options.name + ".toml", ScenarioToToml(saved));
+      if (!w.ok()) io_error_ = w;
+      story_.found.push_back(found);
+    }
+    if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(),
+                                     [](const FoundScenario& s) { return !s.baseline_failed; }))
+      return;
+  }
+}
+
+void Hunt::Shrink() {
+  phase_ = "shrink";
+  auto first = std::find_if(story_.found.begin(), story_.found.end(),
+                            [](const FoundScenario& s) { return !s.baseline_failed; });
+  if (first == story_.found.end()) return;
+  RunOptions current = first->options;
+  current.name = "minimal";
+  story_.chain = {current};
+  const Nanos shrink_start = MonotonicNow();
+  const int need = (2 * f_.reruns + 2) / 3;  // two thirds, rounded up
+  int step = 0;
+  // Passes over the candidates; within a pass a kind of step that failed to reproduce is not
+  // tried again on the simpler scenarios that follow (a new pass tries everything again).
+  bool progress = true;
+  while (progress && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+    progress = false;
+    std::set<std::string> refused;
+    bool pass_kept = true;
+    while (pass_kept && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+      pass_kept = false;
+      for (const ShrinkStep& cand : ShrinkCandidates(current)) {
+        if (Stop() || MonotonicNow() - shrink_start >= f_.shrink_budget) break;
+        if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
+        bool baseline_failed = false;
+        int failed = Reruns(cand.options, f_.reruns, need, "shrink", "s" + std::to_string(++step),
+                            &baseline_failed);
+        story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failed});
+        if (failed >= need && !baseline_failed) {
+          story_.steps.push_back({cand.what, failed, f_.reruns, false});
+          current = cand.options;
+          story_.chain.push_back(current);
+          progress = pass_kept = true;
+          break;  // on from the simpler scenario
+        }
+        refused.insert(cand.what);
+      }
+    }
+  }
+  story_.shrink_s = ToMillis(MonotonicNow() - shrink_start) / 1000.0;
+}
+
+void Hunt::Reproduce() {
+  phase_ = "reproduce";
+  // The minimal scenario, else the last kept steps undone, until one reproduces in 8 of 10.
+  for (size_t back = 0; back < story_.chain.size() && back < 3 && !Stop(); ++back) {
+    RunOptions o = story_.chain[story_.chain.size() - 1 - back];
+    std::vector<ChildRun> runs;
+    bool baseline_failed = false;
+    int failed = Reruns(o, 10, 0, "reruns", "r" + std::to_string(back), &baseline_failed, &runs);
+    story_.minimal = o;
+    story_.reproduced = failed;
+    story_.reruns = 10;
+    story_.baseline_failed_on_rerun = baseline_failed;
+    story_.undone = static_cast<int>(back);
+    story_.failing_run.clear();
+    story_.failing_results = nlohmann::ordered_json();
+    for (const ChildRun& r : runs) {
+      if (!IsBaseline(r) && Failed(r) && Trusted(r)) {
+        story_.failing_run = r.run_dir;
+        story_.failing_results = r.results;
+        break;
+      }
+    }
+    if (failed >= 8) break;
+  }
+}
+
+int Hunt::Run() {
+  story_.lock = f_.lock;
+  story_.baseline = f_.baseline;
+  story_.seed = f_.seed;
+  story_.ttl = f_.ttl;
+  story_.faults = space_.faults;
+  story_.budget_s = static_cast<double>(f_.budget.count()) / 1000.0;
+  for (const char* sub : {"/trials", "/found", "/shrink", "/reruns"}) {
+    if (Status s = MakeDirs(dir_ + sub); !s.ok()) {
+      std::cerr << "locklab hunt: " << s.message() << "\n";
+      return s.ExitCode();
+    }
+  }
+  std::cerr << "locklab hunt: " << f_.lock << " (TTL " << f_.ttl.count() << " ms) under "
+            << space_.faults.size() << " faults, " << f_.jobs << " trials at a time, seed "
+            << f_.seed << (f_.baseline.empty() ? "" : ", against " + f_.baseline) << ": " << dir_
+            << "\n";
+  Search(true);
+  story_.search_s = ToMillis(Elapsed()) / 1000.0;
+  if (!story_.found.empty() && !Stop() && f_.shrink) {
+    Shrink();
+    Reproduce();
+    if (f_.keep_searching && !Stop() && Elapsed() < f_.budget) Search(false);
+  }
+  story_.trials = trials_;
+  story_.untrusted = untrusted_;
+  story_.invalid_draws = invalid_draws_;
+  story_.interrupted = Interrupted();
+  story_.elapsed_s = ToMillis(Elapsed()) / 1000.0;
+  Progress(true);
+  if (!io_error_.ok()) {
+    std::cerr << "locklab hunt: " << io_error_.message() << "\n";
+    return io_error_.ExitCode();
+  }
+  if (story_.minimal && !story_.failing_run.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directory_symlink(story_.failing_run, dir_ + "/failing-run", ec);
+  }
+  Status w = WriteHuntOutputs(story_, dir_);
+  if (!w.ok()) {
+    std::cerr << "locklab hunt: " << w.message() << "\n";
+    return w.ExitCode();
+  }
+  std::cout << HuntSummary(story_, dir_);
+  if (f_.report && !story_.failing_run.empty() && !Interrupted())
+    RunReportScript({story_.failing_run});
+  if (infra_ > 0 && trials_ == infra_) return kExitInfrastructure;
+  bool counted = std::any_of(story_.found.begin(), story_.found.end(),
+                             [](const FoundScenario& s) { return !s.baseline_failed; });
+  if (counted) return kExitViolated;
+  return Interrupted() ? kExitUnknown : kExitOk;
+}
+
+}  // namespace
+
+int RunHuntCommand(const std::vector<std::string>& args) {
+  HuntFlags flags;
+  Status s = ParseHuntFlags(args, &flags);
+  SearchSpace space;
+  if (s.ok()) s = BuildSpace(flags, &space);
+  std::string resolved;  // a driver:PATH that is not there is refused before anything runs
+  if (s.ok()) s = ResolveDriverPath(flags.lock, &resolved);
+  if (!s.ok()) {
+    std::cerr << "locklab " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  if (flags.seed == 0) flags.seed = RandomSeed(48);
+  std::string dir;
+  s = CreateRunDir(flags.out, "hunt-" + LockDisplayName(flags.lock), flags.seed, &dir);
+  if (!s.ok()) {
+    std::cerr << "locklab hunt: " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  InstallInterruptHandlers();
+  return Hunt(std::move(flags), std::move(space), dir).Run();
+}
+
+}  // namespace locklab::harness

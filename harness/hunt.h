@@ -1,0 +1,44 @@
+// `locklab hunt`: search the fault space for a violation of one lock, then shrink the
+// first one found to a minimal scenario that replays it (issue 17).
+//
+//   locklab hunt --lock L [--budget 10m] [--faults a,b,...] [--jobs N] [--seed S]
+//                [--ttl MS] [--baseline LOCK] [--liveness] [--max-faults N]
+//                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
+//                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
+//
+// Search: rounds of `jobs` scenarios drawn from the lock's space (hunt_space.h), each run
+// as an ordinary child `locklab run` (child_runs.h), until one fails or the budget is
+// spent. A trial fails when its verdict is violated (or, with --liveness, it was stuck);
+// a violation seen while the lab itself ran late (results.json lab_lag.timing_trusted
+// false) is kept but not counted, since the machine, not the lock, may have paused the
+// clients. With --baseline, a failure counts only when the same scenario (same seed) run
+// on the baseline lock does not fail: what a mutant does that its reference does not.
+//
+// Shrink: candidates one step simpler (hunt_shrink.h), each run `reruns` times (default 3);
+// a step is kept when at least two thirds of them fail (and, with --baseline, the baseline
+// run does not), until no step is kept or the shrink budget is spent. The minimal scenario
+// is then rerun 10 times; when it fails fewer than 8 times the last kept steps are undone
+// until one that does (or the found scenario) is reached.
+//
+// --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
+//
+// Outputs, in the run store (runs/hunt-<lock>/<time>-<seed>/): trials/ (every scenario and
+// run), found/ (every failing scenario found, with its [expect]), shrink/ (the candidates'
+// runs), reruns/ (the reproduction), minimal.toml (with [expect]), narrative.md (the
+// schedule in a paragraph), hunt.json and hunt.md (the summary, the shrink steps, the
+// reproduction rate, the time to the first find), failing-run (a link to one failing rerun,
+// with its HTML report).
+//
+// Exit codes: 1 a failure was found, 0 none within the budget (not a proof of safety),
+// 2 interrupted before any was found, 64+ bad flags or a lab that could not run trials.
+// Thread safety: runs on the main thread and reaps any child of the process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace locklab::harness {
+
+int RunHuntCommand(const std::vector<std::string>& args);
+
+}  // namespace locklab::harness

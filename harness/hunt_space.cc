@@ -1,0 +1,157 @@
+#include "harness/hunt_space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace locklab::harness {
+namespace {
+
+// The pause points of the counter workload (workloads/counter_workload.h): faults that arm
+// a point but act on the workload only (a slow critical section, a crash) choose among these.
+const std::vector<std::string> kWorkloadPoints = {"after-acquire", "before-write"};
+
+double LogUniform(Rng& rng, double lo, double hi) {
+  return std::exp(std::log(lo) + rng.Unit() * (std::log(hi) - std::log(lo)));
+}
+
+// `x` times the TTL, in whole milliseconds, at least `floor`.
+Millis TtlTimes(const SearchSpace& s, double x, Millis floor = Millis(10)) {
+  return std::max(
+      floor, Millis(static_cast<int64_t>(std::llround(x * static_cast<double>(s.ttl.count())))));
+}
+
+template <typename T>
+const T& Pick(Rng& rng, const std::vector<T>& v) {
+  return v[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(v.size()) - 1))];
+}
+
+// One node, a minority or a majority of the lock's nodes, in increasing order.
+std::vector<int> DrawNodes(const SearchSpace& s, Rng& rng) {
+  std::vector<int> all;
+  for (int n = 1; n <= s.nodes; ++n) all.push_back(n);
+  int size = 1;
+  if (s.nodes >= 3) {
+    int minority = std::max(1, (s.nodes - 1) / 2), majority = s.nodes / 2 + 1;
+    size = Pick(rng, std::vector<int>{1, minority, majority});
+  }
+  // A partial Fisher-Yates shuffle: the first `size` are the draw.
+  for (int i = 0; i < size; ++i) {
+    int j = static_cast<int>(rng.Uniform(i, s.nodes - 1));
+    std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(j)]);
+  }
+  std::vector<int> nodes(all.begin(), all.begin() + size);
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+// A signed wall-clock offset of 0.5 to 10 TTLs, in seconds with millisecond digits.
+std::string DrawOffset(const SearchSpace& s, Rng& rng) {
+  double seconds = LogUniform(rng, 0.5, 10) * static_cast<double>(s.ttl.count()) / 1000.0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < 0.5 ? '-' : '+', std::max(seconds, 0.001));
+  return buf;
+}
+
+faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
+  faults::FaultOptions f;
+  f.id = id;
+  f.first_at = Millis(rng.Uniform(200, std::max<int64_t>(1000, 3 * s.ttl.count())));
+  f.duration = TtlTimes(s, LogUniform(rng, 0.3, 5));
+  f.interval = TtlTimes(s, LogUniform(rng, 0.5, 4));
+  f.windows = static_cast<int>(rng.Uniform(1, 3));
+  if (id == "client-pause") {
+    if (rng.Unit() < 0.6) {
+      f.params["point"] = Pick(rng, s.points);  // targeted: the client that reaches it stops
+    } else {
+      f.params["mode"] = "random";  // timed: a stop-the-world pause wherever the client is
+    }
+  } else if (id == "slow-cs") {
+    f.params["point"] = Pick(rng, kWorkloadPoints);
+  } else if (id == "client-crash") {
+    f.params["point"] = Pick(rng, kWorkloadPoints);
+    f.windows = 1;  // a crashed client does not come back
+  } else if (id == "server-pause") {
+    f.nodes = DrawNodes(s, rng);
+  } else if (id == "restart") {
+    f.nodes = DrawNodes(s, rng);
+    f.params["restart"] = rng.Unit() < 0.5 ? "no-persistence" : "aof-always";
+  } else if (id == "clock-jump") {
+    f.nodes = DrawNodes(s, rng);
+    f.params["offset"] = DrawOffset(s, rng);
+    f.params["revert"] = rng.Unit() < 0.7 ? "true" : "false";
+  } else if (id == "clock-drift") {
+    f.nodes = DrawNodes(s, rng);
+    f.params["rate"] = Pick(rng, std::vector<std::string>{"0.25", "0.5", "2.0", "4.0", "10.0"});
+  } else if (id == "client-clock") {
+    f.params["offset"] = DrawOffset(s, rng);
+  } else if (id == "partition") {
+    std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
+    if (s.nodes >= 3) shapes.push_back("majorities-ring");
+    f.params["shape"] = Pick(rng, shapes);
+    if (f.params["shape"] == "isolate-node") f.nodes = DrawNodes(s, rng);
+    f.params["mode"] = rng.Unit() < 0.7 ? "hold" : "reset";
+    f.params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
+    f.params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
+  } else if (id == "failover") {
+    f.windows = 1;
+    f.params["kill_after_ms"] = std::to_string(TtlTimes(s, LogUniform(rng, 0.2, 2)).count());
+  } else if (id == "delay") {
+    f.params["delay_ms"] = std::to_string(f.duration.count());
+  }
+  return f;
+}
+
+}  // namespace
+
+Millis LastWindowEnd(const RunOptions& o) {
+  Millis end{0};
+  for (const auto& f : o.faults) {
+    int w = std::max(1, f.windows);
+    end = std::max(end, f.first_at + w * f.duration + (w - 1) * f.interval);
+  }
+  return end;
+}
+
+Millis DurationFor(const RunOptions& o, Millis tail) {
+  return std::max(Millis(1000), LastWindowEnd(o) + tail);
+}
+
+RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name) {
+  RunOptions o;
+  o.name = name;
+  o.seed = rng.Fork() | 1;  // never 0: 0 means "draw one"
+  o.lock = s.lock;
+  o.knobs = s.knobs;
+  o.driver_args = s.driver_args;
+  o.ttl = s.ttl;
+  o.clients = static_cast<int>(rng.Uniform(s.min_clients, s.max_clients));
+  o.keys = rng.Unit() < 0.75 ? 1 : 2;
+  o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
+  o.think = TtlTimes(s, 0.3 * rng.Unit(), Millis(0));
+  o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
+  std::vector<std::string> pool = s.faults;
+  int n = static_cast<int>(
+      rng.Uniform(1, std::min<int64_t>(s.max_faults, static_cast<int64_t>(pool.size()))));
+  for (int i = 0; i < n && !pool.empty(); ++i) {
+    size_t k = static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(pool.size()) - 1));
+    o.faults.push_back(DrawFault(s, rng, pool[k]));
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  const Millis tail = std::max(Millis(1000), 3 * s.ttl);
+  // Too long for a hunt trial: fewer windows first, so that every window still closes
+  // before the run ends (a window cut by the end says less about the lock).
+  for (bool trimmed = true; trimmed && DurationFor(o, tail) > s.max_duration;) {
+    trimmed = false;
+    for (auto& f : o.faults) {
+      if (f.windows > 1 && DurationFor(o, tail) > s.max_duration) {
+        --f.windows;
+        trimmed = true;
+      }
+    }
+  }
+  o.duration = std::min(s.max_duration, DurationFor(o, tail));
+  return o;
+}
+
+}  // namespace locklab::harness

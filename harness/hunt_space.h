@@ -1,0 +1,51 @@
+// The hunt's search space: every scenario `locklab hunt` may draw for one lock, and the
+// draw itself (FoundationDB's random workloads, Jepsen's mixed nemeses).
+//
+// A drawn scenario is an ordinary RunOptions (so every trial is a scenario file that
+// `locklab run` replays): one to `max_faults` faults at once, each with its windows placed
+// at a random time or armed at one of the lock's pause points, lengths drawn relative to the
+// lock's TTL (0.3x to 5x), clock offsets both ways and drift, partitions of one link, a
+// minority or a majority of nodes, lost replies, late writes; 2 to 6 clients; hold and think
+// times relative to the TTL. Nothing here knows what a lock is expected to do: the space is
+// the lock's declared facts only (its TTL, node count, the faults that apply, its pause
+// points).
+//
+// Pure: DrawScenario is a function of the space and the Rng, so a hunt seed replays its
+// draws. Thread-compatible.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "harness/run_options.h"
+
+namespace locklab::harness {
+
+struct SearchSpace {
+  std::string lock;                           // lock id, as `locklab run --lock`
+  std::map<std::string, std::string> knobs;   // the lock's knobs, fixed for the hunt
+  std::vector<std::string> driver_args;
+  Millis ttl{500};                            // the lock's TTL: every time scales with it
+  int nodes = 1;                              // lock nodes
+  std::vector<std::string> faults;            // fault ids to draw from (applicable, not none)
+  std::vector<std::string> points;            // pause points: the workload's and the lock's
+  int max_faults = 3;                         // faults at once: 1..max_faults
+  int min_clients = 2, max_clients = 6;
+  // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
+  Millis max_duration{20000};
+};
+
+// One scenario named `name`, with a seed drawn from `rng`.
+RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);
+
+// When the last window of `o`'s faults closes (first_at + windows x (duration + interval));
+// faults with windows = 0 count as one window.
+Millis LastWindowEnd(const RunOptions& o);
+
+// The run length that leaves `tail` after the last window: at least 1 s.
+Millis DurationFor(const RunOptions& o, Millis tail);
+
+}  // namespace locklab::harness

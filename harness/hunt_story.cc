@@ -1,0 +1,281 @@
+#include "harness/hunt_story.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "harness/run_store.h"
+
+namespace locklab::harness {
+namespace {
+
+std::string Ms(Millis t) {
+  return t.count() >= 10000 && t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + " s"
+                                                     : std::to_string(t.count()) + " ms";
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string TtlRatio(Millis t, Millis ttl) {
+  if (ttl.count() <= 0) return "";
+  return " (" + Fixed(static_cast<double>(t.count()) / static_cast<double>(ttl.count()), 1) +
+         " x TTL)";
+}
+
+std::string NodeList(const std::vector<int>& nodes, const std::string& fallback) {
+  if (nodes.empty()) return fallback;
+  std::string s = nodes.size() == 1 ? "node " : "nodes ";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    s += (i ? "," : "") + std::string("n") + std::to_string(nodes[i]);
+  return s;
+}
+
+std::string Join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
+  const std::string len = Ms(f.duration) + TtlRatio(f.duration, ttl);
+  std::string what;
+  if (f.id == "client-pause") {
+    what = f.Param("mode", "targeted") == "random"
+               ? "client-pause stops a client (drawn from the seed) wherever it is for " + len
+               : "client-pause stops the first client to reach " +
+                     f.Param("point", "after-acquire") + " for " + len;
+  } else if (f.id == "slow-cs") {
+    what = "slow-cs keeps the client that reaches " + f.Param("point", "after-acquire") +
+           " inside for " + len + " more";
+  } else if (f.id == "client-crash") {
+    what = "client-crash kills the first client to reach " + f.Param("point", "after-acquire");
+  } else if (f.id == "server-pause") {
+    what = "server-pause stops " + NodeList(f.nodes, "node n1") + " for " + len;
+  } else if (f.id == "restart") {
+    what = "restart kills " + NodeList(f.nodes, "node n1") + " and starts it again " +
+           (f.Param("restart", "no-persistence") == "aof-always" ? "from its AOF" : "empty") +
+           " after " + len;
+  } else if (f.id == "clock-jump") {
+    what = "clock-jump steps the wall clock of " + NodeList(f.nodes, "node n1") + " by " +
+           f.Param("offset", "+20s") + " s" +
+           (f.Param("revert", "true") == "true" ? " for " + len : " and leaves it there");
+  } else if (f.id == "clock-drift") {
+    what = "clock-drift runs the wall clock of " + NodeList(f.nodes, "node n1") + " at " +
+           f.Param("rate", "2.0") + "x for " + len;
+  } else if (f.id == "client-clock") {
+    what = "client-clock steps a client's wall clock by " + f.Param("offset", "-30s") + " s for " +
+           len;
+  } else if (f.id == "partition") {
+    std::string shape = f.Param("shape", "isolate-clients");
+    what = "partition (" + shape + (shape == "isolate-node" ? " " + NodeList(f.nodes, "n1") : "") +
+           ", " + f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
+           (f.Param("target", "any") == "holder" ? " cuts a client holding the lock"
+                                                 : " cuts a client") +
+           " for " + len;
+  } else if (f.id == "reply-loss") {
+    what = "reply-loss drops the lock nodes' replies to a client for " + len;
+  } else if (f.id == "failover") {
+    what = "failover cuts n1's replication and kills n1 " + f.Param("kill_after_ms", "300") +
+           " ms later; Sentinel promotes the replica";
+  } else if (f.id == "delay") {
+    what = "delay holds a client's write to the resource for " + len;
+  } else {
+    what = f.id + " for " + len;
+  }
+  std::string when = "At " + Ms(f.first_at) + ", " + what;
+  if (f.windows != 1) {
+    when += ", " + (f.windows == 0 ? std::string("again") : std::to_string(f.windows) + " times") +
+            " with " + Ms(f.interval) + " between windows";
+  }
+  return when + ".";
+}
+
+std::string Narrative(const HuntStory& story) {
+  if (!story.minimal) return "";
+  const RunOptions& o = *story.minimal;
+  std::ostringstream p;
+  p << o.clients << " clients take turns on "
+    << (o.keys == 1 ? "one key" : std::to_string(o.keys) + " keys") << " of " << o.lock << " (TTL "
+    << Ms(o.ttl) << "; each holds it " << Ms(o.hold) << ", thinks up to " << Ms(o.think)
+    << "; the run lasts " << Ms(o.duration) << ").";
+  for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
+  const auto& r = story.failing_results;
+  if (r.is_object() && r.contains("first_violation") && r["first_violation"].is_object()) {
+    const auto& v = r["first_violation"];
+    std::vector<std::string> who;
+    for (const auto& h : v.value("holds", nlohmann::ordered_json::array())) {
+      who.push_back(std::to_string(h.value("process", 0)));
+    }
+    std::vector<std::string> active;
+    for (const auto& a : v.value("faults_active", nlohmann::ordered_json::array())) {
+      active.push_back(a.value("fault", std::string("?")));
+    }
+    p << " In a failing rerun, clients " << Join(who, " and ") << " both held "
+      << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
+      << " ms, " << Fixed(r.value("first_violation_ms", 0.0) / 1000.0, 2) << " s into the run"
+      << (active.empty() ? ", after the fault windows had closed"
+                         : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
+      << ".";
+  }
+  if (r.is_object() && r.contains("resource")) {
+    int64_t lost = r["resource"].value("lost_updates", int64_t{0});
+    int64_t stale = r["resource"].value("stale_writes_accepted", int64_t{0});
+    if (lost > 0)
+      p << " " << lost << " acknowledged counter update" << (lost == 1 ? " was" : "s were")
+        << " lost.";
+    if (stale > 0)
+      p << " " << stale << " write" << (stale == 1 ? "" : "s")
+        << " with an old fencing token got in.";
+  }
+  p << " minimal.toml failed in " << story.reproduced << " of " << story.reruns << " reruns";
+  if (!story.baseline.empty()) {
+    p << "; the same scenario on " << story.baseline
+      << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
+  }
+  p << ".";
+  return p.str();
+}
+
+nlohmann::ordered_json HuntJson(const HuntStory& s) {
+  nlohmann::ordered_json j;
+  j["lock"] = s.lock;
+  j["baseline"] =
+      s.baseline.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.baseline);
+  j["seed"] = s.seed;
+  j["ttl_ms"] = s.ttl.count();
+  j["faults"] = s.faults;
+  j["budget_s"] = s.budget_s;
+  j["trials"] = s.trials;
+  j["untrusted_violations"] = s.untrusted;
+  j["invalid_draws"] = s.invalid_draws;
+  j["interrupted"] = s.interrupted;
+  nlohmann::ordered_json found = nlohmann::ordered_json::array();
+  for (const auto& f : s.found) {
+    std::vector<std::string> ids;
+    for (const auto& x : f.options.faults) ids.push_back(x.id);
+    found.push_back({{"scenario", "found/" + f.options.name + ".toml"},
+                     {"run_dir", f.run_dir},
+                     {"at_s", f.at_s},
+                     {"faults", ids},
+                     {"counted", !f.baseline_failed}});
+  }
+  j["found"] = found;
+  double first = -1;
+  for (const auto& f : s.found) {
+    if (!f.baseline_failed) {
+      first = f.at_s;
+      break;
+    }
+  }
+  j["time_to_first_s"] = first < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(first);
+  j["search_s"] = s.search_s;
+  j["shrink_s"] = s.shrink_s;
+  j["elapsed_s"] = s.elapsed_s;
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const auto& t : s.tried) {
+    tried.push_back({{"step", t.what},
+                     {"failed", t.failed},
+                     {"reruns", t.reruns},
+                     {"baseline_failed", t.baseline_failed}});
+  }
+  j["shrink_tried"] = tried;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (size_t i = 0; i + s.undone < s.steps.size(); ++i) steps.push_back(s.steps[i].what);
+  j["shrink_steps"] = steps;
+  j["undone_steps"] = s.undone;
+  if (s.minimal) {
+    std::vector<std::string> ids;
+    for (const auto& x : s.minimal->faults) ids.push_back(x.id);
+    j["minimal"] = {{"scenario", "minimal.toml"},
+                    {"faults", ids},
+                    {"reproduced", s.reproduced},
+                    {"reruns", s.reruns},
+                    {"baseline_failed", s.baseline_failed_on_rerun},
+                    {"failing_run", s.failing_run}};
+  } else {
+    j["minimal"] = nullptr;
+  }
+  j["narrative"] = Narrative(s);
+  return j;
+}
+
+std::string HuntSummary(const HuntStory& s, const std::string& dir) {
+  std::ostringstream out;
+  int counted = 0;
+  for (const auto& f : s.found) counted += !f.baseline_failed;
+  out << "\nhunt: " << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s; " << counted
+      << " failing scenario" << (counted == 1 ? "" : "s") << " found";
+  if (static_cast<int>(s.found.size()) > counted)
+    out << " (" << s.found.size() - counted << " more failed the baseline too)";
+  out << "\n";
+  if (s.minimal) {
+    out << "minimal: " << dir << "/minimal.toml (" << s.minimal->faults.size() << " fault"
+        << (s.minimal->faults.size() == 1 ? "" : "s") << ", "
+        << s.steps.size() - static_cast<size_t>(s.undone) << " shrink steps; failed in "
+        << s.reproduced << " of " << s.reruns << " reruns)\n";
+    out << Narrative(s) << "\n";
+  } else if (counted == 0) {
+    out << "no failure within the budget: this is not a proof that the lock is safe\n";
+  }
+  out << "hunt: " << dir << "/hunt.md (hunt.json, found/, trials/)\n";
+  return out.str();
+}
+
+Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
+  if (s.minimal) {
+    RunOptions m = *s.minimal;
+    m.name = "minimal";
+    m.out_dir = "runs";
+    m.expect_verdict = "violated";
+    std::string toml = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
+                       std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) +
+                       " reruns.\n" + ScenarioToToml(m);
+    if (Status w = WriteFile(dir + "/minimal.toml", toml); !w.ok()) return w;
+    if (Status w = WriteFile(dir + "/narrative.md", Narrative(s) + "\n"); !w.ok()) return w;
+  }
+  if (Status w = WriteFile(dir + "/hunt.json", HuntJson(s).dump(2) + "\n"); !w.ok()) return w;
+  std::ostringstream md;
+  md << "# hunt: " << s.lock << "\n\n"
+     << "Seed " << s.seed << ", TTL " << s.ttl.count() << " ms, faults " << Join(s.faults, ", ")
+     << (s.baseline.empty()
+             ? ""
+             : "; counted only when " + s.baseline + " does not fail the same scenario")
+     << ".\n\n"
+     << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s (search " << Fixed(s.search_s, 0)
+     << " s, shrink " << Fixed(s.shrink_s, 0) << " s).\n\n## Failing scenarios found\n\n";
+  if (s.found.empty()) md << "None within the budget (not a proof that the lock is safe).\n";
+  for (const auto& f : s.found) {
+    std::vector<std::string> ids;
+    for (const auto& x : f.options.faults) ids.push_back(x.id);
+    md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
+       << " s: " << Join(ids, " + ")
+       << (f.baseline_failed ? " (the baseline failed it too: not counted)" : "") << "\n";
+  }
+  if (s.minimal) {
+    md << "\n## Shrinking\n\n";
+    for (const auto& t : s.tried) {
+      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
+         << (t.baseline_failed ? ", baseline failed" : "") << "\n";
+    }
+    md << "\nSteps kept:" << (s.steps.empty() ? " none" : "") << "\n\n";
+    for (size_t i = 0; i + s.undone < s.steps.size(); ++i)
+      md << i + 1 << ". " << s.steps[i].what << "\n";
+    if (s.undone > 0) {
+      md << "\nThe last " << s.undone << " step" << (s.undone == 1 ? " was" : "s were")
+         << " undone: the scenario after " << (s.undone == 1 ? "it" : "them")
+         << " failed in fewer than 8 of 10 reruns.\n";
+    }
+    md << "\n## Minimal scenario (failed in " << s.reproduced << " of " << s.reruns
+       << " reruns)\n\n"
+       << Narrative(s) << "\n\n```toml\n"
+       << ScenarioToToml(*s.minimal) << "```\n";
+  }
+  return WriteFile(dir + "/hunt.md", md.str());
+}
+
+}  // namespace locklab::harness

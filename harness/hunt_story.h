@@ -1,0 +1,67 @@
+// What a hunt found and did, and how it is told: hunt.json, hunt.md, minimal.toml,
+// narrative.md and the terminal summary (hunt.h says what each holds).
+//
+// The narrative is one paragraph a reader can check against the report: the workload, each
+// fault of the minimal scenario in time order with its length relative to the TTL, the
+// first violation of a failing rerun (who held what, for how long, under which fault
+// windows), and how often it reproduced. Everything it says comes from the scenario and the
+// rerun's results.json. Pure apart from WriteHuntOutputs; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "harness/run_options.h"
+
+namespace locklab::harness {
+
+struct FoundScenario {
+  RunOptions options;
+  std::string run_dir;
+  double at_s = 0;               // seconds into the hunt when its trial ended
+  bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
+};
+
+struct ShrinkTry {
+  std::string what;
+  int failed = 0, reruns = 0;
+  bool baseline_failed = false;
+};
+
+struct HuntStory {
+  std::string lock, baseline;
+  uint64_t seed = 0;
+  Millis ttl{0};
+  std::vector<std::string> faults;  // the space's fault ids
+  double budget_s = 0, search_s = 0, shrink_s = 0, elapsed_s = 0;
+  int64_t trials = 0, untrusted = 0, invalid_draws = 0;
+  bool interrupted = false;
+  std::vector<FoundScenario> found;
+  std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
+  std::vector<RunOptions> chain;        // the found scenario, then each kept step
+  std::optional<RunOptions> minimal;
+  int reproduced = 0, reruns = 0, undone = 0;
+  bool baseline_failed_on_rerun = false;
+  std::string failing_run;
+  nlohmann::ordered_json failing_results;
+};
+
+// One sentence per fault: "At 300 ms, client-pause stops the client that reaches
+// before-write for 1200 ms (2.4 x TTL)".
+std::string DescribeFault(const faults::FaultOptions& f, Millis ttl);
+// The paragraph of narrative.md.
+std::string Narrative(const HuntStory& story);
+// hunt.json's content.
+nlohmann::ordered_json HuntJson(const HuntStory& story);
+// The lines printed at the end.
+std::string HuntSummary(const HuntStory& story, const std::string& dir);
+// minimal.toml (with [expect]), narrative.md, hunt.json, hunt.md under `dir`.
+Status WriteHuntOutputs(const HuntStory& story, const std::string& dir);
+
+}  // namespace locklab::harness
