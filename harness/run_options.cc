@@ -45,7 +45,11 @@ Status ResolveDriverPath(const std::string& lock_id, std::string* resolved) {
 }
 
 std::string LockDisplayName(const std::string& lock_id) {
-  if (!locks::IsDriverId(lock_id)) return lock_id;
+  if (!locks::IsDriverId(lock_id)) {
+    std::string name = lock_id;  // "mutant:plain-del" -> "mutant-plain-del": no ':' in paths
+    for (char& c : name) c = c == ':' ? '-' : c;
+    return name;
+  }
   std::string base = lock_id.substr(lock_id.find_last_of(":/") + 1);
   auto dot = base.find('.');
   if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
