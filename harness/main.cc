@@ -26,7 +26,7 @@ const char kUsage[] =
     "                 [--lock ID ...] [--lock driver:PATH [--driver-arg ARG ...]]\n"
     "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
     "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
-    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]]\n"
+    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
