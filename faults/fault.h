@@ -85,7 +85,10 @@ bool IsNodeControlFault(const std::string& id);
 // The named points where a client can act: after-acquire (acquire returned ok),
 // before-write (inside the critical section: the counter read, the write not yet sent),
 // after-release (the release returned: the lock was just given back),
-// redlock-replies-in-flight (Redlock's SETs sent, replies not yet read).
+// redlock-replies-in-flight (Redlock's SETs sent, replies not yet read), and any point a
+// lock announces (LockInfo::points, a lock driver's hello). True for any well-formed name
+// ([a-z0-9-]+, at most 64 characters): whether the lock has it is the harness's check
+// (ValidateRunOptions), as only it knows the lock.
 bool IsPausePoint(const std::string& point);
 
 // Validates options against the fault's FaultInfo (unknown params are errors).

@@ -12,7 +12,7 @@ Status ClientPauseEffect::Validate() {
   std::string point = o_.Param("point", "after-acquire");
   if (!IsPausePoint(point)) {
     return Status::Usage("fault client-pause: param 'point': '" + point +
-                         "': expected after-acquire, before-write or redlock-replies-in-flight");
+                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
   }
   return Status::Ok();
 }
@@ -47,9 +47,9 @@ void ClientPauseEffect::Stop(Nanos) {
 
 Status SlowCsEffect::Validate() {
   std::string point = o_.Param("point", "after-acquire");
-  if (point != "after-acquire" && point != "before-write") {
+  if (!IsPausePoint(point)) {
     return Status::Usage("fault slow-cs: param 'point': '" + point +
-                         "': expected after-acquire or before-write");
+                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
   }
   return Status::Ok();
 }
@@ -67,7 +67,7 @@ nlohmann::json SlowCsEffect::Start(Nanos, int process) {
 Status ClientCrashEffect::Validate() {
   std::string point = o_.Param("point", "after-acquire");
   if (!IsPausePoint(point)) {
-    return Status::Usage("fault client-crash: param 'point': '" + point + "' is not a pause point");
+    return Status::Usage("fault client-crash: param 'point': '" + point + "': not a point name ([a-z0-9-]+, at most 64 characters)");
   }
   return Status::Ok();
 }

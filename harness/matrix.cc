@@ -68,6 +68,7 @@ struct MatrixFlags {
   std::vector<std::string> endpoints;
   std::string endpoint_control;  // --endpoint-control: node clock faults run too
   bool jobs_given = false;
+  std::optional<Millis> ttl;  // --ttl MS: the rows' TTL, cell times scaled (matrix_scaling.h)
 };
 
 // Returns 0, or 64 after printing the one-line error.
@@ -87,6 +88,12 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
       continue;
     }
     int64_t n = 0;
+    if (argv.Is("--ttl")) {
+      // At most an hour (the ttl_ms field's bound); the scaled runs are capped anyway.
+      if (Status s = argv.Int(1, 3600000, &n); !s.ok()) return fail(s);
+      f.ttl = Millis(n);
+      continue;
+    }
     if (argv.Is("--trials") || argv.Is("--jobs") || argv.Is("--seed")) {
       Status s = argv.Is("--trials") ? argv.Int(1, 1000, &n)
                  : argv.Is("--jobs") ? argv.Int(1, 64, &n)
@@ -151,7 +158,7 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
 // or the exit code after printing the one-line error.
 int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   auto& [lock_ids, fault_ids, driver_args, trials, jobs, shard_index, shard_count, full, report,
-         seed, out, expect_path, preset_dir, endpoints, endpoint_control, jobs_given] = flags;
+         seed, out, expect_path, preset_dir, endpoints, endpoint_control, jobs_given, ttl] = flags;
   std::vector<Preset>& presets = request->presets;
   Expectations& expectations = request->expectations;
   Status s = LoadPresets(preset_dir, &presets);
@@ -235,6 +242,26 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   request->preset_dir = preset_dir;
   request->endpoints = endpoints;
   request->endpoint_control = endpoint_control;
+  request->ttl = ttl;
+  // A driver row's hello may declare the TTL it really sets (ttl_ms): its cells scale to it.
+  // One probe per driver row; a driver that cannot be probed runs unscaled (its trials will
+  // say what is wrong with it).
+  for (const auto& id : lock_ids) {
+    if (!locks::IsDriverId(id)) continue;
+    locks::DriverHello hello;
+    auto da = driver_args.find(id);
+    std::string path;
+    Status ps = ResolveDriverPath(id, &path);  // checked above
+    if (ps.ok()) {
+      ps = locks::ProbeDriver(path, da == driver_args.end() ? std::vector<std::string>{} : da->second,
+                              Millis(5000), &hello);
+    }
+    if (!ps.ok()) {
+      std::cerr << "locklab matrix: " << id << ": " << ps.message() << " (its cells run unscaled)\n";
+    } else if (hello.ttl) {
+      request->driver_ttls[id] = *hello.ttl;
+    }
+  }
   return 0;
 }
 

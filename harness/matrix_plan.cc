@@ -13,6 +13,7 @@
 
 #include "base/random.h"
 #include "faults/fault.h"
+#include "harness/matrix_scaling.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 
@@ -197,6 +198,18 @@ Plan BuildPlan(const PlanRequest& request) {
       RunOptions o = ForLock(p, lock_id, info,
                              da == request.driver_args.end() ? std::vector<std::string>{} : da->second,
                              request.full, &c);
+      // Another TTL than the preset's: the cell's times scale with it (matrix_scaling.h).
+      std::optional<Millis> row_ttl = request.ttl;
+      if (auto dt = request.driver_ttls.find(lock_id); dt != request.driver_ttls.end()) {
+        row_ttl = dt->second;
+      }
+      if (row_ttl && UsesLabTtl(info) && *row_ttl != o.ttl) {
+        std::string why_not;
+        if (!ScaleToTtl(RunOptions(o), *row_ttl, &o, &why_not) && c.applicable) {
+          c.applicable = false;
+          c.why_not = why_not;
+        }
+      }
       if (!endpoints.empty()) {
         // Lock nodes first, then the resource: a lock of N nodes takes the first N endpoints
         // and, when more are given, the last one for the resource (else n1 holds it).

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,6 +117,12 @@ struct PlanRequest {
   std::string expect_path, preset_dir;
   std::vector<std::string> endpoints;  // --endpoints: lock nodes first, the resource last
   std::string endpoint_control;
+  // --ttl MS: every row whose lock uses the lab's TTL runs with it, its cells' times scaled
+  // from each preset's ttl_ms (matrix_scaling.h). Unset: the presets' own TTL.
+  std::optional<Millis> ttl;
+  // The TTL a driver row's hello declared (ttl_ms; probed once per plan, ProbeDriver): the
+  // row's cells are scaled to it, --ttl or not.
+  std::map<std::string, Millis> driver_ttls;
 };
 
 // The example lock drivers (examples/drivers/, other languages through the driver protocol)

@@ -1,10 +1,13 @@
 // What can refuse a run before anything starts (ValidateRunOptions, CheckEndpoints) and
 // what a finished trial is held to (CheckExpectations); run_options.h says what each checks.
 #include <algorithm>
+#include <functional>
 #include <memory>
 
+#include "base/numbers.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 
 namespace locklab::harness {
@@ -55,6 +58,66 @@ Status CheckEndpoints(const RunOptions& o) {
 }
 
 namespace {
+
+// The workload's own pause points (workloads/: the counter client stops at these).
+const std::vector<std::string>& WorkloadPoints() {
+  static const std::vector<std::string> kPoints = {"after-acquire", "before-write",
+                                                   "after-release"};
+  return kPoints;
+}
+
+// The point a fault arms, "" when it arms none (a timed fault, client-pause in random mode).
+std::string ArmedPoint(const faults::FaultOptions& f) {
+  const faults::FaultInfo* fi = faults::FindFault(f.id);
+  if (fi == nullptr) return "";
+  bool has_point = false;
+  for (const auto& p : fi->params) has_point = has_point || p.name == "point";
+  if (!has_point || f.Param("mode", "targeted") == "random") return "";
+  return f.Param("point", "after-acquire");
+}
+
+// Refuses a fault armed at a point that neither the workload nor the lock has. A driver's
+// points are in its hello: it is started once (ProbeDriver) only when a fault names a point
+// the workload does not have.
+Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info,
+                        const std::function<std::string(const std::string&, const std::string&)>& where) {
+  std::vector<std::string> lock_points;
+  bool probed = false;
+  for (size_t i = 0; i < o.faults.size(); ++i) {
+    std::string point = ArmedPoint(o.faults[i]);
+    const auto& wp = WorkloadPoints();
+    if (point.empty() || std::find(wp.begin(), wp.end(), point) != wp.end()) continue;
+    if (!probed) {
+      probed = true;
+      lock_points = info.points;
+      if (locks::IsDriverId(o.lock)) {
+        locks::DriverHello hello;
+        Millis timeout(5000);
+        auto knob = o.knobs.find("start_timeout_ms");
+        if (knob != o.knobs.end()) {
+          if (auto ms = ParseInt(knob->second, 1, 600000)) timeout = Millis(*ms);
+        }
+        std::string path;
+        Status s = ResolveDriverPath(o.lock, &path);
+        if (s.ok()) s = locks::ProbeDriver(path, o.driver_args, timeout, &hello);
+        if (!s.ok()) {
+          return Status::Usage(where("lock", "--lock") + ": cannot learn the driver's pause points: " +
+                               s.message());
+        }
+        lock_points.insert(lock_points.end(), hello.points.begin(), hello.points.end());
+      }
+    }
+    if (std::find(lock_points.begin(), lock_points.end(), point) != lock_points.end()) continue;
+    std::string has;
+    for (const auto& p : wp) has += (has.empty() ? "" : ", ") + p;
+    for (const auto& p : lock_points) has += ", " + p;
+    const std::string key = "fault" + std::to_string(i);
+    return Status::Usage(where(key + ".point", "--param") + ": lock '" + o.lock +
+                         "' has no pause point '" + point + "' (it has: " + has + ")");
+  }
+  return Status::Ok();
+}
+
 Status ValidateRunOptionsMultiLine(const RunOptions& o) {
   // The scenario file's place for a field, or the flag that sets it.
   // A field the file left out (a default) is named by its table: "fault0.first_at_ms"
@@ -125,7 +188,7 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
     if (s.ok()) s = fault->CheckOptions(o.clients, nodes);
     if (!s.ok()) return Status::Usage(where(key, "--fault") + ": " + s.message());
   }
-  return Status::Ok();
+  return CheckFaultPoints(o, *info, where);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ Status ReadFaultTables(const std::string& path, const toml::table& root, RunOpti
     if (f.id == "none") continue;
     std::string key = "fault" + std::to_string(o->faults.size());
     o->origins[key] = Where(path, t) + ": field '" + prefix.substr(0, prefix.size() - 1) + "'";
-    for (const char* field : {"targets", "nodes", "first_at_ms"}) {
+    for (const char* field : {"targets", "nodes", "first_at_ms", "point"}) {
       if (const toml::node* n = t.get(field)) {
         o->origins[key + "." + field] = Where(path, *n) + ": field '" + prefix + field + "'";
       }

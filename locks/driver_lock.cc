@@ -71,10 +71,12 @@ void DriverLock::Kill(const std::string& why) {
   reader_.Clear();
 }
 
-Status DriverLock::Spawn() {
+namespace {
+// How a driver is started, by a client (DriverLock) or by a probe (ProbeDriver).
+SubprocessOptions DriverSpawnOptions(const LockConfig& config, const DriverOptions& o) {
   SubprocessOptions so;
-  so.argv = {o_.path};
-  so.argv.insert(so.argv.end(), o_.args.begin(), o_.args.end());
+  so.argv = {o.path};
+  so.argv.insert(so.argv.end(), o.args.begin(), o.args.end());
   // The harness's LOCKLAB_ variables are none of the driver's business; its own are set
   // below, and LOCKLAB_PROCESS (the client's number) is passed on for its log lines.
   for (char** e = environ; *e != nullptr; ++e) {
@@ -83,13 +85,13 @@ Status DriverLock::Spawn() {
     }
   }
   std::string nodes;
-  for (const auto& n : config_.nodes) nodes += (nodes.empty() ? "" : ",") + n.ToString();
+  for (const auto& n : config.nodes) nodes += (nodes.empty() ? "" : ",") + n.ToString();
   so.env["LOCKLAB_DRIVER_PROTOCOL"] = std::to_string(kDriverProtocolVersion);
   so.env["LOCKLAB_NODES"] = nodes;
-  so.env["LOCKLAB_TTL_MS"] = std::to_string(config_.ttl.count());
-  so.env["LOCKLAB_RETRY_DELAY_MS"] = std::to_string(config_.retry_delay.count());
-  so.env["LOCKLAB_CONNECT_TIMEOUT_MS"] = std::to_string(config_.connect_timeout.count());
-  so.env["LOCKLAB_COMMAND_TIMEOUT_MS"] = std::to_string(config_.command_timeout.count());
+  so.env["LOCKLAB_TTL_MS"] = std::to_string(config.ttl.count());
+  so.env["LOCKLAB_RETRY_DELAY_MS"] = std::to_string(config.retry_delay.count());
+  so.env["LOCKLAB_CONNECT_TIMEOUT_MS"] = std::to_string(config.connect_timeout.count());
+  so.env["LOCKLAB_COMMAND_TIMEOUT_MS"] = std::to_string(config.command_timeout.count());
   so.stdin_stream = StdStream::Pipe();
   so.stdout_stream = StdStream::Pipe();
   so.stderr_stream = StdStream::Inherit();  // the client's log
@@ -98,6 +100,49 @@ Status DriverLock::Spawn() {
   so.death_signal = SIGKILL;
   // Nothing else of the client's leaks into the driver (its history stream, sockets).
   so.close_other_fds = true;
+  return so;
+}
+}  // namespace
+
+Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
+                   DriverHello* out) {
+  LockConfig config;
+  config.algorithm = std::string(kDriverPrefix) + path;
+  // A node nobody listens on (port 1): drivers that need LOCKLAB_NODES to say hello (the
+  // npm redlock example exits without one) get one, and connect lazily or not at all.
+  config.nodes = {Endpoint{"127.0.0.1", 1}};
+  DriverOptions o;
+  o.path = path;
+  o.args = args;
+  SubprocessOptions so = DriverSpawnOptions(config, o);
+  so.stderr_stream = StdStream::DevNull();  // a probe's chatter is nobody's log
+  Subprocess child;
+  Status s = Subprocess::Spawn(so, &child);
+  if (!s.ok()) return Status::Infrastructure("driver " + path + ": cannot start: " + s.message());
+  DriverLineReader reader(65536);
+  std::string line, why, bad;
+  DriverLineReader::Result r;
+  const Nanos until = MonotonicNow() + timeout;
+  do {
+    r = reader.Read(child.stdout_pipe(), until, &line, &why);
+  } while (r == DriverLineReader::Result::kLine && IsBlankLine(line));
+  if (r == DriverLineReader::Result::kTimeout) {
+    bad = "no hello line within " + std::to_string(timeout.count()) + " ms";
+  } else if (r == DriverLineReader::Result::kEof) {
+    bad = "it closed its stdout before its hello line";
+  } else if (r == DriverLineReader::Result::kError) {
+    bad = "before its hello line: " + why;
+  } else {
+    bad = CheckHello(line, out);
+  }
+  child.CloseStdin();
+  if (!child.WaitExit(Millis(500))) child.Reset();  // SIGKILL, reaped
+  if (!bad.empty()) return Status::Infrastructure("driver " + path + ": " + bad);
+  return Status::Ok();
+}
+
+Status DriverLock::Spawn() {
+  SubprocessOptions so = DriverSpawnOptions(config_, o_);
   Subprocess child;
   Status s = Subprocess::Spawn(so, &child);
   if (!s.ok()) return s;
@@ -135,7 +180,7 @@ Status DriverLock::Start() {
   } else if (r < 0) {
     bad = "before its hello line: " + why;
   } else {
-    bad = CheckHello(line, &renew_);
+    bad = CheckHello(line, &hello_);
     greeted_ = bad.empty();
   }
   if (!bad.empty()) {
@@ -227,9 +272,12 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
   std::string unsent =
       WriteLine(driver_.stdin_pipe(), request.dump() + "\n", deadline + o_.answer_grace);
   if (!unsent.empty()) return Unknown(unsent, request, true);
+  // A stop at a pause point can outlast the deadline: the driver then still gets its grace
+  // to answer once it goes on (a late answer is unknown, but keeps the driver).
+  Nanos read_until = deadline + o_.answer_grace;
   for (;;) {
     std::string line, why;
-    int got = ReadLine(deadline + o_.answer_grace, &line, &why);
+    int got = ReadLine(read_until, &line, &why);
     if (got == 0) {
       return Unknown("no answer within timeout_ms " +
                          std::to_string(request["timeout_ms"].get<int64_t>()) +
@@ -238,6 +286,21 @@ LockResult DriverLock::Call(nlohmann::json request, Nanos deadline, nlohmann::js
     }
     if (got < 0) return Unknown(why, request, true);
     if (IsBlankLine(line)) continue;
+    if (IsPointLine(line)) {
+      // The driver waits at a pause point: the client may stop here (the whole group,
+      // driver included) or sleep, as an armed fault says; then the driver goes on.
+      std::string point;
+      std::string bad = CheckPointLine(line, hello_.points, &point);
+      if (!bad.empty()) return Unknown(bad, request, true);
+      // The read window grows by the time the client spent at the point (stopped or slowed),
+      // never more: a driver printing points in a loop still meets its deadline.
+      Nanos before = MonotonicNow();
+      if (config_.pause_point) config_.pause_point(point.c_str());
+      read_until += MonotonicNow() - before;
+      std::string unsent = WriteLine(driver_.stdin_pipe(), PointGoLine(point), read_until);
+      if (!unsent.empty()) return Unknown(unsent, request, true);
+      continue;
+    }
     nlohmann::json j;
     std::string outcome;
     std::string bad = CheckAnswer(line, next_id_, &j, &outcome);
@@ -310,7 +373,7 @@ LockResult DriverLock::Release(const Lease& lease) {
 }
 
 LockResult DriverLock::Renew(const Lease& lease) {
-  if (!renew_) return Lock::Renew(lease);
+  if (!hello_.renew) return Lock::Renew(lease);
   nlohmann::json req = {
       {"op", "renew"}, {"key", lease.key}, {"token", lease.token}, {"ttl_ms", config_.ttl.count()}};
   if (lease.fence >= 0) req["fence"] = lease.fence;

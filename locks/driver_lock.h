@@ -12,6 +12,12 @@
 // fault-proxy links the client was given) and the timing config come in its environment
 // (LOCKLAB_NODES, LOCKLAB_TTL_MS, ...).
 //
+// While a request is pending the driver may stop at a pause point its hello announced
+// ({"point":"NAME"}): the client calls config.pause_point(NAME) (which may stop the whole
+// process group, driver included, or sleep) and then answers {"point":"NAME","go":true}.
+// The time spent there extends the wait for the answer (never the deadline: an answer after
+// it is late, hence unknown). An unannounced or malformed point line is a protocol error.
+//
 // Every request carries an id and a timeout; the answer is validated strictly. Anything
 // that is not a well-formed answer to the pending request, in time, is an `unknown` outcome
 // whose detail says what happened (also logged on stderr): garbage, a wrong id, a missing or
@@ -58,6 +64,14 @@ struct DriverOptions {
 };
 Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 
+// Starts the driver `path` with `args` (the environment a client gives it, without nodes),
+// reads its hello within `timeout`, closes its stdin and reaps it (SIGKILL when it is still
+// running 500 ms later): the harness learns what a driver announces (its pause points, its
+// TTL) before a run, and nothing is left running. The error names the driver and what went
+// wrong (no hello, garbage, exited). Blocks up to timeout + 500 ms; thread-safe.
+Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
+                   DriverHello* out);
+
 class DriverLock : public Lock {
  public:
   DriverLock(const LockConfig& config, DriverOptions options);
@@ -68,7 +82,7 @@ class DriverLock : public Lock {
   LockResult Acquire(const std::string& key, Nanos deadline) override;
   LockResult Release(const Lease& lease) override;
   // What the last hello announced ("renew": true); false before the driver first started.
-  bool SupportsRenew() const override { return renew_; }
+  bool SupportsRenew() const override { return hello_.renew; }
   LockResult Renew(const Lease& lease) override;
 
   // Starts the driver now (fork and exec; the hello is read at the next operation) so that
@@ -80,6 +94,9 @@ class DriverLock : public Lock {
   // client calls it once the lock is built, so that start-up ends before the run's clock
   // starts. The error names the driver and what went wrong (no hello, garbage, exited).
   Status WaitReady() { return Start(); }
+
+  // What the last hello announced (empty before the driver first started).
+  const DriverHello& hello() const { return hello_; }
 
   // The running driver's pid, -1 when none (tests check that nothing is left behind).
   pid_t driver_pid() const { return driver_.pid(); }
@@ -102,7 +119,7 @@ class DriverLock : public Lock {
   pid_t log_pid_ = -1;  // the last driver started, for log lines
   DriverLineReader reader_;
   int64_t next_id_ = 0;
-  bool renew_ = false;
+  DriverHello hello_;
   bool greeted_ = false;  // the running driver's hello was read
   Nanos spawned_at_{0};
 };

@@ -36,7 +36,15 @@ bool IsBlankLine(const std::string& line) {
   return line.find_first_not_of(" \t\r") == std::string::npos;
 }
 
-std::string CheckHello(const std::string& line, bool* renew) {
+bool IsWellFormedPointName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+std::string CheckHello(const std::string& line, DriverHello* out) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (!j.is_object() || j.value("hello", nlohmann::json()) != "locklab-driver") {
     return "first line is not a hello {\"hello\":\"locklab-driver\",...}: '" + LineExcerpt(line) +
@@ -49,8 +57,61 @@ std::string CheckHello(const std::string& line, bool* renew) {
   if (j.contains("renew") && !j["renew"].is_boolean()) {
     return "hello: field 'renew' must be true or false";
   }
-  *renew = j.value("renew", false);
+  DriverHello h;
+  h.renew = j.value("renew", false);
+  if (j.contains("ttl_ms")) {
+    const nlohmann::json& t = j["ttl_ms"];
+    if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 86400000) {
+      return "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got " +
+             LineExcerpt(t.dump(), 40);
+    }
+    h.ttl = Millis(t.get<int64_t>());
+  }
+  if (j.contains("points")) {
+    const nlohmann::json& p = j["points"];
+    if (!p.is_array()) return "hello: field 'points' must be an array of point names";
+    for (const auto& e : p) {
+      if (!e.is_string() || !IsWellFormedPointName(e.get<std::string>())) {
+        return "hello: field 'points': " + LineExcerpt(e.dump(), 70) +
+               " is not a point name ([a-z0-9-]+, at most 64 characters)";
+      }
+      h.points.push_back(e.get<std::string>());
+    }
+  }
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) return "hello: field 'name' must be a string";
+    h.name = j["name"].get<std::string>();
+  }
+  *out = std::move(h);
   return "";
+}
+
+bool IsPointLine(const std::string& line) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  return j.is_object() && j.contains("point");
+}
+
+std::string CheckPointLine(const std::string& line, const std::vector<std::string>& declared,
+                           std::string* name) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object() || !j.contains("point") || !j["point"].is_string() ||
+      !IsWellFormedPointName(j["point"].get<std::string>())) {
+    return "malformed point line (expected {\"point\":\"NAME\"}, NAME [a-z0-9-]+): '" +
+           LineExcerpt(line) + "'";
+  }
+  std::string n = j["point"].get<std::string>();
+  if (std::find(declared.begin(), declared.end(), n) == declared.end()) {
+    std::string list;
+    for (const auto& d : declared) list += (list.empty() ? "" : ", ") + d;
+    return "point '" + n + "' was not announced in the hello (it announced: " +
+           (list.empty() ? "none" : list) + ")";
+  }
+  *name = std::move(n);
+  return "";
+}
+
+std::string PointGoLine(const std::string& name) {
+  return nlohmann::ordered_json{{"point", name}, {"go", true}}.dump() + "\n";
 }
 
 std::string CheckAnswer(const std::string& line, int64_t pending_id, nlohmann::json* answer,

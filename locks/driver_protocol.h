@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 
@@ -31,9 +33,32 @@ int64_t MillisUntil(Nanos t);
 // True for a line the protocol ignores (empty, or only blanks).
 bool IsBlankLine(const std::string& line);
 
-// The hello line {"hello":"locklab-driver","protocol":1,"renew":true|false}; *renew is what
-// it announced (default false).
-std::string CheckHello(const std::string& line, bool* renew);
+// What a driver's hello announced.
+struct DriverHello {
+  bool renew = false;          // "renew": it implements renew
+  std::optional<Millis> ttl;   // "ttl_ms": the TTL it really sets on its keys (>= 1 ms)
+  std::vector<std::string> points;  // "points": the pause points it may announce
+  std::string name;            // "name": for logs
+};
+
+// A pause point's name: [a-z0-9-]+, at most 64 characters (the faults' `point` param obeys
+// the same rule).
+bool IsWellFormedPointName(const std::string& name);
+
+// The hello line {"hello":"locklab-driver","protocol":1,"renew":true|false,"ttl_ms":N,
+// "points":["NAME",...],"name":"..."} (all but hello and protocol optional); on "" *out is
+// what it announced.
+std::string CheckHello(const std::string& line, DriverHello* out);
+
+// Whether a line the driver printed while a request is pending is a pause-point line (a
+// JSON object with a "point" field) rather than an answer.
+bool IsPointLine(const std::string& line);
+// A pause-point line {"point":"NAME"}: NAME must be one of `declared` (the hello's points).
+// On "" *name is NAME; the client then answers with PointGoLine(NAME).
+std::string CheckPointLine(const std::string& line, const std::vector<std::string>& declared,
+                           std::string* name);
+// {"point":"NAME","go":true}: the client's answer that lets the driver go on past NAME.
+std::string PointGoLine(const std::string& name);
 
 // An answer line to the request `pending_id`: a JSON object with that integer id, an
 // outcome "ok", "fail" or "unknown", and a string detail if any. On "" *answer is the object

@@ -9,7 +9,14 @@
 //     renew: async (req) => ({ outcome: 'ok', validity_ms }),         // optional
 //     errors: (e) => undefined,                                        // optional
 //     onClose: () => {},                                               // optional
+//     ttlMs: 30000,                 // optional: the TTL the lock really sets (hello ttl_ms)
+//     points: ['between-a-and-b'],  // optional: the pause points it announces with point()
 //   });
+//
+// Pause points: `await ld.point('NAME')` (NAME one of run()'s points) between two steps of
+// a function prints {"point":"NAME"} and resolves on the client's {"point":"NAME","go":true}:
+// there the client may stop (a client-pause fault armed at NAME stops the client and this
+// driver) or sleep (slow-cs). The request's deadline keeps running meanwhile.
 //
 // run() prints the hello ("renew": true when a renew function is given), reads requests line
 // by line and answers them one at a time, in order (never two at once, as the harness never
@@ -72,7 +79,21 @@ function request(fields, started) {
   return req;
 }
 
-function run({ name, acquire, release, renew, errors, onClose }) {
+const declaredPoints = new Set();
+let waitingPoint = null;  // {name, resolve, reject} while a point() waits for its go line
+
+function point(name) {
+  if (!declaredPoints.has(name)) {
+    return Promise.reject(new Error(`point ${name} was not declared in run({points})`));
+  }
+  return new Promise((resolve, reject) => {
+    waitingPoint = { name, resolve, reject };
+    send({ point: name });
+  });
+}
+
+function run({ name, acquire, release, renew, errors, onClose, ttlMs, points }) {
+  for (const p of points || []) declaredPoints.add(p);
   const handlers = { acquire, release };
   if (renew) handlers.renew = renew;
   const answer = async (req) => {
@@ -100,19 +121,36 @@ function run({ name, acquire, release, renew, errors, onClose }) {
       log(`bad request: ${line.slice(0, 100)}`);
       return;
     }
+    if (fields && typeof fields === 'object' && 'point' in fields) {
+      if (waitingPoint && fields.point === waitingPoint.name && fields.go === true) {
+        const w = waitingPoint;
+        waitingPoint = null;
+        w.resolve();
+      } else {
+        log(`unexpected point line: ${line.slice(0, 100)}`);
+      }
+      return;
+    }
     const req = request(fields, started);
     chain = chain.then(() => answer(req))
       .catch((err) => ({ outcome: 'unknown', detail: String(err) }))
       .then((a) => send(Object.assign({ id: req.id }, a)));
   });
   rl.on('close', () => {
+    if (waitingPoint) {  // the client is gone: the pending operation cannot go on
+      waitingPoint.reject(new Unknown(`stdin closed at point ${waitingPoint.name}`));
+      waitingPoint = null;
+    }
     chain.then(() => {
       log('stdin closed: exiting');
       if (onClose) onClose();
       process.exit(0);
     });
   });
-  send({ hello: 'locklab-driver', protocol: PROTOCOL, renew: Boolean(renew), name });
+  const hello = { hello: 'locklab-driver', protocol: PROTOCOL, renew: Boolean(renew), name };
+  if (ttlMs !== undefined) hello.ttl_ms = Math.trunc(ttlMs);
+  if (points && points.length > 0) hello.points = points;
+  send(hello);
 }
 
-module.exports = { run, env, log, send, sleep, Fail, Unknown, PROTOCOL };
+module.exports = { run, point, env, log, send, sleep, Fail, Unknown, PROTOCOL };

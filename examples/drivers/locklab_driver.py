@@ -11,9 +11,12 @@ that a Python driver is only its acquire, release and renew.
         ...
         return {"outcome": "ok"}
 
-    ld.run("my lock 1.0", acquire, release, renew=None, errors=None)
+    ld.run("my lock 1.0", acquire, release, renew=None, errors=None,
+           ttl_ms=None, points=())
 
-run() prints the hello (`"renew": true` when a renew callable is given), reads requests line
+run() prints the hello (`"renew": true` when a renew callable is given; `"ttl_ms"` when the
+lock sets a TTL of its own rather than the lab's LOCKLAB_TTL_MS; `"points"`, the pause points
+the callables announce with point()), reads requests line
 by line, calls the callable of each request's op, and prints its answer with the request's
 id, one line each, flushed. The callables return an answer dict (outcome, and token /
 fence / validity_ms / detail as the protocol says), or raise:
@@ -28,6 +31,11 @@ Timeouts: every request carries timeout_ms; req.deadline is the monotonic time i
 (counted from when the line was read), req.left() the seconds until then, and
 req.give_up_at() the time to stop retrying so that the answer is in time (one command
 timeout, LOCKLAB_COMMAND_TIMEOUT_MS, plus 20 ms before the deadline).
+
+Pause points: point("NAME") (NAME one of run()'s points) between two steps of a callable
+prints {"point":"NAME"} and waits for the client's {"point":"NAME","go":true}: there the
+client may stop (a client-pause fault armed at NAME stops the client and this driver) or
+sleep (slow-cs). The request's deadline keeps running meanwhile.
 
 Also here: the lab's environment (NODES, TTL_MS, RETRY_DELAY_MS, CONNECT_TIMEOUT_MS,
 COMMAND_TIMEOUT_MS, PROCESS), log() to stderr (the client's log), and sleep(), which works
@@ -109,6 +117,30 @@ class Request(dict):
         return max(self.started, self.deadline - margin_s)
 
 
+_points = set()
+
+
+def point(name):
+    """A pause point: announce it and wait until the client says go (see above)."""
+    if name not in _points:
+        raise ValueError("point %r was not declared in run(points=...)" % name)
+    send({"point": name})
+    while True:
+        raw = sys.stdin.readline()
+        if not raw:
+            raise Unknown("stdin closed at point %s" % name)
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            msg = None
+        if isinstance(msg, dict) and msg.get("point") == name and msg.get("go") is True:
+            return
+        log("at point %s: unexpected line %r, still waiting" % (name, raw[:100]))
+
+
 def _answer(handler, req, errors):
     try:
         return handler(req)
@@ -125,14 +157,24 @@ def _answer(handler, req, errors):
         return {"outcome": "unknown", "detail": "%s: %s" % (type(e).__name__, e)}
 
 
-def run(name, acquire, release, renew=None, errors=None, on_close=None):
+def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=None,
+        points=()):
     """The driver's main loop: hello, then one answer per request until EOF."""
-    send({"hello": "locklab-driver", "protocol": PROTOCOL, "renew": renew is not None,
-          "name": name})
+    hello = {"hello": "locklab-driver", "protocol": PROTOCOL, "renew": renew is not None,
+             "name": name}
+    if ttl_ms is not None:
+        hello["ttl_ms"] = int(ttl_ms)
+    if points:
+        hello["points"] = list(points)
+    _points.update(points)
+    send(hello)
     handlers = {"acquire": acquire, "release": release}
     if renew is not None:
         handlers["renew"] = renew
-    for raw in sys.stdin:
+    while True:
+        raw = sys.stdin.readline()  # readline, not iteration: point() reads stdin too
+        if not raw:
+            break
         raw = raw.strip()
         if not raw:
             continue

@@ -7,7 +7,9 @@
 #include "locks/driver_lock.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "tests/lab_fixture.h"
@@ -327,6 +329,143 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleDriverTest,
                                                   ? "NpmRedlock"
                                                   : "RedisPyLock");
                          });
+
+const std::string kGetCompareDel =
+    std::string(LOCKLAB_SOURCE_DIR) + "/examples/drivers/get_compare_del.py";
+
+// Pause points: the driver announces a point of its hello, the client calls
+// LockConfig::pause_point there and then lets it go on.
+class DriverPointTest : public DriverLockTest {
+ protected:
+  std::unique_ptr<DriverLock> MakeWithPoints(const std::string& path,
+                                             std::vector<std::string> args = {}) {
+    LockConfig c;
+    c.algorithm = std::string(kDriverPrefix) + path;
+    c.nodes = {node_->endpoint()};
+    c.ttl = Millis(2000);
+    c.command_timeout = Millis(200);
+    c.connect_timeout = Millis(200);
+    c.driver_args = std::move(args);
+    c.pause_point = [this](const char* point) {
+      points_.push_back(point);
+      // What the client does at a point: here, check the driver is really between its
+      // GET and its DEL (the key is still there), and take a while (a slow-cs).
+      key_during_point_ = Cmd(node_->endpoint(), {"GET", "lock:p"}).str;
+      SleepFor(Millis(150));
+    };
+    DriverOptions o;
+    EXPECT_TRUE(ParseDriverOptions(c, &o).ok());
+    return std::make_unique<DriverLock>(c, o);
+  }
+  // A driver of a few lines of Python: its hello, then `on_request` (Python statements run
+  // with `req` and `send`) for each request.
+  std::string Script(const std::string& hello, const std::string& on_request) {
+    if (dir_.empty()) {
+      char tmpl[] = "/tmp/locklab-driver-point-XXXXXX";
+      dir_ = mkdtemp(tmpl);
+    }
+    std::string path = dir_ + "/d" + std::to_string(++scripts_) + ".py";
+    std::ofstream(path) << "#!/usr/bin/python3\n"
+                           "import json, sys\n"
+                           "def send(o):\n"
+                           "    sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+                           "send(" << hello << ")\n"
+                           "for line in sys.stdin:\n"
+                           "    req = json.loads(line)\n"
+                        << "    " << on_request << "\n";
+    chmod(path.c_str(), 0755);
+    return path;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) {
+      int rc = std::system(("rm -rf '" + dir_ + "'").c_str());
+      (void)rc;
+    }
+    DriverLockTest::TearDown();
+  }
+  std::vector<std::string> points_;
+  std::string key_during_point_;
+  std::string dir_;
+  int scripts_ = 0;
+};
+
+TEST_F(DriverPointTest, ReleaseStopsBetweenGetAndDelAndGoesOn) {
+  auto lock = MakeWithPoints(kGetCompareDel);
+  LockResult r = lock->Acquire("lock:p", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(lock->hello().points, std::vector<std::string>{"between-get-and-del"});
+  EXPECT_FALSE(lock->hello().ttl.has_value());
+  EXPECT_TRUE(points_.empty()) << "acquire has no point";
+  Nanos t0 = MonotonicNow();
+  LockResult rel = lock->Release(r.lease);
+  EXPECT_EQ(rel.outcome, Outcome::kOk) << rel.detail;
+  EXPECT_GE(ToMillis(MonotonicNow() - t0), 150) << "the client's point action ran inside";
+  EXPECT_EQ(points_, std::vector<std::string>{"between-get-and-del"});
+  EXPECT_EQ(key_during_point_, r.lease.token) << "stopped after the GET, before the DEL";
+  EXPECT_TRUE(Cmd(node_->endpoint(), {"GET", "lock:p"}).is_nil) << "then it deleted";
+  // The next cycle works with the same driver.
+  pid_t pid = lock->driver_pid();
+  LockResult again = lock->Acquire("lock:p", MonotonicNow() + Millis(3000));
+  ASSERT_EQ(again.outcome, Outcome::kOk) << again.detail;
+  EXPECT_EQ(lock->Release(again.lease).outcome, Outcome::kOk);
+  EXPECT_EQ(lock->driver_pid(), pid);
+}
+
+TEST_F(DriverPointTest, UnannouncedOrMalformedPointIsUnknownAndReplacesTheDriver) {
+  for (const auto& [line, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{'point': 'elsewhere'}",
+            "point 'elsewhere' was not announced in the hello (it announced: p)"},
+           {"{'point': 'Bad Name'}", "malformed point line"}}) {
+    auto lock = MakeWithPoints(
+        Script("{'hello': 'locklab-driver', 'protocol': 1, 'points': ['p']}",
+               "send(" + line + "); sys.stdin.readline(); send({'id': req['id'], 'outcome': 'ok', "
+               "'token': 't'})"));
+    ASSERT_TRUE(lock->WaitReady().ok());
+    pid_t first = lock->driver_pid();
+    LockResult r = lock->Acquire("k", MonotonicNow() + Millis(1000));
+    EXPECT_EQ(r.outcome, Outcome::kUnknown) << r.detail;
+    EXPECT_NE(r.detail.find(says), std::string::npos) << r.detail;
+    EXPECT_TRUE(points_.empty()) << "no point action for a broken point line";
+    EXPECT_FALSE(Alive(first)) << "the broken driver is killed and reaped";
+  }
+}
+
+TEST_F(DriverPointTest, ProbeReadsTheHelloAndLeavesNothingRunning) {
+  DriverHello h;
+  Status s = ProbeDriver(kGetCompareDel, {"--ttl-ms", "30000"}, Millis(5000), &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(h.ttl.has_value());
+  EXPECT_EQ(*h.ttl, Millis(30000));
+  EXPECT_EQ(h.points, std::vector<std::string>{"between-get-and-del"});
+  EXPECT_EQ(h.name, "get-compare-del (broken on purpose)");
+
+  // A driver that ignores EOF (and records its pid) is killed and reaped.
+  std::string path = Script("{'hello': 'locklab-driver', 'protocol': 1}", "pass");
+  std::ofstream(path) << "#!/usr/bin/python3\n"
+                         "import os, sys, time\n"
+                         "open('" + dir_ + "/pid', 'w').write(str(os.getpid()))\n"
+                         "print('{\"hello\":\"locklab-driver\",\"protocol\":1}', flush=True)\n"
+                         "sys.stdin.read()\n"
+                         "time.sleep(30)\n";
+  Nanos t0 = MonotonicNow();
+  s = ProbeDriver(path, {}, Millis(5000), &h);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 3000);
+  std::ifstream pid_file(dir_ + "/pid");
+  pid_t pid = -1;
+  pid_file >> pid;
+  EXPECT_GT(pid, 0);
+  EXPECT_FALSE(Alive(pid)) << "the probed driver outlived its probe";
+
+  s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'ttl_ms': 0}", "pass"), {},
+                  Millis(5000), &h);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("hello: field 'ttl_ms' must be an integer 1..86400000"),
+            std::string::npos)
+      << s.message();
+  s = ProbeDriver("/nonexistent/driver", {}, Millis(1000), &h);
+  EXPECT_FALSE(s.ok());
+}
 
 }  // namespace
 }  // namespace locklab::locks

@@ -13,18 +13,70 @@ namespace locklab::locks {
 namespace {
 
 TEST(DriverProtocolTest, Hello) {
-  bool renew = false;
-  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"renew":true})", &renew), "");
-  EXPECT_TRUE(renew);
-  renew = true;
-  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &renew), "");
-  EXPECT_FALSE(renew) << "renew defaults to false";
-  EXPECT_EQ(CheckHello("hi\tthere", &renew),
+  DriverHello h;
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"renew":true})", &h), "");
+  EXPECT_TRUE(h.renew);
+  EXPECT_FALSE(h.ttl.has_value());
+  EXPECT_TRUE(h.points.empty());
+  h.renew = true;
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &h), "");
+  EXPECT_FALSE(h.renew) << "renew defaults to false";
+  EXPECT_EQ(CheckHello("hi\tthere", &h),
             "first line is not a hello {\"hello\":\"locklab-driver\",...}: 'hi\\x09there'");
-  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":2})", &renew),
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":2})", &h),
             "hello: field 'protocol' must be 1");
-  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"renew":"yes"})", &renew),
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"renew":"yes"})", &h),
             "hello: field 'renew' must be true or false");
+}
+
+TEST(DriverProtocolTest, HelloWithTtlPointsAndName) {
+  DriverHello h;
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"ttl_ms":30000,)"
+                       R"("points":["between-get-and-del","a-2"],"name":"gcd"})",
+                       &h),
+            "");
+  ASSERT_TRUE(h.ttl.has_value());
+  EXPECT_EQ(*h.ttl, Millis(30000));
+  EXPECT_EQ(h.points, (std::vector<std::string>{"between-get-and-del", "a-2"}));
+  EXPECT_EQ(h.name, "gcd");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"ttl_ms":0})", &h),
+            "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got 0");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"ttl_ms":"500"})", &h),
+            "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got \"500\"");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"points":"x"})", &h),
+            "hello: field 'points' must be an array of point names");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"points":["Bad_Name"]})", &h),
+            "hello: field 'points': \"Bad_Name\" is not a point name ([a-z0-9-]+, at most 64 "
+            "characters)");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"points":[3]})", &h),
+            "hello: field 'points': 3 is not a point name ([a-z0-9-]+, at most 64 characters)");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"name":1})", &h),
+            "hello: field 'name' must be a string");
+}
+
+TEST(DriverProtocolTest, PointNamesAndLines) {
+  EXPECT_TRUE(IsWellFormedPointName("between-get-and-del"));
+  EXPECT_TRUE(IsWellFormedPointName(std::string(64, 'a')));
+  EXPECT_FALSE(IsWellFormedPointName(std::string(65, 'a')));
+  EXPECT_FALSE(IsWellFormedPointName(""));
+  EXPECT_FALSE(IsWellFormedPointName("A"));
+  EXPECT_FALSE(IsWellFormedPointName("a b"));
+  EXPECT_TRUE(IsPointLine(R"({"point":"x"})"));
+  EXPECT_TRUE(IsPointLine(R"({"point":7})")) << "a malformed point line is still one";
+  EXPECT_FALSE(IsPointLine(R"({"id":1,"outcome":"ok","token":"t"})"));
+  EXPECT_FALSE(IsPointLine("garbage"));
+  const std::vector<std::string> declared = {"between-get-and-del"};
+  std::string name;
+  EXPECT_EQ(CheckPointLine(R"({"point":"between-get-and-del"})", declared, &name), "");
+  EXPECT_EQ(name, "between-get-and-del");
+  EXPECT_EQ(CheckPointLine(R"({"point":"elsewhere"})", declared, &name),
+            "point 'elsewhere' was not announced in the hello (it announced: between-get-and-del)");
+  EXPECT_EQ(CheckPointLine(R"({"point":"x"})", {}, &name),
+            "point 'x' was not announced in the hello (it announced: none)");
+  EXPECT_EQ(CheckPointLine(R"({"point":7})", declared, &name),
+            "malformed point line (expected {\"point\":\"NAME\"}, NAME [a-z0-9-]+): "
+            "'{\"point\":7}'");
+  EXPECT_EQ(PointGoLine("p-1"), "{\"point\":\"p-1\",\"go\":true}\n");
 }
 
 TEST(DriverProtocolTest, Answers) {

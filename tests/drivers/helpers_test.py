@@ -102,3 +102,65 @@ class HelperTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# Pause points (issue 17): a driver of a few lines per language, with ttl_ms and points in
+# its hello and a point between two steps of its acquire.
+POINT_DRIVERS = {
+    "python": ("#!/usr/bin/python3\n"
+               "import sys\n"
+               "sys.path.insert(0, %r)\n"
+               "import locklab_driver as ld\n"
+               "def acquire(req):\n"
+               "    ld.point('mid')\n"
+               "    return {'outcome': 'ok', 'token': 't'}\n"
+               "ld.run('pt', acquire, lambda req: {'outcome': 'ok'}, ttl_ms=700, points=['mid'])\n"),
+    "node": ("#!/usr/bin/env node\n"
+             "const ld = require(%r + '/locklab_driver.js');\n"
+             "ld.run({ name: 'pt', ttlMs: 700, points: ['mid'],\n"
+             "  acquire: async () => { await ld.point('mid'); return { outcome: 'ok', token: 't' }; },\n"
+             "  release: async () => ({ outcome: 'ok' }) });\n"),
+}
+
+
+class PointTest(unittest.TestCase):
+    each = HelperTest.each
+
+    def test_point_waits_for_go_and_the_hello_declares_ttl_and_points(self):
+        import tempfile
+        examples = os.path.join(HERE, "..", "..", "examples", "drivers")
+        examples = os.path.abspath(examples)
+        for lang in self.each():
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "pt")
+                with open(path, "w") as f:
+                    f.write(POINT_DRIVERS[lang] % examples)
+                os.chmod(path, 0o755)
+                p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                try:
+                    hello = json.loads(p.stdout.readline())
+                    self.assertEqual(hello["ttl_ms"], 700)
+                    self.assertEqual(hello["points"], ["mid"])
+                    p.stdin.write(req(1, "acquire", "k", ttl_ms=500) + "\n")
+                    p.stdin.flush()
+                    self.assertEqual(json.loads(p.stdout.readline()), {"point": "mid"})
+                    p.stdin.write(json.dumps({"point": "mid", "go": True}) + "\n")
+                    p.stdin.flush()
+                    answer = json.loads(p.stdout.readline())
+                    self.assertEqual((answer["id"], answer["outcome"]), (1, "ok"))
+                    # EOF while waiting at a point: the operation is unknown, the driver exits.
+                    p.stdin.write(req(2, "acquire", "k", ttl_ms=500) + "\n")
+                    p.stdin.flush()
+                    self.assertEqual(json.loads(p.stdout.readline()), {"point": "mid"})
+                    p.stdin.close()
+                    answer = json.loads(p.stdout.readline())
+                    self.assertEqual((answer["id"], answer["outcome"]), (2, "unknown"))
+                    self.assertIn("stdin closed at point mid", answer["detail"])
+                    self.assertEqual(p.wait(timeout=10), 0)
+                finally:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+                    p.stdout.close()
+                    p.stderr.close()

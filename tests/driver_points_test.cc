@@ -1,0 +1,158 @@
+// Issue 17, parts 4 and 5: pause points a lock (or a lock driver's hello) announces, through
+// the `locklab` binary. A fault armed at a point nobody announces is refused before anything
+// starts (the one-line error names the file, line and field, or the flag); a client-pause
+// armed at a driver's own point really stops the client there (the deliberately broken
+// examples/drivers/get_compare_del.py, between its GET and its DEL); `locklab matrix --ttl`
+// is checked and says why a cell too long to run is n/a.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+const char kGcd[] = "driver:examples/drivers/get_compare_del.py";
+
+class DriverPointsTest : public TrialTest {
+ protected:
+  Invocation Locklab(std::vector<std::string> args, Millis timeout = Millis(60000)) {
+    return RunLocklab(args, dir_, timeout);
+  }
+  std::string WriteScenario(const std::string& text) {
+    std::string path = dir_ + "/s.toml";
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_F(DriverPointsTest, AFlagPointTheLockDoesNotAnnounceIsRefused) {
+  Invocation inv = Locklab({"run", "--lock", "setnx", "--fault", "client-pause", "--param",
+                            "point=x", "--no-report", "--out", dir_});
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_EQ(inv.output,
+            "locklab run: flag --param: lock 'setnx' has no pause point 'x' (it has: after-acquire, "
+            "before-write, after-release)\n");
+}
+
+TEST_F(DriverPointsTest, AScenarioPointTheLockDoesNotAnnounceNamesItsLine) {
+  std::string path = WriteScenario(
+      "duration_ms = 2000\n"
+      "[lock]\n"
+      "id = \"redlock\"\n"
+      "[[faults]]\n"
+      "id = \"client-pause\"\n"
+      "point = \"between-get-and-del\"\n");
+  Invocation inv = Locklab({"run", path, "--no-report", "--out", dir_});
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_EQ(inv.output, "locklab " + path +
+                            ":6: field 'faults[0].point': lock 'redlock' has no pause point "
+                            "'between-get-and-del' (it has: after-acquire, before-write, "
+                            "after-release, redlock-replies-in-flight)\n");
+}
+
+TEST_F(DriverPointsTest, ADriversPointsComeFromItsHello) {
+  Invocation inv = Locklab({"run", "--lock", kGcd, "--fault", "client-pause", "--param",
+                            "point=nope", "--no-report", "--out", dir_});
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_EQ(inv.output, std::string("locklab run: flag --param: lock '") + kGcd +
+                            "' has no pause point 'nope' (it has: after-acquire, before-write, "
+                            "after-release, between-get-and-del)\n");
+}
+
+// The pause lands between the driver's GET and DEL: the nemesis opens the window at the
+// point, on the client whose release is then in flight, and that release completes only
+// after the window closed (the whole process group, driver included, was stopped).
+TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
+  std::string path = WriteScenario(
+      "name = \"gcd-pause\"\n"
+      "duration_ms = 4000\n"
+      "seed = 3\n"
+      "[lock]\n"
+      "id = \"" + std::string(kGcd) + "\"\n"
+      "ttl_ms = 500\n"
+      "[workload]\n"
+      "clients = 2\n"
+      "hold_ms = 50\n"
+      "think_ms = 20\n"
+      "acquire_timeout_ms = 1000\n"
+      "[[faults]]\n"
+      "id = \"client-pause\"\n"
+      "point = \"between-get-and-del\"\n"
+      "first_at_ms = 300\n"
+      "duration_ms = 1200\n"
+      "windows = 1\n");
+  Invocation inv = Locklab({"run", path, "--no-report", "--out", dir_});
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto h = History();
+  const nlohmann::json* start = nullptr;
+  for (const auto& e : h) {
+    if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
+      start = &e;
+      break;
+    }
+  }
+  ASSERT_NE(start, nullptr) << "no nemesis start in " << run_dir_ << "/history.jsonl";
+  const nlohmann::json& v = (*start)["value"];
+  EXPECT_EQ(v.value("point", ""), "between-get-and-del") << start->dump();
+  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start->dump();
+  const nlohmann::json target = v["targets"][0];
+  const int64_t opened = (*start)["time_ns"].get<int64_t>();
+  const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
+  EXPECT_EQ(v.value("duration_ms", int64_t{0}), 1200);
+  // The target's last invoke before the window is a release, and it completes after it.
+  const nlohmann::json* invoke = nullptr;
+  const nlohmann::json* completion = nullptr;
+  for (const auto& e : h) {
+    if (e.value("process", nlohmann::json()) != target) continue;
+    int64_t t = e["time_ns"].get<int64_t>();
+    if (e["type"] == "invoke" && t <= opened) {
+      invoke = &e;
+    } else if (invoke != nullptr && e["type"] != "invoke" && completion == nullptr &&
+               (*invoke)["f"] == e["f"] && t > opened) {
+      completion = &e;
+    }
+  }
+  ASSERT_NE(invoke, nullptr);
+  EXPECT_EQ((*invoke)["f"], "release") << invoke->dump();
+  ASSERT_NE(completion, nullptr) << "the release never completed";
+  EXPECT_GE((*completion)["time_ns"].get<int64_t>(), closed) << completion->dump();
+  auto r = Results(run_dir_);
+  ASSERT_TRUE(r.contains("coverage")) << r.dump(2);
+  EXPECT_EQ(r["coverage"][0]["windows_opened"], 1) << r.dump(2);
+  for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+}
+
+TEST_F(DriverPointsTest, MatrixTtlFlagIsChecked) {
+  Invocation a = Locklab({"matrix", "--ttl", "0", "--no-report", "--out", dir_});
+  EXPECT_EQ(a.exit_code, 64) << a.output;
+  EXPECT_EQ(a.output.rfind("locklab matrix: flag --ttl: ", 0), 0u) << a.output;
+  EXPECT_EQ(a.output.find('\n'), a.output.size() - 1) << "one line: " << a.output;
+  Invocation b = Locklab({"matrix", "--ttl", "soon", "--no-report", "--out", dir_});
+  EXPECT_EQ(b.exit_code, 64) << b.output;
+  EXPECT_EQ(b.output.rfind("locklab matrix: flag --ttl: ", 0), 0u) << b.output;
+  Invocation c = Locklab({"matrix", "--ttl", "--no-report"});
+  EXPECT_EQ(c.exit_code, 64) << c.output;
+}
+
+TEST_F(DriverPointsTest, MatrixTtlTooLongACellIsNaAndSaysWhy) {
+  // x200: client-pause's 3.5 s run would take 700 s. Nothing runs.
+  Invocation inv = Locklab({"matrix", "--ttl", "100000", "--locks", "set-nx-px-lua", "--faults",
+                            "client-pause", "--seed", "7", "--no-report", "--out", dir_});
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("matrix: (\\S+)/matrix.md"))) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(m[1].str() + "/matrix.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << inv.output;
+  std::string all = j.dump();
+  EXPECT_NE(all.find("needs a 700 s run (the preset's times x 200 for TTL 100000 ms), runs are "
+                     "capped at 600 s"),
+            std::string::npos)
+      << all.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace locklab::testing
