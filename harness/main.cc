@@ -28,14 +28,10 @@ const char kUsage[] =
     "                 [--lock ID ...] [--lock driver:PATH [--driver-arg ARG ...]]\n"
     "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
     "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
-    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]
-"
-    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N] [--seed N] [--ttl MS]
-"
-    "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]
-"
-    "               (search the fault space for a failure, shrink it to minimal.toml)
-"
+    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]\n"
+    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N] [--seed N] [--ttl MS]\n"
+    "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]\n"
+    "               (search the fault space for a failure, shrink it to minimal.toml)\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
     "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
