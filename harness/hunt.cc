@@ -24,6 +24,7 @@
 #include "harness/report_command.h"
 #include "harness/run_options.h"
 #include "harness/run_store.h"
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 
 namespace locklab::harness {
@@ -38,7 +39,8 @@ struct HuntFlags {
   int jobs = 2, reruns = 3, max_faults = 3;
   uint64_t seed = 0;
   bool liveness = false, keep_searching = false, report = true;
-  bool shrink = true;  // --no-shrink: search only (time-to-find benchmarks)
+  bool shrink = true;      // --no-shrink: search only (time-to-find benchmarks)
+  bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
 };
 
 // "90s", "10m", "1h" or plain seconds.
@@ -90,9 +92,12 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       s = r.NoValue(), f->keep_searching = true;
     else if (r.Is("--no-report"))
       s = r.NoValue(), f->report = false;
+    else if (r.Is("--no-shrink"))
+      s = r.NoValue(), f->shrink = false;
     else if (r.Is("--ttl")) {
       s = r.Int(1, 3600000, &n);
       f->ttl = Millis(n);
+      f->ttl_given = true;
     } else if (r.Is("--jobs")) {
       s = r.Int(1, 64, &n);
       f->jobs = static_cast<int>(n);
@@ -462,6 +467,15 @@ int RunHuntCommand(const std::vector<std::string>& args) {
   if (s.ok()) s = BuildSpace(flags, &space);
   std::string resolved;  // a driver:PATH that is not there is refused before anything runs
   if (s.ok()) s = ResolveDriverPath(flags.lock, &resolved);
+  if (s.ok() && !resolved.empty()) {
+    // A driver says in its hello which points it stops at and the TTL it really sets.
+    locks::DriverHello hello;
+    s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
+    if (s.ok()) {
+      for (const auto& p : hello.points) space.points.push_back(p);
+      if (hello.ttl && !flags.ttl_given) space.ttl = flags.ttl = *hello.ttl;
+    }
+  }
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
