@@ -150,7 +150,7 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   space->nodes = info->default_nodes;
   space->max_faults = flags.max_faults;
   space->points = {"after-acquire", "before-write"};
-  for (const auto& p : info->points) space->points.push_back(p);
+  space->lock_points = info->points;
   for (const auto& f : faults::ListFaults()) {
     if (f.id == "none" || !locks::FaultApplies(*info, f.id)) continue;
     if (base != nullptr && !locks::FaultApplies(*base, f.id)) continue;
@@ -324,6 +324,15 @@ void Hunt::Search(bool stop_at_first) {
         RunAll(b);
         baseline_failed = Failed(b[0]);
       }
+      if (baseline_failed) {
+        // Both locks fail here: draw these kinds of fault less (never below a twentieth).
+        for (const auto& fault : r.options.faults) {
+          for (const auto& kind : FaultKinds(fault)) {
+            double& w = space_.weights.try_emplace(kind, 1.0).first->second;
+            w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
+          }
+        }
+      }
       FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
       RunOptions saved = r.options;
       saved.expect_verdict = f_.liveness && r.Verdict() != "violated" ? "" : "violated";
@@ -472,7 +481,7 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     locks::DriverHello hello;
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
-      for (const auto& p : hello.points) space.points.push_back(p);
+      for (const auto& p : hello.points) space.lock_points.push_back(p);
       if (hello.ttl && !flags.ttl_given) space.ttl = flags.ttl = *hello.ttl;
     }
   }

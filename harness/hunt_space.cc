@@ -26,6 +26,24 @@ const T& Pick(Rng& rng, const std::vector<T>& v) {
   return v[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(v.size()) - 1))];
 }
 
+double Weight(const SearchSpace& s, const std::string& kind) {
+  auto it = s.weights.find(kind);
+  return it == s.weights.end() ? 1.0 : it->second;
+}
+
+// One of `v` (not empty) with probability proportional to weight(v[i]).
+template <typename T, typename W>
+size_t WeightedIndex(Rng& rng, const std::vector<T>& v, W weight) {
+  double total = 0;
+  for (const auto& x : v) total += weight(x);
+  double r = rng.Unit() * total;
+  for (size_t i = 0; i < v.size(); ++i) {
+    r -= weight(v[i]);
+    if (r < 0) return i;
+  }
+  return v.size() - 1;
+}
+
 // One node, a minority or a majority of the lock's nodes, in increasing order.
 std::vector<int> DrawNodes(const SearchSpace& s, Rng& rng) {
   std::vector<int> all;
@@ -53,6 +71,15 @@ std::string DrawOffset(const SearchSpace& s, Rng& rng) {
   return buf;
 }
 
+// A pause point for fault `id`: one the lock announces half the time (when it has any),
+// else the workload's; within each, by the weights of "id@point".
+std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
+  const auto& among = !s.lock_points.empty() && rng.Unit() < 0.5 ? s.lock_points
+                      : s.points.empty()                        ? kWorkloadPoints
+                                                                : s.points;
+  return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
+}
+
 faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
   faults::FaultOptions f;
   f.id = id;
@@ -62,12 +89,12 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   f.windows = static_cast<int>(rng.Uniform(1, 3));
   if (id == "client-pause") {
     if (rng.Unit() < 0.6) {
-      f.params["point"] = Pick(rng, s.points);  // targeted: the client that reaches it stops
+      f.params["point"] = DrawPoint(s, rng, id);  // targeted: the client that reaches it stops
     } else {
       f.params["mode"] = "random";  // timed: a stop-the-world pause wherever the client is
     }
   } else if (id == "slow-cs") {
-    f.params["point"] = Pick(rng, kWorkloadPoints);
+    f.params["point"] = DrawPoint(s, rng, id);
   } else if (id == "client-crash") {
     f.params["point"] = Pick(rng, kWorkloadPoints);
     f.windows = 1;  // a crashed client does not come back
@@ -104,6 +131,13 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
 
 }  // namespace
 
+std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
+  std::vector<std::string> kinds = {f.id};
+  auto point = f.params.find("point");
+  if (point != f.params.end() && f.Param("mode", "targeted") != "random") kinds.push_back(f.id + "@" + point->second);
+  return kinds;
+}
+
 Millis LastWindowEnd(const RunOptions& o) {
   Millis end{0};
   for (const auto& f : o.faults) {
@@ -134,7 +168,7 @@ RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name)
   int n = static_cast<int>(
       rng.Uniform(1, std::min<int64_t>(s.max_faults, static_cast<int64_t>(pool.size()))));
   for (int i = 0; i < n && !pool.empty(); ++i) {
-    size_t k = static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(pool.size()) - 1));
+    size_t k = WeightedIndex(rng, pool, [&](const std::string& id) { return Weight(s, id); });
     o.faults.push_back(DrawFault(s, rng, pool[k]));
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
   }

@@ -31,15 +31,28 @@ struct SearchSpace {
   Millis ttl{500};                            // the lock's TTL: every time scales with it
   int nodes = 1;                              // lock nodes
   std::vector<std::string> faults;            // fault ids to draw from (applicable, not none)
-  std::vector<std::string> points;            // pause points: the workload's and the lock's
+  std::vector<std::string> points;            // the workload's pause points
+  // The points the lock itself announces (LockInfo::points, a driver's hello): between its
+  // own commands, where a stop is most telling. A pause armed at a point picks one of these
+  // half the time when there are any.
+  std::vector<std::string> lock_points;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
+  // Weights of fault kinds: a fault id ("clock-jump") or an armed fault at a point
+  // ("client-pause@before-write"); 1 when absent. With a baseline, a kind whose scenarios
+  // also break the baseline is drawn less often (FaultKinds, hunt.cc), so the search moves
+  // to where the two locks differ.
+  std::map<std::string, double> weights;
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
 };
 
 // One scenario named `name`, with a seed drawn from `rng`.
 RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);
+
+// The kinds of `f` that SearchSpace::weights names: its id, and for a fault armed at a pause
+// point also "id@point".
+std::vector<std::string> FaultKinds(const faults::FaultOptions& f);
 
 // When the last window of `o`'s faults closes (first_at + windows x (duration + interval));
 // faults with windows = 0 count as one window.

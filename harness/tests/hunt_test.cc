@@ -19,7 +19,7 @@ SearchSpace SpaceFor(const locks::LockInfo& info, Millis ttl) {
   s.ttl = ttl;
   s.nodes = info.default_nodes;
   s.points = {"after-acquire", "before-write"};
-  for (const auto& p : info.points) s.points.push_back(p);
+  s.lock_points = info.points;
   for (const auto& f : faults::ListFaults()) {
     if (f.id != "none" && locks::FaultApplies(info, f.id)) s.faults.push_back(f.id);
   }

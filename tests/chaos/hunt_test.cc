@@ -1,0 +1,95 @@
+// `locklab hunt` end to end: it finds a failure it was not told how to cause, shrinks it to
+// a minimal.toml that `locklab run` replays, keeps what it found, finds nothing where a
+// correct lock is safe, and refuses bad flags in one line before anything runs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/run_locklab.h"
+
+namespace locklab::testing {
+namespace {
+
+class HuntTest : public TempDirTest {
+ protected:
+  HuntTest() : TempDirTest("locklab-hunt") {}
+  Invocation Hunt(std::vector<std::string> args, Millis timeout = Millis(300000)) {
+    args.insert(args.begin(), "hunt");
+    for (std::string a : {"--no-report", "--out", dir_.c_str()}) args.push_back(a);
+    return RunLocklab(args, dir_, timeout);
+  }
+  static std::string HuntDirOf(const Invocation& inv) {
+    std::smatch m;
+    static const std::regex re("hunt: (\\S+)/hunt\\.md");
+    return std::regex_search(inv.output, m, re) ? m[1].str() : "";
+  }
+};
+
+TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
+  Invocation inv = Hunt({"--lock", "set-nx-px-del", "--faults", "client-pause,server-pause", "--budget", "90s",
+                         "--shrink-budget", "60s", "--seed", "3"});
+  ASSERT_EQ(inv.exit_code, 1) << inv.output;
+  std::string dir = HuntDirOf(inv);
+  ASSERT_FALSE(dir.empty()) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  ASSERT_FALSE(j["found"].empty());
+  ASSERT_TRUE(j["minimal"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["minimal"]["reruns"], 10);
+  // The minimal scenario has no more faults than the one found, and every found scenario is
+  // kept as a file with its expectation.
+  EXPECT_LE(j["minimal"]["faults"].size(), j["found"][0]["faults"].size());
+  for (const auto& f : j["found"]) {
+    std::string toml = ReadAll(dir + "/" + f["scenario"].get<std::string>());
+    EXPECT_NE(toml.find("[expect]\nverdict = \"violated\""), std::string::npos) << toml;
+  }
+  std::string minimal = ReadAll(dir + "/minimal.toml");
+  EXPECT_NE(minimal.find("verdict = \"violated\""), std::string::npos) << minimal;
+  EXPECT_FALSE(ReadAll(dir + "/narrative.md").empty());
+  // `locklab run minimal.toml` replays it: the lab accepts the file, and a run that fails
+  // meets its expectation (exit 1 = violated as expected is not what run says: run exits 0
+  // when every expectation is met, 1 when one is not).
+  Invocation replay = RunLocklab({"run", dir + "/minimal.toml", "--no-report", "--out", dir_ + "/replay"}, dir_,
+                                 Millis(120000));
+  EXPECT_LT(replay.exit_code, 64) << replay.output;
+}
+
+TEST_F(HuntTest, ACorrectLockWhereItIsSafeGivesNoFailure) {
+  Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash,client-clock", "--budget", "40s",
+                         "--seed", "5"});
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::string dir = HuntDirOf(inv);
+  ASSERT_FALSE(dir.empty()) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  EXPECT_TRUE(j["found"].empty()) << j.dump(2);
+  EXPECT_GE(j["trials"].get<int>(), 4);
+  EXPECT_NE(inv.output.find("not a proof"), std::string::npos) << inv.output;
+}
+
+TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{}, "hunt: --lock is required"},
+      {{"--lock", "nope"}, "unknown lock 'nope'"},
+      {{"--lock", "setnx", "--faults", "bogus"}, "unknown fault 'bogus'"},
+      {{"--lock", "db-row", "--faults", "clock-jump"}, "does not apply to lock 'db-row'"},
+      {{"--lock", "setnx", "--budget", "soon"}, "expected a time like 90s, 10m or 1h, got 'soon'"},
+      {{"--lock", "setnx", "--baseline", "nope"}, "unknown lock 'nope'"},
+      {{"--lock", "setnx", "--jobs", "0"}, "flag --jobs"},
+      {{"--lock", "driver:/nonexistent/driver.py"}, "/nonexistent/driver.py"},
+  };
+  for (const auto& c : cases) {
+    Invocation inv = Hunt(c.args, Millis(30000));
+    EXPECT_EQ(inv.exit_code, 64) << inv.output;
+    EXPECT_NE(inv.output.find(c.says), std::string::npos) << inv.output;
+    EXPECT_EQ(std::count(inv.output.begin(), inv.output.end(), '\n'), 1) << inv.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/hunt-setnx")) << "a refused hunt left a directory";
+}
+
+}  // namespace
+}  // namespace locklab::testing
