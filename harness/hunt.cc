@@ -36,7 +36,7 @@ struct HuntFlags {
   std::vector<std::string> driver_args, faults;
   Millis ttl{500};
   Millis budget{10 * 60 * 1000}, shrink_budget{5 * 60 * 1000};
-  int jobs = 2, reruns = 3, max_faults = 3;
+  int jobs = 2, reruns = 4, max_faults = 3;
   uint64_t seed = 0;
   bool liveness = false, keep_searching = false, report = true;
   bool shrink = true;      // --no-shrink: search only (time-to-find benchmarks)
@@ -240,33 +240,39 @@ class Hunt {
   HuntStory story_;
 };
 
-int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub,
-                 const std::string& tag, bool* baseline_failed, std::vector<ChildRun>* kept) {
-  // As many reruns as run at once (the baseline's run among the first), then more only while
-  // the count is undecided: `need` failures are reached, or can no longer be. need <= 0:
-  // all n (a reproduction rate).
+int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+                 bool* baseline_failed, std::vector<ChildRun>* kept) {
+  // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
+  // failures reached, or out of reach), then the baseline's run only when the step would be
+  // kept. need <= 0 (a reproduction rate): all n and the baseline's run at once.
   std::vector<ChildRun> all;
-  bool baseline_pending = !f_.baseline.empty();
-  bool base_failed = false;
   int failed = 0, done = 0;
-  while (done < n && !Stop()) {
-    std::vector<ChildRun> batch;
-    if (baseline_pending) batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline"));
-    int slots = need > 0 ? std::max(1, f_.jobs - static_cast<int>(batch.size())) : n - done;
-    for (int i = 0; i < slots && done + i < n; ++i)
-      batch.push_back(Make(o, sub, tag + "-" + std::to_string(done + i + 1)));
+  bool base_failed = false;
+  auto count = [&](std::vector<ChildRun>& batch) {
     RunAll(batch);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (IsBaseline(batch[i])) {
-        base_failed = Failed(batch[i]);
+    for (auto& r : batch) {
+      if (IsBaseline(r)) {
+        base_failed = Failed(r);
       } else {
-        failed += Failed(batch[i]) && Trusted(batch[i]);
+        failed += Failed(r) && Trusted(r);
         ++done;
       }
-      all.push_back(std::move(batch[i]));
+      all.push_back(std::move(r));
     }
-    baseline_pending = false;
-    if (need > 0 && (base_failed || failed >= need || failed + (n - done) < need)) break;
+  };
+  while (done < n && !Stop()) {
+    std::vector<ChildRun> batch;
+    if (need <= 0 && !f_.baseline.empty()) batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline"));
+    int slots = need > 0 ? f_.jobs : n - done;
+    for (int i = 0; i < slots && done + i < n; ++i) {
+      batch.push_back(Make(o, sub, tag + "-" + std::to_string(done + i + 1)));
+    }
+    count(batch);
+    if (need > 0 && (failed >= need || failed + (n - done) < need)) break;
+  }
+  if (need > 0 && failed >= need && !f_.baseline.empty() && !Stop()) {
+    std::vector<ChildRun> batch = {Make(OnBaseline(o), sub, tag + "-baseline")};
+    count(batch);
   }
   if (baseline_failed) *baseline_failed = base_failed;
   if (kept) *kept = std::move(all);
@@ -356,7 +362,7 @@ void Hunt::Shrink() {
   current.name = "minimal";
   story_.chain = {current};
   const Nanos shrink_start = MonotonicNow();
-  const int need = (2 * f_.reruns + 2) / 3;  // two thirds, rounded up
+  const int need = (3 * f_.reruns + 3) / 4;  // three quarters, rounded up
   int step = 0;
   // Passes over the candidates; within a pass a kind of step that failed to reproduce is not
   // tried again on the simpler scenarios that follow (a new pass tries everything again).
