@@ -1,6 +1,8 @@
 #include "checker/mutual_exclusion.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -30,6 +32,16 @@ bool WriteValue(const nlohmann::json& v, int64_t* value, int64_t* fence) {
   return false;
 }
 
+// The value's validity_ms when it is a number > 0 (how long the lock said the lease lasts).
+std::optional<Nanos> PositiveValidity(const nlohmann::json& v) {
+  if (!v.is_object()) return std::nullopt;
+  auto it = v.find("validity_ms");
+  if (it == v.end() || !it->is_number()) return std::nullopt;
+  double ms = it->get<double>();
+  if (!(ms > 0)) return std::nullopt;
+  return std::chrono::duration_cast<Nanos>(std::chrono::duration<double, std::milli>(ms));
+}
+
 }  // namespace
 
 std::vector<int64_t> CrashedClients(const Event& e) {
@@ -47,13 +59,24 @@ std::vector<int64_t> CrashedClients(const Event& e) {
   return out;
 }
 
-std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
+std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const HoldOptions& options) {
   std::vector<HoldInterval> done;
   std::map<std::pair<int64_t, std::string>, HoldInterval> open;
+  // With validity honoured: when each open hold's client stopped believing it held the lock
+  // (absent: never, the lease gave no validity).
+  std::map<std::pair<int64_t, std::string>, Nanos> valid_until;
   auto close = [&](int64_t process, const std::string& key, Nanos t) {
     auto it = open.find({process, key});
     if (it == open.end()) return;
     it->second.end = t;
+    auto vu = valid_until.find({process, key});
+    if (vu != valid_until.end()) {
+      if (vu->second < t) {
+        it->second.end = vu->second;
+        it->second.validity_cut = true;
+      }
+      valid_until.erase(vu);
+    }
     done.push_back(std::move(it->second));
     open.erase(it);
   };
@@ -80,13 +103,23 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
       h.acquire_index = e.index;
       h.lease = e.value;
       open.emplace(std::make_pair(e.process, e.key), std::move(h));
+      if (options.validity_honoured) {
+        if (auto v = PositiveValidity(e.value)) valid_until[{e.process, e.key}] = e.time + *v;
+      }
+    } else if (e.type == EventType::kOk && e.f == "renew" && options.validity_honoured) {
+      // A renewal the client saw succeed extends what it believes (never shortens it).
+      auto vu = valid_until.find({e.process, e.key});
+      if (vu == valid_until.end() || !open.count({e.process, e.key})) continue;
+      if (auto v = PositiveValidity(e.value)) vu->second = std::max(vu->second, e.time + *v);
+      else valid_until.erase(vu);  // a renewed lease without a validity is not bounded
     }
   }
   Nanos end = EndOfHistory(sorted);
-  for (auto& [pk, h] : open) {
-    h.end = end;
-    h.open_at_end = true;
-    done.push_back(std::move(h));
+  std::vector<std::pair<int64_t, std::string>> still_open;
+  for (auto& [pk, h] : open) still_open.push_back(pk);
+  for (auto& pk : still_open) {
+    open[pk].open_at_end = true;
+    close(pk.first, pk.second, end);
   }
   std::sort(done.begin(), done.end(), [](const HoldInterval& a, const HoldInterval& b) {
     return std::tie(a.key, a.start, a.process) < std::tie(b.key, b.start, b.process);

@@ -1,7 +1,9 @@
 #include "checker/verdict.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace locklab::checker {
 namespace {
@@ -110,6 +112,10 @@ RunFacts ReadRunFacts(const History& h) {
       if (v.contains("lin_time_budget_ms") && v["lin_time_budget_ms"].is_number_integer()) {
         f.lin_time_budget = Millis(v["lin_time_budget_ms"].get<int64_t>());
       }
+      if (v.contains("workload") && v["workload"].is_object()) {
+        const auto& w = v["workload"];
+        f.validity_honoured = w.contains("validity") && w["validity"] == "honour";
+      }
     } else if (e.key == "end") {
       f.ended = true;
       f.interrupted = v.value("interrupted", false);
@@ -132,6 +138,9 @@ nlohmann::ordered_json RunStartValue(const RunFacts& f) {
   v["faults"] = f.faults;
   v["stuck_after_ms"] = f.stuck_after.count();
   v["lin_time_budget_ms"] = f.lin_time_budget.count();
+  // Only declared when it changes the judgement: histories of runs that ignore validity
+  // stay byte-for-byte what they were.
+  if (f.validity_honoured) v["workload"] = {{"validity", "honour"}};
   return v;
 }
 
@@ -243,6 +252,52 @@ History WithCrashReleases(const History& sorted) {
   return SortedByTime(std::move(out));
 }
 
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  // The holds the validity rule cut, by (process, key, start); each gets a release at its
+  // end unless the client's own release of that lease then succeeded (the lock was still
+  // its own on the server: nobody can have taken it in between).
+  std::map<std::tuple<int64_t, std::string, Nanos>, const HoldInterval*> cut;
+  for (const auto& h : holds) {
+    if (h.validity_cut) cut[{h.process, h.key, h.start}] = &h;
+  }
+  if (cut.empty()) return sorted;
+  std::map<std::pair<int64_t, std::string>, const HoldInterval*> current;  // hold being closed
+  std::vector<const HoldInterval*> add;
+  for (const auto& e : sorted) {
+    if (e.process < 0) continue;
+    if (e.f == "acquire" && e.type == EventType::kOk) {
+      auto it = cut.find({e.process, e.key, e.time});
+      if (it != cut.end()) current[{e.process, e.key}] = it->second;
+      else current.erase({e.process, e.key});
+    } else if (e.f == "release" && e.type != EventType::kInvoke) {
+      auto it = current.find({e.process, e.key});
+      if (it == current.end()) continue;
+      if (e.type != EventType::kOk) add.push_back(it->second);
+      current.erase(it);
+    }
+  }
+  for (auto& [pk, h] : current) add.push_back(h);  // never released
+  History out = sorted;
+  int64_t next_index = 0;
+  for (const auto& e : sorted) next_index = std::max(next_index, e.index + 1);
+  for (const HoldInterval* h : add) {
+    for (auto type : {EventType::kInvoke, EventType::kOk}) {
+      Event r;
+      r.index = next_index++;
+      r.time = h->end;
+      r.process = h->process;
+      r.type = type;
+      r.f = "release";
+      r.key = h->key;
+      if (type == EventType::kInvoke && h->lease.is_object() && h->lease.contains("token")) {
+        r.value = {{"token", h->lease["token"]}};
+      }
+      out.push_back(r);
+    }
+  }
+  return SortedByTime(std::move(out));
+}
+
 bool Judgement::linearizable_known() const {
   return lock_lin.verdict != LinVerdict::kUnknown && resource_lin.verdict != LinVerdict::kUnknown;
 }
@@ -265,7 +320,9 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   }
   j.acquires_unknown = j.acquires - j.acquires_ok - j.acquires_fail;
 
-  j.holds = ComputeHoldIntervals(sorted);
+  HoldOptions ho;
+  ho.validity_honoured = j.facts.validity_honoured;
+  j.holds = ComputeHoldIntervals(sorted, ho);
   j.mutual_exclusion = CheckMutualExclusion(j.holds);
   j.resource = CheckResource(sorted);
   LivenessOptions lo;
@@ -285,7 +342,9 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   LinearizabilityOptions lin;
   lin.time_budget = o.lin_time_budget.value_or(j.facts.lin_time_budget);
   lin.memory_budget_bytes = o.memory_budget_bytes;
-  j.lock_lin = CheckLinearizability(WithCrashReleases(sorted),
+  // With validity honoured, a lease the client stopped using ends (for the lock's model too)
+  // where its hold was cut (WithValidityReleases).
+  j.lock_lin = CheckLinearizability(WithValidityReleases(WithCrashReleases(sorted), j.holds),
                                     fenced ? Model::kFencedMutex : Model::kOwnerMutex, lin);
   j.resource_lin = CheckLinearizability(sorted, Model::kRegister, lin);
 
