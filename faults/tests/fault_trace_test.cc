@@ -183,7 +183,9 @@ std::vector<Case> Cases() {
   cases.push_back({"reply-loss holder", Options("reply-loss", {{"target", "holder"}}), 3, Millis(6000)});
   cases.push_back({"partition just-released", Options("partition", {{"target", "just-released"}}), 5,
                    Millis(6000)});
-  cases.push_back({"slow-cs armed holder", Options("slow-cs", {{"target", "holder"}}), 4, Millis(6000)});
+  FaultOptions armed_holder = Options("slow-cs", {{"target", "holder"}});
+  armed_holder.first_at = Millis(1100);  // inside a slice where clients 2 and 3 hold
+  cases.push_back({"slow-cs armed holder", armed_holder, 4, Millis(6000)});
   cases.push_back({"client-crash armed just-released",
                    Options("client-crash", {{"target", "just-released"}}), 4, Millis(6000)});
   cases.push_back({"client-pause bad target", Options("client-pause", {{"target", "leader"}}), 1,
