@@ -101,5 +101,40 @@ TEST_F(WorkloadValidityTest, ScenarioRoundTripKeepsTheOptions) {
   EXPECT_NE(toml.find("validity = \"honour\""), std::string::npos) << toml;
 }
 
+// The fault targets in a real run: each window of a random client-pause with target
+// just-released stops the client whose release completed last (in the order the harness
+// saw the events, which is the history's index order), and with target holder a client
+// holding the lock then.
+TEST_F(WorkloadValidityTest, FaultTargetsPickTheJustReleasedClientAndTheHolder) {
+  for (std::string kind : {"just-released", "holder"}) {
+    SCOPED_TRACE(kind);
+    Trial("set-nx-px-lua", "client-pause",
+          {"--pause-mode", "random", "--param", "target=" + kind, "--pause", "300", "--interval", "300"});
+    int64_t last_releaser = 0;
+    std::map<int64_t, bool> holding;
+    int windows = 0;
+    for (const auto& e : History()) {
+      std::string f = e.value("f", ""), type = e.value("type", "");
+      if (e["process"].is_number_integer()) {
+        int64_t p = e["process"];
+        if (f == "release" && type != "invoke") {
+          last_releaser = p;
+          holding[p] = false;
+        }
+        if (f == "acquire" && type == "ok") holding[p] = true;
+        if (f == "acquire" && type == "invoke") holding[p] = false;
+        continue;
+      }
+      if (f != "start" || e.value("key", "") != "client-pause") continue;
+      ++windows;
+      EXPECT_EQ(e["value"]["target"], kind) << e.dump();
+      int64_t target = e["value"]["targets"][0];
+      if (kind == "just-released") EXPECT_EQ(target, last_releaser) << e.dump();
+      else EXPECT_TRUE(holding[target]) << e.dump();
+    }
+    EXPECT_GE(windows, 3);
+  }
+}
+
 }  // namespace
 }  // namespace locklab::testing
