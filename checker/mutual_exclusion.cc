@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -125,6 +126,52 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
     return std::tie(a.key, a.start, a.process) < std::tie(b.key, b.start, b.process);
   });
   return done;
+}
+
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  // The holds the validity rule cut, by (process, key, start); each gets a release at its
+  // end unless the client's own release of that lease then succeeded (the lock was still
+  // its own on the server: nobody can have taken it in between).
+  std::map<std::tuple<int64_t, std::string, Nanos>, const HoldInterval*> cut;
+  for (const auto& h : holds) {
+    if (h.validity_cut) cut[{h.process, h.key, h.start}] = &h;
+  }
+  if (cut.empty()) return sorted;
+  std::map<std::pair<int64_t, std::string>, const HoldInterval*> current;  // hold being closed
+  std::vector<const HoldInterval*> add;
+  for (const auto& e : sorted) {
+    if (e.process < 0) continue;
+    if (e.f == "acquire" && e.type == EventType::kOk) {
+      auto it = cut.find({e.process, e.key, e.time});
+      if (it != cut.end()) current[{e.process, e.key}] = it->second;
+      else current.erase({e.process, e.key});
+    } else if (e.f == "release" && e.type != EventType::kInvoke) {
+      auto it = current.find({e.process, e.key});
+      if (it == current.end()) continue;
+      if (e.type != EventType::kOk) add.push_back(it->second);
+      current.erase(it);
+    }
+  }
+  for (auto& [pk, h] : current) add.push_back(h);  // never released
+  History out = sorted;
+  int64_t next_index = 0;
+  for (const auto& e : sorted) next_index = std::max(next_index, e.index + 1);
+  for (const HoldInterval* h : add) {
+    for (auto type : {EventType::kInvoke, EventType::kOk}) {
+      Event r;
+      r.index = next_index++;
+      r.time = h->end;
+      r.process = h->process;
+      r.type = type;
+      r.f = "release";
+      r.key = h->key;
+      if (type == EventType::kInvoke && h->lease.is_object() && h->lease.contains("token")) {
+        r.value = {{"token", h->lease["token"]}};
+      }
+      out.push_back(r);
+    }
+  }
+  return SortedByTime(std::move(out));
 }
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted) {

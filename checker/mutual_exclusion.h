@@ -92,6 +92,12 @@ struct HoldOptions {
 };
 
 std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const HoldOptions& options = {});
+// With validity honoured (HoldOptions; checker/verdict.h RunFacts): each hold the validity rule cut
+// (HoldInterval::validity_cut) ends with a release at its end, for the lock's linearizability
+// model, unless the client's own release of that lease then succeeded (the lock was still
+// its own on the server). Returns a new sorted history; `sorted` itself when nothing was cut.
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
+
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
 MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds);
 // Counter workload: writes carry the new value (a number, or {"value":n,"fence":k}); the

@@ -84,12 +84,6 @@ std::vector<FaultCoverage> ComputeFaultCoverage(const History& sorted, const Run
 // rule). Returns a new sorted history.
 History WithCrashReleases(const History& sorted);
 
-// With validity honoured (RunFacts::validity_honoured): each hold the validity rule cut
-// (HoldInterval::validity_cut) ends with a release at its end, for the lock's linearizability
-// model, unless the client's own release of that lease then succeeded (the lock was still
-// its own on the server). Returns a new sorted history; `sorted` itself when nothing was cut.
-History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
-
 struct JudgeOptions {
   // Overrides of the declared facts (`locklab check --time-budget-ms`).
   std::optional<Millis> lin_time_budget;
