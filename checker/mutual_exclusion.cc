@@ -1,6 +1,9 @@
 #include "checker/mutual_exclusion.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -30,6 +33,16 @@ bool WriteValue(const nlohmann::json& v, int64_t* value, int64_t* fence) {
   return false;
 }
 
+// The value's validity_ms when it is a number > 0 (how long the lock said the lease lasts).
+std::optional<Nanos> PositiveValidity(const nlohmann::json& v) {
+  if (!v.is_object()) return std::nullopt;
+  auto it = v.find("validity_ms");
+  if (it == v.end() || !it->is_number()) return std::nullopt;
+  double ms = it->get<double>();
+  if (!(ms > 0)) return std::nullopt;
+  return std::chrono::duration_cast<Nanos>(std::chrono::duration<double, std::milli>(ms));
+}
+
 }  // namespace
 
 std::vector<int64_t> CrashedClients(const Event& e) {
@@ -47,13 +60,24 @@ std::vector<int64_t> CrashedClients(const Event& e) {
   return out;
 }
 
-std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
+std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const HoldOptions& options) {
   std::vector<HoldInterval> done;
   std::map<std::pair<int64_t, std::string>, HoldInterval> open;
+  // With validity honoured: when each open hold's client stopped believing it held the lock
+  // (absent: never, the lease gave no validity).
+  std::map<std::pair<int64_t, std::string>, Nanos> valid_until;
   auto close = [&](int64_t process, const std::string& key, Nanos t) {
     auto it = open.find({process, key});
     if (it == open.end()) return;
     it->second.end = t;
+    auto vu = valid_until.find({process, key});
+    if (vu != valid_until.end()) {
+      if (vu->second < t) {
+        it->second.end = vu->second;
+        it->second.validity_cut = true;
+      }
+      valid_until.erase(vu);
+    }
     done.push_back(std::move(it->second));
     open.erase(it);
   };
@@ -80,18 +104,74 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted) {
       h.acquire_index = e.index;
       h.lease = e.value;
       open.emplace(std::make_pair(e.process, e.key), std::move(h));
+      if (options.validity_honoured) {
+        if (auto v = PositiveValidity(e.value)) valid_until[{e.process, e.key}] = e.time + *v;
+      }
+    } else if (e.type == EventType::kOk && e.f == "renew" && options.validity_honoured) {
+      // A renewal the client saw succeed extends what it believes (never shortens it).
+      auto vu = valid_until.find({e.process, e.key});
+      if (vu == valid_until.end() || !open.count({e.process, e.key})) continue;
+      if (auto v = PositiveValidity(e.value)) vu->second = std::max(vu->second, e.time + *v);
+      else valid_until.erase(vu);  // a renewed lease without a validity is not bounded
     }
   }
   Nanos end = EndOfHistory(sorted);
-  for (auto& [pk, h] : open) {
-    h.end = end;
-    h.open_at_end = true;
-    done.push_back(std::move(h));
+  std::vector<std::pair<int64_t, std::string>> still_open;
+  for (auto& [pk, h] : open) still_open.push_back(pk);
+  for (auto& pk : still_open) {
+    open[pk].open_at_end = true;
+    close(pk.first, pk.second, end);
   }
   std::sort(done.begin(), done.end(), [](const HoldInterval& a, const HoldInterval& b) {
     return std::tie(a.key, a.start, a.process) < std::tie(b.key, b.start, b.process);
   });
   return done;
+}
+
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  // The holds the validity rule cut, by (process, key, start); each gets a release at its
+  // end unless the client's own release of that lease then succeeded (the lock was still
+  // its own on the server: nobody can have taken it in between).
+  std::map<std::tuple<int64_t, std::string, Nanos>, const HoldInterval*> cut;
+  for (const auto& h : holds) {
+    if (h.validity_cut) cut[{h.process, h.key, h.start}] = &h;
+  }
+  if (cut.empty()) return sorted;
+  std::map<std::pair<int64_t, std::string>, const HoldInterval*> current;  // hold being closed
+  std::vector<const HoldInterval*> add;
+  for (const auto& e : sorted) {
+    if (e.process < 0) continue;
+    if (e.f == "acquire" && e.type == EventType::kOk) {
+      auto it = cut.find({e.process, e.key, e.time});
+      if (it != cut.end()) current[{e.process, e.key}] = it->second;
+      else current.erase({e.process, e.key});
+    } else if (e.f == "release" && e.type != EventType::kInvoke) {
+      auto it = current.find({e.process, e.key});
+      if (it == current.end()) continue;
+      if (e.type != EventType::kOk) add.push_back(it->second);
+      current.erase(it);
+    }
+  }
+  for (auto& [pk, h] : current) add.push_back(h);  // never released
+  History out = sorted;
+  int64_t next_index = 0;
+  for (const auto& e : sorted) next_index = std::max(next_index, e.index + 1);
+  for (const HoldInterval* h : add) {
+    for (auto type : {EventType::kInvoke, EventType::kOk}) {
+      Event r;
+      r.index = next_index++;
+      r.time = h->end;
+      r.process = h->process;
+      r.type = type;
+      r.f = "release";
+      r.key = h->key;
+      if (type == EventType::kInvoke && h->lease.is_object() && h->lease.contains("token")) {
+        r.value = {{"token", h->lease["token"]}};
+      }
+      out.push_back(r);
+    }
+  }
+  return SortedByTime(std::move(out));
 }
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted) {

@@ -6,6 +6,15 @@
 // certainly believed it held the lock. An acquire that ended `info` or `fail` starts none.
 // A violation is two hold intervals of different clients on one key that overlap.
 //
+// When the run declared that its clients honoured validity (HoldOptions, from the run start
+// event's "workload":{"validity":"honour"}; checker/verdict.h RunFacts), a hold also ends at
+// the latest at its acquire ok's time + the ok value's validity_ms (when > 0), pushed later
+// by each ok `renew` of the same client and key to that renew's time + its validity_ms: the
+// client stopped using the lock there (no read, write or renewal after it), so it only
+// believed it held the lock until then. The checker's times are the events' completion
+// times, at or after the client's own acquired_at, so this bound is never earlier than the
+// client's. A lease without validity_ms (a lock that reports none) is never cut.
+//
 // Everything here is computed from the events alone: the checker is never told which
 // algorithm ran or what it is expected to do. All functions are pure and thread-compatible;
 // the sweep is O(n log n) in the number of events.
@@ -29,6 +38,7 @@ struct HoldInterval {
   Nanos end{0};    // release invoke / next acquire invoke / crash / end of history
   int64_t acquire_index = 0;
   bool open_at_end = false;  // never released before the history ended
+  bool validity_cut = false; // ended at acquire (or renew) + validity_ms (HoldOptions)
   nlohmann::json lease;      // the acquire's ok value (token, fence)
 };
 
@@ -76,7 +86,18 @@ struct LivenessReport {
 // empty for any other event. The one place the crash rule reads its facts from.
 std::vector<int64_t> CrashedClients(const Event& e);
 
-std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted);
+struct HoldOptions {
+  // The clients honoured their leases' validity (see the top of this file).
+  bool validity_honoured = false;
+};
+
+std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const HoldOptions& options = {});
+// With validity honoured (HoldOptions; checker/verdict.h RunFacts): each hold the validity rule cut
+// (HoldInterval::validity_cut) ends with a release at its end, for the lock's linearizability
+// model, unless the client's own release of that lease then succeeded (the lock was still
+// its own on the server). Returns a new sorted history; `sorted` itself when nothing was cut.
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
+
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
 MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds);
 // Counter workload: writes carry the new value (a number, or {"value":n,"fence":k}); the

@@ -1,7 +1,9 @@
 #include "checker/verdict.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace locklab::checker {
 namespace {
@@ -110,6 +112,10 @@ RunFacts ReadRunFacts(const History& h) {
       if (v.contains("lin_time_budget_ms") && v["lin_time_budget_ms"].is_number_integer()) {
         f.lin_time_budget = Millis(v["lin_time_budget_ms"].get<int64_t>());
       }
+      if (v.contains("workload") && v["workload"].is_object()) {
+        const auto& w = v["workload"];
+        f.validity_honoured = w.contains("validity") && w["validity"] == "honour";
+      }
     } else if (e.key == "end") {
       f.ended = true;
       f.interrupted = v.value("interrupted", false);
@@ -132,6 +138,9 @@ nlohmann::ordered_json RunStartValue(const RunFacts& f) {
   v["faults"] = f.faults;
   v["stuck_after_ms"] = f.stuck_after.count();
   v["lin_time_budget_ms"] = f.lin_time_budget.count();
+  // Only declared when it changes the judgement: histories of runs that ignore validity
+  // stay byte-for-byte what they were.
+  if (f.validity_honoured) v["workload"] = {{"validity", "honour"}};
   return v;
 }
 
@@ -265,7 +274,9 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   }
   j.acquires_unknown = j.acquires - j.acquires_ok - j.acquires_fail;
 
-  j.holds = ComputeHoldIntervals(sorted);
+  HoldOptions ho;
+  ho.validity_honoured = j.facts.validity_honoured;
+  j.holds = ComputeHoldIntervals(sorted, ho);
   j.mutual_exclusion = CheckMutualExclusion(j.holds);
   j.resource = CheckResource(sorted);
   LivenessOptions lo;
@@ -285,7 +296,9 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   LinearizabilityOptions lin;
   lin.time_budget = o.lin_time_budget.value_or(j.facts.lin_time_budget);
   lin.memory_budget_bytes = o.memory_budget_bytes;
-  j.lock_lin = CheckLinearizability(WithCrashReleases(sorted),
+  // With validity honoured, a lease the client stopped using ends (for the lock's model too)
+  // where its hold was cut (WithValidityReleases).
+  j.lock_lin = CheckLinearizability(WithValidityReleases(WithCrashReleases(sorted), j.holds),
                                     fenced ? Model::kFencedMutex : Model::kOwnerMutex, lin);
   j.resource_lin = CheckLinearizability(sorted, Model::kRegister, lin);
 

@@ -33,7 +33,8 @@
 namespace locklab::checker {
 
 // The harness's declarations: {"process":"harness","type":"info","f":"run","key":"start",
-// "value":{"faults":[...],"stuck_after_ms":N,"lin_time_budget_ms":N}} before the first
+// "value":{"faults":[...],"stuck_after_ms":N,"lin_time_budget_ms":N,
+// "workload":{"validity":"honour"}}} before the first
 // client starts, and {"key":"end","value":{"interrupted":B,"client_exits":N,"error":S,
 // "client_failures":[S...]}} after the final reads.
 struct RunFacts {
@@ -41,6 +42,11 @@ struct RunFacts {
   std::vector<std::string> faults;      // scheduled fault ids ("none" left out)
   Millis stuck_after{0};                // 0: no liveness judgement
   Millis lin_time_budget{10000};        // the linearizability search's time budget
+  // The clients honoured their leases' validity ("workload":{"validity":"honour"}): each
+  // stopped using a lock once acquired_at + validity_ms had passed (workloads/
+  // counter_workload.h), so a hold ends there at the latest (ComputeHoldIntervals).
+  // false: absent or "ignore" (and every foreign history).
+  bool validity_honoured = false;
   bool ended = false;                   // a run end event was seen
   bool interrupted = false;
   int64_t client_exits = 0;             // clients that exited during the run, not by a fault

@@ -79,9 +79,10 @@ Status ClientClockEffect::Validate() {
 
 nlohmann::json ClientClockEffect::Start(Nanos, int) {
   std::string offset = o_.Param("offset", "-30s");
-  stepped_ = o_.targets;
+  // `targets` alone steps them all (as always); with a target kind, one client it picks.
+  stepped_ = target_kind() == "any" ? o_.targets : std::vector<int>{};
   if (stepped_.empty()) {
-    int p = draw().Client(*clients_);
+    int p = PickClient(*clients_);
     if (p == 0) return nullptr;
     stepped_ = {p};
   }

@@ -17,7 +17,16 @@ Status Effect::CheckOptions(int clients, int nodes) {
                            " does not exist (lock nodes are n1..n" + std::to_string(nodes) + ")");
     }
   }
+  std::string target = target_kind();
+  if (!IsTargetKind(target)) {
+    return Status::Usage(std::string("fault ") + id() + ": param 'target': '" + target +
+                         "': expected any, holder or just-released");
+  }
   return Validate();
+}
+
+Millis Effect::RetryDelay(Millis interval) const {
+  return target_kind() == "any" ? interval : Millis(20);
 }
 
 void Effect::Bind(LabControl& lab, TargetDraw& draw) {

@@ -46,7 +46,7 @@ class Effect {
   // For an armed schedule: what the client does at the point ("pause", "slow:MS"), and
   // which client to arm (0: none now; the schedule retries after its interval).
   virtual std::string ArmedAction() const { return "pause"; }
-  virtual int PickArmedClient(const ClientControl& clients) { return draw().Client(clients); }
+  virtual int PickArmedClient(const ClientControl& clients) { return PickClient(clients); }
 
   // Opens a window at `time`; returns the "start" event's value, or null when it cannot open
   // now (retried after RetryDelay). `process` is the client that reported the armed point
@@ -60,8 +60,11 @@ class Effect {
   virtual void OnClientEventWhileOpen(Nanos now) { (void)now; }
   // When WhileOpen next has work (Nanos::max(): nothing before the close).
   virtual Nanos OpenWakeup() const { return Nanos::max(); }
-  // How long to wait before trying again when Start declined.
-  virtual Millis RetryDelay(Millis interval) const { return interval; }
+  // How long to wait before trying again when Start declined: the interval, or 20 ms while
+  // a `target` of holder / just-released waits for such a client.
+  virtual Millis RetryDelay(Millis interval) const;
+  // The `target` param ("any" when absent or the fault has none).
+  std::string target_kind() const { return o_.Param("target", "any"); }
 
  protected:
   // Takes the facets of `lab` the effect acts through.
@@ -70,6 +73,13 @@ class Effect {
   virtual Status Validate() { return Status::Ok(); }
   void Log(const std::string& line) const { journal_->Log(line); }
   TargetDraw& draw() { return *draw_; }
+  // The client a window acts on, by the `target` param (faults/target_draw.h): any (drawn
+  // from the seed among the targets or all clients, exactly the draws of before the param
+  // existed), holder (one of the clients holding a lock now, among the targets when given)
+  // or just-released (the client whose release completed last, when it is among the
+  // targets, if given, and running). 0 when there is none now: the window waits (Start
+  // returns null and is retried; nothing is recorded, so no coverage is counted).
+  int PickClient(const ClientControl& clients) { return draw().Pick(target_kind(), clients); }
   // The nodes option, or {default_node} when empty.
   std::vector<int> NodesOr(int default_node) const;
   // Param `key` (or `fallback` when absent) as a number in [lo, hi] (base/numbers.h), refused

@@ -35,6 +35,9 @@ class ClientControl {
   virtual void DisarmPoints(int process) = 0;
   // Clients that hold a lock right now, as their own events say.
   virtual std::vector<int> Holders() const = 0;
+  // The client that most recently completed a release (ok, fail or info: it is done with
+  // that lease), as its own events say; 0 when none has yet.
+  virtual int LastReleaser() const { return 0; }
   // How many acquires have completed ok so far (all clients).
   virtual int64_t AcquiresSeen() const = 0;
 };

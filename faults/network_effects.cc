@@ -39,10 +39,6 @@ Status PartitionEffect::Validate() {
   if (dir != "both" && dir != "up" && dir != "down") {
     return Status::Usage("fault partition: param 'direction': '" + dir + "': expected both, up or down");
   }
-  std::string target = o_.Param("target", "any");
-  if (target != "any" && target != "holder") {
-    return Status::Usage("fault partition: param 'target': '" + target + "': expected any or holder");
-  }
   std::string res = o_.Param("resource", "false");
   if (res != "true" && res != "false") {
     return Status::Usage("fault partition: param 'resource': '" + res + "': expected true or false");
@@ -66,15 +62,11 @@ nlohmann::json PartitionEffect::Start(Nanos, int) {
   std::string shape = o_.Param("shape", "isolate-clients");
   cut_.clear();
   if (shape == "isolate-clients") {
-    std::vector<int> clients = o_.targets;
-    if (clients.empty() && o_.Param("target", "any") == "holder") {
-      // Cut a client that holds a lock right now (wait for one).
-      std::vector<int> holders = clients_->Holders();
-      if (holders.empty()) return nullptr;
-      clients = {draw().OneOf(holders)};
-    }
+    // `targets` alone cuts them all (as always); with a target kind, the one client it
+    // picks among them (holder: one holding a lock right now; the window waits for one).
+    std::vector<int> clients = target_kind() == "any" ? o_.targets : std::vector<int>{};
     if (clients.empty()) {
-      int p = draw().Client(*clients_);
+      int p = PickClient(*clients_);
       if (p == 0) return nullptr;
       clients = {p};
     }
@@ -114,9 +106,9 @@ void ReplyLossEffect::Attach(LabControl& lab) {
 }
 
 nlohmann::json ReplyLossEffect::Start(Nanos, int) {
-  std::vector<int> clients = o_.targets;
+  std::vector<int> clients = target_kind() == "any" ? o_.targets : std::vector<int>{};
   if (clients.empty()) {
-    int p = draw().Client(*clients_);
+    int p = PickClient(*clients_);
     if (p == 0) return nullptr;
     clients = {p};
   }

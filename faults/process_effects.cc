@@ -30,7 +30,7 @@ nlohmann::json ClientPauseEffect::Start(Nanos, int process) {
     // Targeted: the client already stopped itself at the point.
     v["point"] = o_.Param("point", "after-acquire");
   } else {
-    process = draw().Client(*clients_);
+    process = PickClient(*clients_);
     if (process == 0 || !clients_->PauseClient(process)) return nullptr;
   }
   paused_ = process;

@@ -8,6 +8,12 @@
 namespace locklab::faults {
 namespace {
 
+// The common `target` param of the faults that pick a client.
+constexpr const char* kTargetHelp =
+    "which client a timed window picks when it opens: any (drawn from the seed), holder (one "
+    "holding a lock now; the window waits for one) or just-released (the client whose release "
+    "completed last; waits for one); an armed fault arms the client it picks so";
+
 class NoFault : public Fault {
  public:
   const char* id() const override { return "none"; }
@@ -39,12 +45,13 @@ const std::vector<FaultInfo>& ListFaults() {
        {{"mode", "targeted", "targeted (the client stops itself at `point`) or random"},
         {"point", "after-acquire",
          "after-acquire, before-write, after-release, or a point the lock announces "
-         "(redlock-replies-in-flight, a driver's hello points)"}}},
+         "(redlock-replies-in-flight, a driver's hello points)"},
+        {"target", "any", kTargetHelp}}},
       {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
-       {{"point", "after-acquire",
-         "after-acquire, before-write, or a point the lock announces"}}},
+       {{"point", "after-acquire", "after-acquire, before-write, or a point the lock announces"},
+        {"target", "any", kTargetHelp}}},
       {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
-       {{"point", "after-acquire", "where the client is when it dies"}}},
+       {{"point", "after-acquire", "where the client is when it dies"}, {"target", "any", kTargetHelp}}},
       {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}},
       {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
        {{"restart", "no-persistence", "no-persistence (comes back empty) or aof-always"}}},
@@ -54,20 +61,21 @@ const std::vector<FaultInfo>& ListFaults() {
       {"clock-drift", "the wall clock of lock nodes runs at another rate",
        {{"rate", "2.0", "clock speed relative to real time"}}},
       {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
-       {{"offset", "-30s", "signed offset"}}},
+       {{"offset", "-30s", "signed offset"}, {"target", "any", kTargetHelp}}},
       {"partition", "cuts (client, node) links in the fault proxy",
        {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
         {"mode", "hold", "hold (black hole) or reset (RST)"},
         {"direction", "both", "both, up (requests) or down (replies)"},
         {"resource", "false", "cut the target clients from the resource node too"},
-        {"target", "any", "any (drawn from the seed) or holder (a client holding a lock)"}}},
-      {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown", {}},
+        {"target", "any", kTargetHelp}}},
+      {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
+       {{"target", "any", kTargetHelp}}},
       {"failover",
        "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "
        "promoted; clients find the new master through Sentinel",
        {{"kill_after_ms", "300", "time between cutting replication and killing n1"}}},
       {"delay", "a client's write to the resource is held and delivered late",
-       {{"delay_ms", "(duration)", "how long the write is held"}}},
+       {{"delay_ms", "(duration)", "how long the write is held"}, {"target", "any", kTargetHelp}}},
   };
   return kFaults;
 }

@@ -51,6 +51,8 @@ void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
   opened_at_ = time;
   close_at_ = schedule_.CloseAt(time);
   if (!v.contains("duration_ms")) v["duration_ms"] = schedule_.duration.count();
+  // How the client was picked, when not the default draw (faults/target_draw.h).
+  if (effect_->target_kind() != "any") v["target"] = effect_->target_kind();
   lab.Record("start", id(), v, time);
   state_ = State::kOpen;
 }

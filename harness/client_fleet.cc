@@ -250,6 +250,9 @@ void ClientFleet::HandleLine(ClientProc& c, const std::string& line, Listener* l
       lag_.sleeps += j.value("sleeps", int64_t{0});
       lag_.over_10ms += j.value("over_10ms", int64_t{0});
       lag_.over_50ms += j.value("over_50ms", int64_t{0});
+    } else if (ctl == "note") {
+      // A line the client wants in lab.log (an option it could not follow).
+      recorder_->Log("client " + std::to_string(c.process) + ": " + j.value("line", std::string()));
     } else if (ctl == "ready") {
       c.ready = true;
     } else if (ctl == "failed") {
@@ -275,6 +278,8 @@ void ClientFleet::HandleLine(ClientProc& c, const std::string& line, Listener* l
       } else if ((f == "release" && type != "invoke") || (f == "acquire" && type == "invoke")) {
         c.holding.erase(key);
       }
+      // Any completion (ok, fail, info): the client is done with that lease.
+      if (f == "release" && type != "invoke") last_releaser_ = c.process;
     }
   }
   listener->OnClientEvent(line);

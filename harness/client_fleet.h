@@ -90,6 +90,9 @@ class ClientFleet {
   // Running clients that hold at least one lock, by their own events.
   std::vector<int> Holders() const;
   int64_t acquires_seen() const { return acquires_seen_; }
+  // The client whose release completed last (ok, fail or info), from its own events; 0
+  // before any release.
+  int last_releaser() const { return last_releaser_; }
   const LabLagTotals& lag() const { return lag_; }
 
   // Every client said ready, reported a failure or exited.
@@ -126,6 +129,7 @@ class ClientFleet {
   TrialRecorder* recorder_;  // lab.log
   std::vector<ClientProc> clients_;
   int64_t acquires_seen_ = 0;
+  int last_releaser_ = 0;
   LabLagTotals lag_;
 };
 

@@ -85,7 +85,8 @@ class ControlChannel {
 
 int RunClientCommand(const std::vector<std::string>& args) {
   int64_t process = 0, ttl = 1000, retry = 20, timeout = 200, keys = 1, hold = 50, think = 20,
-          acquire_timeout = 2000, seed = 1;
+          acquire_timeout = 2000, seed = 1, renew_every = 0;
+  std::string validity = "ignore";
   locks::LockConfig config;
   locks::Endpoint resource;
   std::vector<locks::Endpoint> sentinels;
@@ -110,6 +111,11 @@ int RunClientCommand(const std::vector<std::string>& args) {
     else if (r.Is("--hold")) number(&hold);
     else if (r.Is("--think")) number(&think);
     else if (r.Is("--acquire-timeout")) number(&acquire_timeout);
+    else if (r.Is("--renew-every")) number(&renew_every);
+    else if (r.Is("--validity")) {
+      if (v == "ignore" || v == "honour") validity = v;
+      else s = r.Error("expected ignore or honour, got '" + v + "'");
+    }
     else if (r.Is("--seed")) {
       std::optional<uint64_t> n = ParseUint64(v);
       if (n) seed = static_cast<int64_t>(*n);
@@ -215,9 +221,21 @@ int RunClientCommand(const std::vector<std::string>& args) {
   // A lock driver that implements renew (its hello) is renewed while the client holds it
   // longer than a third of the TTL (docs/driver-protocol.md). Built-in locks that renew do it
   // on their own thread (watchdog), so the workload leaves them alone.
-  if (auto* driver = dynamic_cast<locks::DriverLock*>(lock.get()); driver && driver->SupportsRenew()) {
+  // --renew-every (the scenario's renew_every_ms) overrides that for every lock that can
+  // renew; the harness refused it for built-in locks that cannot, so only a driver whose
+  // hello says renew:false gets here: it is ignored, with a line in lab.log.
+  auto* driver = dynamic_cast<locks::DriverLock*>(lock.get());
+  if (renew_every > 0 && lock->SupportsRenew()) {
+    wo.renew_every = Millis(renew_every);
+  } else if (renew_every > 0) {
+    sink.Control({{"ctl", "note"},
+                  {"line", "renew_every_ms " + std::to_string(renew_every) +
+                               " ignored: the lock cannot renew" +
+                               (driver ? " (its driver's hello says renew:false)" : "")}});
+  } else if (driver && driver->SupportsRenew()) {
     wo.renew_every = std::max(Millis(1), config.ttl / 3);
   }
+  wo.honour_validity = validity == "honour";
   workloads::LagMeter lag;
   workloads::LagMeter::InstallSigcontCounter();
   workloads::RunCounterWorkload(*lock, resource_conn, sink, config.pause_point, rng, wo, g_stop,

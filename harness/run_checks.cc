@@ -118,6 +118,30 @@ Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info,
   return Status::Ok();
 }
 
+// The workload's renewal and validity options against the lock: validity is "ignore" or
+// "honour"; renew_every > 0 needs a lock that can renew (Lock::SupportsRenew, which may
+// depend on its knobs: redlock's max_extensions), except a lock driver, whose hello alone
+// says whether it renews (the client then ignores the option, with a line in its log).
+Status CheckWorkloadRenewal(const RunOptions& o,
+                            const std::function<std::string(const std::string&, const std::string&)>& where) {
+  if (o.validity != "ignore" && o.validity != "honour") {
+    return Status::Usage(where("workload.validity", "--validity") + ": '" + o.validity +
+                         "': expected ignore or honour");
+  }
+  if (o.renew_every <= Millis(0) || o.lock.rfind(locks::kDriverPrefix, 0) == 0) return Status::Ok();
+  locks::LockConfig probe;
+  probe.algorithm = o.lock;
+  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
+  probe.ttl = o.ttl;
+  probe.knobs = o.knobs;
+  std::unique_ptr<locks::Lock> lock;
+  if (!locks::MakeLock(probe, &lock).ok()) return Status::Ok();  // the lock's own check says why
+  if (lock->SupportsRenew()) return Status::Ok();
+  return Status::Usage(where("workload.renew_every_ms", "--renew-every") + ": renew_every_ms " +
+                       std::to_string(o.renew_every.count()) + ": lock '" + o.lock +
+                       "' cannot renew (with these knobs); set it to 0");
+}
+
 Status ValidateRunOptionsMultiLine(const RunOptions& o) {
   // The scenario file's place for a field, or the flag that sets it.
   // A field the file left out (a default) is named by its table: "fault0.first_at_ms"
@@ -152,6 +176,8 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
   probe.knobs = o.knobs;
   Status s = locks::MakeLock(probe, &unused);
   if (!s.ok()) return Status::Usage(where(o.knobs.empty() ? "lock" : "lock.knobs", "--knob") + ": " + s.message());
+  s = CheckWorkloadRenewal(o, where);
+  if (!s.ok()) return s;
   const int nodes = LockNodes(o);
   for (size_t i = 0; i < o.faults.size(); ++i) {
     const faults::FaultOptions& f = o.faults[i];

@@ -49,6 +49,11 @@ const RunField kFields[] = {
      SET_RUN(o.think = Millis(v)), nullptr},
     {FieldSection::kWorkload, "acquire_timeout_ms", "", "--acquire-timeout", "", "", Type::kInteger,
      1, kHourMs, SET_RUN(o.acquire_timeout = Millis(v)), nullptr},
+    {FieldSection::kWorkload, "renew_every_ms", "", "--renew-every", "", "", Type::kInteger, 0,
+     kHourMs, SET_RUN(o.renew_every = Millis(v)), nullptr},
+    // "ignore" | "honour": checked by ValidateRunOptions (CheckWorkloadValidity).
+    {FieldSection::kWorkload, "validity", "", "--validity", "", "", Type::kString, 0, 0, nullptr,
+     [](RunOptions& o, F&, const std::string& v) { o.validity = v; }},
 
     {FieldSection::kTopology, "endpoint_control", "", "--endpoint-control", "", "", Type::kString, 0,
      0, nullptr, [](RunOptions& o, F&, const std::string& v) { o.endpoint_control = v; }},

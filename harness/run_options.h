@@ -48,6 +48,15 @@ struct RunOptions {
   Millis hold{50};
   Millis think{20};
   Millis acquire_timeout{2000};
+  // > 0: each client renews its lease (Lock::Renew) every renew_every while it holds it
+  // (workloads/counter_workload.h); a lock that cannot renew is refused (run_checks.cc),
+  // except a lock driver, whose hello decides (renew:false: the client ignores it and says
+  // so in its log). 0: off (a driver whose hello says renew:true still renews every TTL/3).
+  Millis renew_every{0};
+  // "ignore" (the naive client: every critical section runs to its end) or "honour" (a
+  // client stops using a lease once acquired_at + its validity has passed: no write, an
+  // early release; declared to the checker in the run start event).
+  std::string validity = "ignore";
   // Faults: each with its own schedule; several compose one trial (Kleppmann's Redlock
   // schedule is a partition plus a clock jump). Empty means none.
   std::vector<faults::FaultOptions> faults;

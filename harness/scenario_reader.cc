@@ -90,6 +90,10 @@ Status ReadWorkload(const std::string& path, const toml::table& t, RunOptions* o
   if (!(s = r.Str("id", &id)).ok()) return s;
   if (id != "counter") return r.Error(*t.get("id"), "id", "unknown workload '" + id + "'");
   if (!(s = ReadFields(r, FieldSection::kWorkload, o)).ok()) return s;
+  // Checked against the lock later (ValidateRunOptions): their lines, for its messages.
+  for (const std::string k : {"validity", "renew_every_ms"}) {
+    if (const toml::node* n = t.get(k)) o->origins["workload." + k] = Where(path, *n) + ": field 'workload." + k + "'";
+  }
   return r.RejectUnknown();
 }
 

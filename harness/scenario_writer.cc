@@ -68,7 +68,9 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "keys = " << o.keys << "\n";
   t << "hold_ms = " << o.hold.count() << "\n";
   t << "think_ms = " << o.think.count() << "\n";
-  t << "acquire_timeout_ms = " << o.acquire_timeout.count() << "\n\n";
+  t << "acquire_timeout_ms = " << o.acquire_timeout.count() << "\n";
+  t << "renew_every_ms = " << o.renew_every.count() << "\n";
+  t << "validity = " << q(o.validity) << "\n\n";
   if (!o.endpoints.empty()) {
     t << "[topology]\nendpoints = [";
     for (size_t i = 0; i < o.endpoints.size(); ++i) t << (i ? ", " : "") << q(o.endpoints[i]);

@@ -66,6 +66,7 @@ class TrialLabControl : public faults::LabControl {
   void DisarmPoints(int p) override { clients_->Disarm(p); }
   std::vector<int> Holders() const override { return clients_->Holders(); }
   int64_t AcquiresSeen() const override { return clients_->acquires_seen(); }
+  int LastReleaser() const override { return clients_->last_releaser(); }
   bool PauseNode(int n) override;
   bool ResumeNode(int n) override;
   void KillNode(int n) override;

@@ -38,6 +38,7 @@ Status Trial::Setup() {
   // `locklab check history.jsonl` judges exactly as this run does (checker/verdict.h).
   for (const auto& fo : o_.faults) facts_.faults.push_back(fo.id);
   facts_.stuck_after = o_.stuck_after;
+  facts_.validity_honoured = o_.validity == "honour";
   recorder_.WriteRunEvent("start", checker::RunStartValue(facts_));
   if (!recorder_.history_error().ok()) return recorder_.history_error();
 
@@ -121,6 +122,8 @@ Status Trial::ClientSpawnOptions(int process, uint64_t seed, SpawnOptions* so) {
               "--keys", std::to_string(o_.keys), "--hold", std::to_string(o_.hold.count()),
               "--think", std::to_string(o_.think.count()),
               "--acquire-timeout", std::to_string(o_.acquire_timeout.count()),
+              "--renew-every", std::to_string(o_.renew_every.count()),
+              "--validity", o_.validity,
               "--seed", std::to_string(seed),
               "--resource", ""};
   std::string n1_link;

@@ -68,11 +68,11 @@ TEST_F(ScenarioErrorTest, UnknownFaultParameterFlagIsNamed) {
             "locklab run: flag --param: fault clock-jump has no param 'ofset' (its params: "
             "offset, revert)\n");
   EXPECT_EQ(access((dir_ + "/runs").c_str(), F_OK), -1) << "no run was started";
-  inv = RunLocklab({"run", "--lock", "setnx", "--fault", "reply-loss", "--param", "x=1",
+  inv = RunLocklab({"run", "--lock", "setnx", "--fault", "server-pause", "--param", "x=1",
                     "--no-report", "--out", dir_ + "/runs"},
                    dir_);
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
-  EXPECT_NE(inv.output.find("fault reply-loss has no param 'x' (it takes none)"), std::string::npos)
+  EXPECT_NE(inv.output.find("fault server-pause has no param 'x' (it takes none)"), std::string::npos)
       << inv.output;
 }
 

@@ -29,49 +29,136 @@ nlohmann::json ErrorValue(const std::string& detail) {
   return {{"error", detail}};
 }
 
+// Until when the client may use a lease it got at `at` (its acquired_at, or for a renewal
+// whose lock returns the old lease, when the renewal started) with `validity`: Nanos::max()
+// for a lease without a validity (Millis::max()).
+Nanos ValidUntil(Nanos at, Millis validity) {
+  if (validity == Millis::max()) return Nanos::max();
+  return at + validity;
+}
+
 // The critical section's hold: `hold` long, renewing the lease every `renew_every` while it
 // lasts (never when that is 0 or the lock cannot renew). A renewal is due renew_every after
 // the acquire or the last renewal; none starts once the hold is over (a process stopped
 // mid-hold wakes up past its end and goes on to write, as it would without renewals).
+// With honour_validity the hold also ends at *valid_until (moved on by each ok renewal),
+// and then returns false: the client must stop using the lease.
 template <typename SleepFn>
-void HoldWithRenewals(locks::Lock& lock, EventSink& sink, const std::string& key,
+bool HoldWithRenewals(locks::Lock& lock, EventSink& sink, const std::string& key,
                       const locks::Lease& acquired, const CounterWorkloadOptions& o,
-                      SleepFn& sleep) {
-  if (o.renew_every <= Millis(0) || !lock.SupportsRenew()) {
-    sleep(o.hold);
-    return;
-  }
+                      SleepFn& sleep, Nanos* valid_until) {
   auto until = [](Nanos t) {
     return std::chrono::ceil<Millis>(std::max(Nanos(0), t - MonotonicNow()));
   };
-  locks::Lease lease = acquired;
+  const bool honour = o.honour_validity;
   const Nanos end = MonotonicNow() + o.hold;
+  const bool renews = o.renew_every > Millis(0) && lock.SupportsRenew();
+  // The hold's end, or earlier the end of the lease's validity when it is honoured.
+  auto sleep_out = [&]() {
+    if (honour && *valid_until < end) {
+      sleep(until(*valid_until));
+      return MonotonicNow() < *valid_until;  // (a stopped process wakes up past it)
+    }
+    sleep(until(end));
+    return !honour || MonotonicNow() < *valid_until;
+  };
+  if (!renews) return sleep_out();
+  locks::Lease lease = acquired;
   Nanos next = lease.acquired_at + o.renew_every;
   for (;;) {
     const Nanos now = MonotonicNow();
-    if (now >= end) return;
-    if (next >= end) {
-      sleep(until(end));
-      return;
-    }
+    if (honour && now >= *valid_until) return false;
+    if (now >= end) return true;
+    if (next >= end) return sleep_out();
     if (now < next) {
+      if (honour && *valid_until < next) {
+        sleep(until(*valid_until));
+        continue;  // past it: the check above ends the hold
+      }
       sleep(until(next));
       continue;
     }
+    const Nanos invoked = MonotonicNow();
     sink.Emit("invoke", "renew", key, {{"token", lease.token}});
     locks::LockResult r = lock.Renew(lease);
     if (r.outcome != locks::Outcome::kOk) {
       sink.Emit(TypeOf(r.outcome), "renew", key, ErrorValue(r.detail));
-      sleep(until(end));  // the lock may be lost: no more renewals, the hold goes on
-      return;
+      // The lock may be lost: no more renewals, the hold goes on (to the end of the
+      // validity it had, when that is honoured).
+      return sleep_out();
     }
     sink.Emit("ok", "renew", key, LeaseValue(r.lease));
     lease = r.lease;
+    // A lock whose Renew hands back the old lease (watchdog) extended it during the call.
+    *valid_until = ValidUntil(std::max(lease.acquired_at, invoked), lease.validity);
     next = MonotonicNow() + o.renew_every;
   }
 }
 
+// The critical section of one lease: read, hold (renewing), write value+1. Returns false
+// when it stopped because the lease's validity had passed (still_valid(), checked before the
+// read, the write and, through the hold, each renewal): the rest is skipped, no write.
+template <typename PauseFn, typename SleepFn, typename ValidFn>
+bool CriticalSection(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
+                     PauseFn& pause, const CounterWorkloadOptions& o, const std::string& key,
+                     const std::string& counter, const locks::Lease& lease, SleepFn& sleep,
+                     ValidFn& still_valid, Nanos* valid_until) {
+  if (!still_valid()) return false;  // granted already over, or a pause at after-acquire
+  sink.Emit("invoke", "read", counter, nullptr);
+  locks::Reply r = resource.Command({"GET", counter});
+  bool read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
+  long long value = 0;
+  if (read_ok && !r.is_nil) {
+    std::optional<int64_t> n = ParseInt(r.str);
+    read_ok = n.has_value();
+    value = n.value_or(0);
+  }
+  if (read_ok) {
+    sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));
+  } else {
+    sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
+              ErrorValue(r.is_error ? r.str : r.transport_error));
+  }
+  if (!HoldWithRenewals(lock, sink, key, lease, o, sleep, valid_until)) return false;
+  pause("before-write");
+  if (!still_valid()) return false;
+  if (read_ok && lease.fence >= 0) {
+    // The lock issued a fencing token: write through the resource's atomic token check,
+    // whatever the algorithm (the workload does not need to know it).
+    long long next = value + 1;
+    const long long fence = lease.fence;
+    nlohmann::json v = {{"value", next}, {"fence", fence}};
+    sink.Emit("invoke", "write", counter, v);
+    FencedWriteResult w = FencedWrite(resource, counter, next, fence);
+    if (w.outcome != locks::Outcome::kOk) {
+      sink.Emit(TypeOf(w.outcome), "write", counter, ErrorValue(w.error));
+    } else if (!w.error.empty()) {
+      sink.Emit("fail", "write", counter, ErrorValue(w.error));
+    } else if (w.accepted) {
+      sink.Emit("ok", "write", counter, v);
+    } else {
+      sink.Emit("fail", "write", counter,
+                {{"error", "stale-fence"}, {"fence", fence}, {"newest", w.newest}});
+    }
+  } else if (read_ok) {
+    long long next = value + 1;
+    sink.Emit("invoke", "write", counter, next);
+    locks::Reply w = resource.Command({"SET", counter, std::to_string(next)});
+    if (w.outcome == locks::Outcome::kOk && !w.is_error) {
+      sink.Emit("ok", "write", counter, next);
+    } else {
+      sink.Emit(w.outcome == locks::Outcome::kOk ? "fail" : TypeOf(w.outcome), "write",
+                counter, ErrorValue(w.is_error ? w.str : w.transport_error));
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool LeaseStillValid(const locks::Lease& lease, Nanos now) {
+  return now < ValidUntil(lease.acquired_at, lease.validity);
+}
 
 void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
                         const locks::PausePoint& pause_point, Rng& rng,
@@ -111,58 +198,18 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
       sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
     }
+    // A lock that left acquired_at unset: its validity counts from when Acquire returned.
+    if (acq.lease.acquired_at <= Nanos(0)) acq.lease.acquired_at = MonotonicNow();
     sink.Emit("ok", "acquire", key, LeaseValue(acq.lease));
     pause("after-acquire");
-
-    // Critical section: read, hold, write value+1.
-    sink.Emit("invoke", "read", counter, nullptr);
-    locks::Reply r = resource.Command({"GET", counter});
-    bool read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
-    long long value = 0;
-    if (read_ok && !r.is_nil) {
-      std::optional<int64_t> n = ParseInt(r.str);
-      read_ok = n.has_value();
-      value = n.value_or(0);
-    }
-    if (read_ok) {
-      sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));
-    } else {
-      sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
-                ErrorValue(r.is_error ? r.str : r.transport_error));
-    }
-    HoldWithRenewals(lock, sink, key, acq.lease, o, sleep);
-    pause("before-write");
-    if (read_ok && acq.lease.fence >= 0) {
-      // The lock issued a fencing token: write through the resource's atomic token check,
-      // whatever the algorithm (the workload does not need to know it).
-      long long next = value + 1;
-      const long long fence = acq.lease.fence;
-      nlohmann::json v = {{"value", next}, {"fence", fence}};
-      sink.Emit("invoke", "write", counter, v);
-      FencedWriteResult w = FencedWrite(resource, counter, next, fence);
-      if (w.outcome != locks::Outcome::kOk) {
-        sink.Emit(TypeOf(w.outcome), "write", counter, ErrorValue(w.error));
-      } else if (!w.error.empty()) {
-        sink.Emit("fail", "write", counter, ErrorValue(w.error));
-      } else if (w.accepted) {
-        sink.Emit("ok", "write", counter, v);
-      } else {
-        sink.Emit("fail", "write", counter,
-                  {{"error", "stale-fence"}, {"fence", fence}, {"newest", w.newest}});
-      }
-    } else if (read_ok) {
-      long long next = value + 1;
-      sink.Emit("invoke", "write", counter, next);
-      locks::Reply w = resource.Command({"SET", counter, std::to_string(next)});
-      if (w.outcome == locks::Outcome::kOk && !w.is_error) {
-        sink.Emit("ok", "write", counter, next);
-      } else {
-        sink.Emit(w.outcome == locks::Outcome::kOk ? "fail" : TypeOf(w.outcome), "write",
-                  counter, ErrorValue(w.is_error ? w.str : w.transport_error));
-      }
-    }
-
-    sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
+    // With validity honoured: until when this lease may be used (moved on by renewals).
+    Nanos valid_until = ValidUntil(acq.lease.acquired_at, acq.lease.validity);
+    auto still_valid = [&] { return !o.honour_validity || MonotonicNow() < valid_until; };
+    const bool abandoned = !CriticalSection(lock, resource, sink, pause, o, key, counter, acq.lease,
+                                            sleep, still_valid, &valid_until);
+    nlohmann::json rel_value = {{"token", acq.lease.token}};
+    if (abandoned) rel_value["abandoned"] = "validity";
+    sink.Emit("invoke", "release", key, rel_value);
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
     pause("after-release");

@@ -13,6 +13,14 @@
 // When the lease carries a fencing token (fence >= 0) the write goes through the fenced
 // resource (workloads/fenced_resource.h): recorded as {"value":n,"fence":k}, and a rejection
 // as `fail` with {"error":"stale-fence","fence":k} (what checker/ counts as stale writes).
+// With honour_validity, the client uses a lease only while MonotonicNow() < acquired_at +
+// validity (the lock's own belief; refreshed by each ok renewal): before the read, before the
+// write and before each renewal. Past it, it skips what is left of the critical section (no
+// write, no more renewals) and releases at once; that release's invoke value says so:
+// {"token":..,"abandoned":"validity"} (a value the checker passes over). A lease the lock granted already over (validity <= 0)
+// is abandoned before the read. A lease whose lock reports no validity (Millis::max():
+// setnx, the SQL locks, pg-advisory) is never abandoned: the rule is read from the lease,
+// never from the lock's name.
 // Not thread-safe: one workload per client process.
 #pragma once
 
@@ -41,7 +49,14 @@ struct CounterWorkloadOptions {
   // that renew on their own thread, or not at all). The client sets ttl/3 for lock drivers
   // whose hello says renew:true.
   Millis renew_every{0};
+  // Stop using a lease once its validity has passed (see the top of this file). false: the
+  // client ignores validity and finishes every critical section (the articles' naive client).
+  bool honour_validity = false;
 };
+
+// With honour_validity: whether `lease` may still be used at `now` (always true for a
+// lease without a validity, Millis::max()).
+bool LeaseStillValid(const locks::Lease& lease, Nanos now);
 
 std::string LockKey(int i);
 std::string CounterKey(int i);

@@ -15,7 +15,7 @@ namespace {
 
 // A lab of 3 clients and 3 nodes that writes every call it gets as one line, at the
 // simulated time. Clients hold a lock in alternate 100 ms slices; a client reaches an
-// armed point 30 ms after it is armed.
+// armed point 30 ms after it is armed; the last releaser turns every 100 ms from 500 ms.
 class TracingLab : public LabControl {
  public:
   explicit TracingLab(Nanos end) : end_(end) {}
@@ -47,6 +47,11 @@ class TracingLab : public LabControl {
     return {2, 3};
   }
   int64_t AcquiresSeen() const override { return now / Millis(100); }
+  // Nobody has released before 500 ms; then clients 1, 2, 3 in turn, 100 ms each.
+  int LastReleaser() const override {
+    if (now < Millis(500)) return 0;
+    return static_cast<int>((now / Millis(100)) % 3) + 1;
+  }
   bool PauseNode(int n) override { return Line("PauseNode " + std::to_string(n)), true; }
   bool ResumeNode(int n) override { return Line("ResumeNode " + std::to_string(n)), true; }
   void KillNode(int n) override { Line("KillNode " + std::to_string(n)); }
@@ -163,6 +168,28 @@ std::vector<Case> Cases() {
   zero.duration = Millis(0);
   cases.push_back({"client-pause zero duration", zero, 1, Millis(1000)});
   cases.push_back({"partition bad shape", Options("partition", {{"shape", "ring"}}), 1, Millis(1000)});
+  // The `target` kinds (holder: waits through the slices nobody holds; just-released: waits
+  // for the first release at 500 ms).
+  FaultOptions early = Options("client-pause", {{"mode", "random"}, {"target", "holder"}});
+  early.first_at = Millis(0);
+  cases.push_back({"client-pause random holder from 0", early, 11, Millis(9000)});
+  early.params["target"] = "just-released";
+  cases.push_back({"client-pause random just-released from 0", early, 11, Millis(9000)});
+  cases.push_back({"client-clock holder", Options("client-clock", {{"target", "holder"}}), 2, Millis(9000)});
+  FaultOptions released_among = Options("client-clock", {{"target", "just-released"}});
+  released_among.targets = {2};
+  released_among.first_at = Millis(0);
+  cases.push_back({"client-clock just-released among targets", released_among, 2, Millis(3000)});
+  cases.push_back({"reply-loss holder", Options("reply-loss", {{"target", "holder"}}), 3, Millis(6000)});
+  cases.push_back({"partition just-released", Options("partition", {{"target", "just-released"}}), 5,
+                   Millis(6000)});
+  FaultOptions armed_holder = Options("slow-cs", {{"target", "holder"}});
+  armed_holder.first_at = Millis(1100);  // inside a slice where clients 2 and 3 hold
+  cases.push_back({"slow-cs armed holder", armed_holder, 4, Millis(6000)});
+  cases.push_back({"client-crash armed just-released",
+                   Options("client-crash", {{"target", "just-released"}}), 4, Millis(6000)});
+  cases.push_back({"client-pause bad target", Options("client-pause", {{"target", "leader"}}), 1,
+                   Millis(1000)});
   return cases;
 }
 
