@@ -44,6 +44,8 @@ double ScenarioSize(const RunOptions& o) {
     ms += static_cast<double>(f.first_at.count() + f.duration.count() + f.interval.count());
   }
   size += 1e7 * o.clients + 1e7 * o.keys;
+  if (o.renew_every > Millis(0)) size += 1e6;
+  if (o.validity == "honour") size += 1e6;
   return size + ms;
 }
 
@@ -86,6 +88,16 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
     RunOptions c = o;
     c.keys = 1;
     add("1 key instead of " + std::to_string(o.keys), c);
+  }
+  if (o.renew_every > Millis(0)) {
+    RunOptions c = o;
+    c.renew_every = Millis(0);
+    add("no renewal by the workload", c);
+  }
+  if (o.validity == "honour") {
+    RunOptions c = o;
+    c.validity = "ignore";
+    add("clients ignore the lease's validity", c);
   }
   {
     RunOptions c = o;

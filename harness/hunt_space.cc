@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "faults/fault.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -80,6 +82,14 @@ std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
   return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
 }
 
+// Whether fault `id` takes a `target` kind (any, holder, just-released).
+bool TakesTarget(const std::string& id) {
+  const faults::FaultInfo* info = faults::FindFault(id);
+  if (info == nullptr) return false;
+  return std::any_of(info->params.begin(), info->params.end(),
+                     [](const faults::FaultParamInfo& p) { return p.name == "target"; });
+}
+
 faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
   faults::FaultOptions f;
   f.id = id;
@@ -126,8 +136,17 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   } else if (id == "delay") {
     f.params["delay_ms"] = std::to_string(f.duration.count());
   }
+  if (TakesTarget(id) && !f.params.count("target")) {
+    // Whom the window hits: anyone, the client holding the lock now, or the one that just
+    // released it (a late message of a former holder).
+    double u = rng.Unit();
+    f.params["target"] = u < 0.5 ? "any" : u < 0.8 ? "holder" : "just-released";
+  }
   return f;
 }
+
+// The rest of DrawScenario, once the scenario's TTL is chosen (`s.ttl` is it).
+RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o);
 
 }  // namespace
 
@@ -158,12 +177,23 @@ RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name)
   o.lock = s.lock;
   o.knobs = s.knobs;
   o.driver_args = s.driver_args;
-  o.ttl = s.ttl;
+  o.ttl = s.ttls.empty() ? s.ttl : Pick(rng, s.ttls);
+  SearchSpace scaled = s;  // every time below is relative to this scenario's TTL
+  scaled.ttl = o.ttl;
+  return DrawWithTtl(scaled, rng, std::move(o));
+}
+
+namespace {
+
+RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   o.clients = static_cast<int>(rng.Uniform(s.min_clients, s.max_clients));
   o.keys = rng.Unit() < 0.75 ? 1 : 2;
   o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
   o.think = TtlTimes(s, 0.3 * rng.Unit(), Millis(0));
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
+  // The client stops using a lease when its validity says so, or ignores it, half each.
+  o.validity = rng.Unit() < 0.5 ? "honour" : "ignore";
+  if (s.can_renew && rng.Unit() < 0.3) o.renew_every = TtlTimes(s, 1.0 / 3, Millis(1));
   std::vector<std::string> pool = s.faults;
   int n = static_cast<int>(
       rng.Uniform(1, std::min<int64_t>(s.max_faults, static_cast<int64_t>(pool.size()))));
@@ -187,5 +217,7 @@ RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name)
   o.duration = std::min(s.max_duration, DurationFor(o, tail));
   return o;
 }
+
+}  // namespace
 
 }  // namespace locklab::harness

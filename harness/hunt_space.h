@@ -29,6 +29,10 @@ struct SearchSpace {
   std::map<std::string, std::string> knobs;   // the lock's knobs, fixed for the hunt
   std::vector<std::string> driver_args;
   Millis ttl{500};                            // the lock's TTL: every time scales with it
+  // When not empty, each scenario draws its TTL from these instead (a lock's bugs can hide
+  // at one TTL: whole seconds look right at 500 ms and break at 1250 ms).
+  std::vector<Millis> ttls;
+  bool can_renew = false;  // the lock renews on request: scenarios may set renew_every
   int nodes = 1;                              // lock nodes
   std::vector<std::string> faults;            // fault ids to draw from (applicable, not none)
   std::vector<std::string> points;            // the workload's pause points

@@ -102,7 +102,9 @@ std::string Narrative(const HuntStory& story) {
   p << o.clients << " clients take turns on "
     << (o.keys == 1 ? "one key" : std::to_string(o.keys) + " keys") << " of " << o.lock << " (TTL "
     << Ms(o.ttl) << "; each holds it " << Ms(o.hold) << ", thinks up to " << Ms(o.think)
-    << "; the run lasts " << Ms(o.duration) << ").";
+    << "; the run lasts " << Ms(o.duration) << ")"
+    << (o.renew_every > Millis(0) ? ", renewing it every " + Ms(o.renew_every) : std::string())
+    << (o.validity == "honour" ? ", and stop using a lease once its validity is over" : std::string()) << ".";
   for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
   const auto& r = story.failing_results;
   if (r.is_object() && r.contains("first_violation") && r["first_violation"].is_object()) {
