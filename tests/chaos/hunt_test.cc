@@ -30,7 +30,7 @@ class HuntTest : public TempDirTest {
 
 TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
   Invocation inv = Hunt({"--lock", "set-nx-px-del", "--faults", "client-pause,server-pause", "--budget", "90s",
-                         "--shrink-budget", "60s", "--seed", "3"});
+                         "--shrink-budget", "30s", "--seed", "3"});
   ASSERT_EQ(inv.exit_code, 1) << inv.output;
   std::string dir = HuntDirOf(inv);
   ASSERT_FALSE(dir.empty()) << inv.output;
@@ -57,7 +57,7 @@ TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
 }
 
 TEST_F(HuntTest, ACorrectLockWhereItIsSafeGivesNoFailure) {
-  Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash,client-clock", "--budget", "40s",
+  Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash,client-clock", "--budget", "30s",
                          "--seed", "5"});
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   std::string dir = HuntDirOf(inv);
