@@ -154,15 +154,11 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   // Without --ttl each scenario draws one of these; a lock that renews on request may be
   // renewed by the workload (RunOptions::renew_every).
   if (!flags.ttl_given) space->ttls = {Millis(500), Millis(750), Millis(1250)};
-  {
-    locks::LockConfig probe;
-    probe.algorithm = flags.lock;
-    probe.nodes.assign(static_cast<size_t>(std::max(1, info->default_nodes)), locks::Endpoint{});
-    probe.ttl = flags.ttl;
-    probe.knobs = flags.knobs;
-    std::unique_ptr<locks::Lock> lock;
-    space->can_renew = !locks::IsDriverId(flags.lock) && locks::MakeLock(probe, &lock).ok() && lock->SupportsRenew();
-  }
+  RunOptions as_run;
+  as_run.lock = flags.lock;
+  as_run.knobs = flags.knobs;
+  as_run.ttl = flags.ttl;
+  space->can_renew = LockCanRenew(as_run);
   for (const auto& f : faults::ListFaults()) {
     if (f.id == "none" || !locks::FaultApplies(*info, f.id)) continue;
     if (base != nullptr && !locks::FaultApplies(*base, f.id)) continue;

@@ -57,6 +57,17 @@ Status CheckEndpoints(const RunOptions& o) {
   return Status::Ok();
 }
 
+bool LockCanRenew(const RunOptions& o) {
+  if (locks::IsDriverId(o.lock)) return false;
+  locks::LockConfig probe;
+  probe.algorithm = o.lock;
+  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
+  probe.ttl = o.ttl;
+  probe.knobs = o.knobs;
+  std::unique_ptr<locks::Lock> lock;
+  return locks::MakeLock(probe, &lock).ok() && lock->SupportsRenew();
+}
+
 namespace {
 
 // The workload's own pause points (workloads/: the counter client stops at these).
@@ -129,14 +140,7 @@ Status CheckWorkloadRenewal(const RunOptions& o,
                          "': expected ignore or honour");
   }
   if (o.renew_every <= Millis(0) || o.lock.rfind(locks::kDriverPrefix, 0) == 0) return Status::Ok();
-  locks::LockConfig probe;
-  probe.algorithm = o.lock;
-  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
-  probe.ttl = o.ttl;
-  probe.knobs = o.knobs;
-  std::unique_ptr<locks::Lock> lock;
-  if (!locks::MakeLock(probe, &lock).ok()) return Status::Ok();  // the lock's own check says why
-  if (lock->SupportsRenew()) return Status::Ok();
+  if (LockCanRenew(o)) return Status::Ok();
   return Status::Usage(where("workload.renew_every_ms", "--renew-every") + ": renew_every_ms " +
                        std::to_string(o.renew_every.count()) + ": lock '" + o.lock +
                        "' cannot renew (with these knobs); set it to 0");

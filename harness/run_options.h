@@ -105,6 +105,10 @@ bool ParseRedisUrl(const std::string& url, std::string* host, int* port, std::st
 Status CheckEndpoints(const RunOptions& o);
 // How many lock nodes a run of `o` uses (o.nodes, or the lock's default; 0: unknown lock).
 int LockNodes(const RunOptions& o);
+// Whether the lock of `o` (with its knobs and TTL) renews on request (Lock::SupportsRenew):
+// built once, with placeholder endpoints, to ask. False for a lock that cannot be built
+// (its own check says why) and for a driver, whose hello alone says it.
+bool LockCanRenew(const RunOptions& o);
 
 // "none", or the fault ids joined by "+".
 std::string FaultIds(const RunOptions& o);
