@@ -124,6 +124,10 @@ std::string Narrative(const HuntStory& story) {
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";
   }
+  if (r.is_object() && r.contains("liveness") && r["liveness"].value("stuck", false)) {
+    p << " In a failing rerun the lock was stuck: clients waited " << Fixed(r["liveness"].value("longest_wait_ms", 0.0), 0)
+      << " ms with nobody holding it (the threshold was " << r["liveness"].value("stuck_after_ms", int64_t{0}) << " ms).";
+  }
   if (r.is_object() && r.contains("resource")) {
     int64_t lost = r["resource"].value("lost_updates", int64_t{0});
     int64_t stale = r["resource"].value("stale_writes_accepted", int64_t{0});
