@@ -231,6 +231,9 @@ class Hunt {
              bool* baseline_failed, std::vector<ChildRun>* kept = nullptr);
   // Until the budget is spent, or (stop_at_first) a failure that counts is found.
   void Search(bool stop_at_first);
+  // With a baseline: whether a failure of `o` reproduces on the lock and not on the
+  // baseline (3 of 4 reruns fail; the baseline fails none of three runs).
+  bool ConfirmDifference(const RunOptions& o);
   void Shrink();
   void Reproduce();
   void Progress(bool final_line = false);
@@ -287,6 +290,19 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
   return failed;
 }
 
+bool Hunt::ConfirmDifference(const RunOptions& o) {
+  const int need = (3 * f_.reruns + 3) / 4;
+  bool base_failed = false;
+  int failed = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm", &base_failed);
+  if (failed < need || base_failed || Stop()) return false;
+  std::vector<ChildRun> more;
+  for (int i = 0; i < 2; ++i) {
+    more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
+  }
+  RunAll(more);
+  return std::none_of(more.begin(), more.end(), [&](const ChildRun& r) { return Failed(r); });
+}
+
 void Hunt::Progress(bool final_line) {
   bool tty = isatty(2);
   std::ostringstream line;
@@ -337,6 +353,10 @@ void Hunt::Search(bool stop_at_first) {
             Make(OnBaseline(r.options), "trials", r.options.name + "-baseline")};
         RunAll(b);
         baseline_failed = Failed(b[0]);
+        // One baseline run that did not fail is weak evidence of a difference: the failure
+        // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
+        // more runs of the same scenario.
+        if (!baseline_failed) baseline_failed = !ConfirmDifference(r.options);
       }
       if (baseline_failed) {
         // Both locks fail here: draw these kinds of fault less (never below a twentieth).

@@ -12,7 +12,8 @@
 // a violation seen while the lab itself ran late (results.json lab_lag.timing_trusted
 // false) is kept but not counted, since the machine, not the lock, may have paused the
 // clients. With --baseline, a failure counts only when the same scenario (same seed) run
-// on the baseline lock does not fail: what a mutant does that its reference does not. Each
+// on the baseline lock does not fail, and the difference is confirmed (3 of 4 reruns fail,
+// the baseline fails none of 3 more runs): what a mutant does that its reference does not. Each
 // fault kind of a scenario that both locks fail is then drawn less often (SearchSpace::weights),
 // so the search moves to where they differ; the draws then depend on the trials' outcomes
 // as well as the seed, so a seed replays a baseline hunt's draws only while its trials end

@@ -260,7 +260,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     for (const auto& x : f.options.faults) ids.push_back(x.id);
     md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
        << " s: " << Join(ids, " + ")
-       << (f.baseline_failed ? " (the baseline failed it too: not counted)" : "") << "\n";
+       << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
   }
   if (s.minimal) {
     md << "\n## Shrinking\n\n";
@@ -268,7 +268,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
       md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
          << (t.baseline_failed ? ", baseline failed" : "") << "\n";
     }
-    md << "\nSteps kept:" << (s.steps.empty() ? " none" : "") << "\n\n";
+    md << "\nSteps kept:" << (s.steps.size() <= static_cast<size_t>(s.undone) ? " none" : "") << "\n\n";
     for (size_t i = 0; i + s.undone < s.steps.size(); ++i)
       md << i + 1 << ". " << s.steps[i].what << "\n";
     if (s.undone > 0) {
