@@ -151,6 +151,18 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   space->max_faults = flags.max_faults;
   space->points = {"after-acquire", "before-write"};
   space->lock_points = info->points;
+  if (base != nullptr) {
+    // Against a baseline, the points only the lock has are where their code differs: a
+    // pause armed there is the first place to look.
+    std::vector<std::string> own;
+    for (const auto& p : info->points) {
+      if (std::find(base->points.begin(), base->points.end(), p) == base->points.end()) own.push_back(p);
+    }
+    if (!own.empty()) {
+      space->lock_points = own;
+      for (const char* armed : {"client-pause", "slow-cs", "client-crash"}) space->weights[armed] = 3.0;
+    }
+  }
   // Without --ttl each scenario draws one of these; a lock that renews on request may be
   // renewed by the workload (RunOptions::renew_every).
   if (!flags.ttl_given) space->ttls = {Millis(500), Millis(750), Millis(1250)};
@@ -328,6 +340,9 @@ void Hunt::Search(bool stop_at_first) {
     while (batch.size() < static_cast<size_t>(f_.jobs)) {
       char name[32];
       std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
+      // Small first (QuickCheck's growing size): one fault at a time for the first ten
+      // scenarios, up to two for the next ten, then up to --max-faults.
+      space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
       RunOptions o = DrawScenario(space_, rng_, name);
       Status v = ValidateRunOptions(o);
       if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
