@@ -250,6 +250,9 @@ class Hunt {
   void Reproduce();
   void Progress(bool final_line = false);
   Nanos Elapsed() const { return MonotonicNow() - t0_; }
+  bool counted_any() const {
+    return std::any_of(story_.found.begin(), story_.found.end(), [](const FoundScenario& s) { return !s.baseline_failed; });
+  }
   bool Stop() const { return Interrupted() || !io_error_.ok() || infra_ > 3 + trials_ / 2; }
 
   HuntFlags f_;
@@ -509,10 +512,13 @@ int Hunt::Run() {
   std::cout << HuntSummary(story_, dir_);
   if (f_.report && !story_.failing_run.empty() && !Interrupted())
     RunReportScript({story_.failing_run});
-  if (infra_ > 0 && trials_ == infra_) return kExitInfrastructure;
-  bool counted = std::any_of(story_.found.begin(), story_.found.end(),
-                             [](const FoundScenario& s) { return !s.baseline_failed; });
-  if (counted) return kExitViolated;
+  if (infra_ > 3 + trials_ / 2 || (infra_ > 0 && trials_ == infra_)) {
+    // The hunt stopped because the lab could not run its trials: say so, never "no failure".
+    std::cerr << "locklab hunt: " << infra_ << " of " << trials_ << " trials could not run (their logs: " << dir_
+              << "/trials/*.log)\n";
+    if (!counted_any()) return kExitInfrastructure;
+  }
+  if (counted_any()) return kExitViolated;
   return Interrupted() ? kExitUnknown : kExitOk;
 }
 

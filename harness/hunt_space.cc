@@ -173,7 +173,9 @@ Millis DurationFor(const RunOptions& o, Millis tail) {
 RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name) {
   RunOptions o;
   o.name = name;
-  o.seed = rng.Fork() | 1;  // never 0: 0 means "draw one"
+  // 48 bits, like every seed the lab draws (base/random.h RandomSeed): a scenario file holds
+  // a signed 64-bit TOML integer, and 0 means "draw one".
+  o.seed = (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1;
   o.lock = s.lock;
   o.knobs = s.knobs;
   o.driver_args = s.driver_args;

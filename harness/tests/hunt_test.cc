@@ -36,6 +36,13 @@ TEST(HuntSpaceTest, EveryDrawIsAScenarioTheLabAccepts) {
       RunOptions o = DrawScenario(space, rng, "t");
       Status s = ValidateRunOptions(o);
       if (!s.ok() && refused++ == 0) first_refusal = s.message();
+      // Every trial is a scenario file: it must read back as the scenario drawn (a seed past
+      // 2^63 once made half the trials unreadable).
+      RunOptions back;
+      Status read = ParseScenario(ScenarioToToml(o), "drawn.toml", &back);
+      ASSERT_TRUE(read.ok()) << info.id << ": " << read.message();
+      EXPECT_EQ(back.seed, o.seed);
+      EXPECT_EQ(ScenarioToToml(back), ScenarioToToml(o)) << info.id;
     }
     // A few draws may ask for a topology the lock cannot have (the hunt draws again); most
     // must run, or the hunt spends its budget drawing.
