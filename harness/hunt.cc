@@ -149,7 +149,6 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   space->ttl = flags.ttl;
   space->nodes = info->default_nodes;
   space->max_faults = flags.max_faults;
-  space->points = {"after-acquire", "before-write"};
   space->lock_points = info->points;
   if (base != nullptr) {
     // Against a baseline, the points only the lock has are where their code differs: a

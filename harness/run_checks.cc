@@ -57,12 +57,20 @@ Status CheckEndpoints(const RunOptions& o) {
   return Status::Ok();
 }
 
-bool LockCanRenew(const RunOptions& o) {
-  if (locks::IsDriverId(o.lock)) return false;
+// The lock of `o` as a config with placeholder endpoints and no knobs: built to ask the
+// lock's own checks (its knobs) and abilities (renewal) before anything starts.
+static locks::LockConfig ProbeConfig(const RunOptions& o) {
   locks::LockConfig probe;
   probe.algorithm = o.lock;
   probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
   probe.ttl = o.ttl;
+  probe.driver_args = o.driver_args;
+  return probe;
+}
+
+bool LockCanRenew(const RunOptions& o) {
+  if (locks::IsDriverId(o.lock)) return false;
+  locks::LockConfig probe = ProbeConfig(o);
   probe.knobs = o.knobs;
   std::unique_ptr<locks::Lock> lock;
   return locks::MakeLock(probe, &lock).ok() && lock->SupportsRenew();
@@ -166,11 +174,7 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
                          std::to_string(kMaxFaults) + " (one fault repeats its window: --windows, --interval)");
   }
   // Knobs one at a time first, so that the message names the knob's own line.
-  locks::LockConfig probe;
-  probe.algorithm = o.lock;
-  probe.nodes.assign(std::max(LockNodes(o), 1), locks::Endpoint{});
-  probe.ttl = o.ttl;
-  probe.driver_args = o.driver_args;
+  locks::LockConfig probe = ProbeConfig(o);
   std::unique_ptr<locks::Lock> unused;
   for (const auto& [k, v] : o.knobs) {
     probe.knobs = {{k, v}};
