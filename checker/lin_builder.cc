@@ -62,7 +62,9 @@ struct Builder {
     Partition& p = Part(inv.key);
     static const nlohmann::json kNull;
     const nlohmann::json& out = c ? c->value : kNull;
-    if (t == EventType::kFail) {
+    const bool owner_model = model == Model::kOwnerMutex || model == Model::kFencedMutex;
+    const bool not_held = t == EventType::kFail && owner_model && (f == "release" || f == "renew");
+    if (t == EventType::kFail && !not_held) {
       if (!(f == "cas" && options.cas_fail_is_observation)) return Status::Ok();  // no effect
     }
     if (f == "read") {
@@ -107,7 +109,7 @@ struct Builder {
       }
     } else if (f == "release" || f == "renew") {
       if (f == "renew" && unknown) return Status::Ok();  // changes no state
-      op.kind = f == "release" ? Kind::kRelease : Kind::kRenew;
+      op.kind = not_held ? Kind::kNotHeld : f == "release" ? Kind::kRelease : Kind::kRenew;
       std::string tok = TokenOf(inv.value);
       if (tok.empty()) tok = TokenOf(out);
       if (tok.empty()) {

@@ -24,7 +24,12 @@ namespace locklab::checker::lin {
 
 constexpr int64_t kNoFence = INT64_MIN;
 
-enum class Kind : uint8_t { kRead, kWrite, kCasOk, kCasFail, kAcquire, kRelease, kRenew };
+// kNotHeld (owner models only): a release or renew that definitely failed. It says the
+// token did not hold the lock then; where the model still has it holding, its lease ended
+// (expired, or its session was lost) at the latest there. Dropping such a failure instead
+// left the model holding forever, and the next holder's acquire read as non-linearizable
+// (a ZooKeeper holder whose session expired while it released: a false "violated").
+enum class Kind : uint8_t { kRead, kWrite, kCasOk, kCasFail, kAcquire, kRelease, kRenew, kNotHeld };
 
 // A model state: two integers are enough for every model here (interned values/tokens).
 struct State {
@@ -127,6 +132,9 @@ inline bool Step(Model m, const State& s, const Op& op, State* out) {
           out->a = 0;
           return true;
         case Kind::kRenew: return s.a == op.x;
+        case Kind::kNotHeld:
+          if (s.a == op.x) out->a = 0;
+          return true;
         default: return false;
       }
   }

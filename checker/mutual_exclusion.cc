@@ -319,12 +319,28 @@ ResourceReport CheckResource(const History& sorted) {
   return r;
 }
 
+bool LockServiceBlocked(const FaultWindow& w, int64_t process) {
+  static const std::set<std::string> kNodeDown = {"server-pause", "restart", "failover", "memory-full"};
+  if (kNodeDown.count(w.fault)) return true;
+  if (w.fault != "partition" && w.fault != "reply-loss") return false;
+  auto links = w.detail.is_object() ? w.detail.find("links") : w.detail.end();
+  if (!w.detail.is_object() || links == w.detail.end() || !links->is_array()) return false;
+  for (const auto& l : *links) {
+    if (!l.is_array() || l.size() != 2 || !l[0].is_number_integer() || !l[1].is_string()) continue;
+    const std::string node = l[1].get<std::string>();
+    if (l[0].get<int64_t>() == process && node.size() > 1 && node[0] == 'n') return true;
+  }
+  return false;
+}
+
 LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterval>& holds,
                              const LivenessOptions& options) {
   LivenessReport r;
+  const std::vector<FaultWindow> windows = ComputeFaultWindows(sorted);
   // Per key: waiting intervals (from a process's first acquire invoke after its last hold
-  // until its next acquire ok, or its crash / the end) and hold intervals; the longest stretch
-  // with at least one waiter and no holder is the longest wait.
+  // until its next acquire ok, or its crash / the end, less the windows that kept it from the
+  // lock service) and hold intervals; the longest stretch with at least one waiter and no
+  // holder is the longest wait.
   struct Point {
     Nanos t;
     int delta_wait;
@@ -336,11 +352,30 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     pts[h.key].push_back({h.end, 0, -1});
   }
   std::map<std::pair<int64_t, std::string>, Nanos> waiting_since;
+  // A wait [from, to) of p, less the windows that kept p from the lock service.
+  auto add_wait = [&](int64_t p, const std::string& key, Nanos from, Nanos to) {
+    std::vector<std::pair<Nanos, Nanos>> cut;
+    for (const auto& w : windows) {
+      if (w.end > from && w.start < to && LockServiceBlocked(w, p)) cut.emplace_back(w.start, w.end);
+    }
+    std::sort(cut.begin(), cut.end());
+    Nanos at = from;
+    for (const auto& [s, e] : cut) {
+      if (s > at) {
+        pts[key].push_back({at, +1, 0});
+        pts[key].push_back({s, -1, 0});
+      }
+      at = std::max(at, e);
+    }
+    if (at < to) {
+      pts[key].push_back({at, +1, 0});
+      pts[key].push_back({to, -1, 0});
+    }
+  };
   auto stop_wait = [&](int64_t p, const std::string& key, Nanos t) {
     auto it = waiting_since.find({p, key});
     if (it == waiting_since.end()) return;
-    pts[key].push_back({it->second, +1, 0});
-    pts[key].push_back({t, -1, 0});
+    add_wait(p, key, it->second, t);
     waiting_since.erase(it);
   };
   for (const Event& e : sorted) {

@@ -78,9 +78,22 @@ struct LivenessOptions {
 };
 
 struct LivenessReport {
-  double longest_wait_ms = 0;  // longest time someone wanted the lock while nobody held it
+  // Longest time someone wanted the lock while nobody held it, counting only the time that
+  // waiter could reach the lock service (see LockServiceBlocked).
+  double longest_wait_ms = 0;
   bool stuck = false;
 };
+
+// Whether a fault window kept `process` from the lock service: a window of a fault that
+// stops or empties lock nodes (server-pause, restart, failover, memory-full: every client,
+// whichever nodes, so a minority of Redlock's nodes counts too: conservative, fewer L), or a
+// partition or reply-loss window that cut one of that client's links to a lock node
+// ({"links":[[client,"nN"],..]}; a link to the resource alone does not count). A waiter
+// starved inside such a window is the fault's doing, not the lock's: stuck (L) counts only
+// the wait outside them (a server paused for 4 s is not a lock that never lets anyone in).
+// Client-side faults (a crashed or paused holder) never block the others: starving behind
+// them is the lock's liveness answer.
+bool LockServiceBlocked(const FaultWindow& w, int64_t process);
 
 // The clients a nemesis `client-crash` start event names ({"targets":[..]} or {"process":p});
 // empty for any other event. The one place the crash rule reads its facts from.
@@ -104,6 +117,7 @@ MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& hold
 // final value comes from the last `read` by the harness (null: never written, 0), else from
 // the last ok write.
 ResourceReport CheckResource(const History& sorted);
+// Waits count outside the windows LockServiceBlocked names for the waiter.
 LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterval>& holds,
                              const LivenessOptions& options);
 

@@ -19,6 +19,12 @@ std::string ChildRun::Verdict() const {
   return results.value("verdict", std::string("unknown"));
 }
 
+bool JudgedStuck(const nlohmann::ordered_json& results) {
+  if (!results.is_object() || results.value("verdict", std::string()) != "safe") return false;
+  auto it = results.find("liveness");
+  return it != results.end() && it->is_object() && it->value("stuck", false);
+}
+
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,
                    const std::function<void(const ChildRun&, size_t finished)>& on_done) {
   const std::string exe = SelfExe();

@@ -44,6 +44,12 @@ struct ChildRun {
   std::string Verdict() const;
 };
 
+// Whether a run's results.json says the lock was stuck (L): liveness.stuck in a trial
+// judged safe. A trial that granted no acquire, or could not be judged, is unknown with its
+// reason, not a stuck lock (a driver that never started leaves its clients waiting too).
+// The one rule for matrix cells, hunt --liveness and reports/matrixcells.py.
+bool JudgedStuck(const nlohmann::ordered_json& results);
+
 // Runs every run of `runs` not yet done, `jobs` at a time; `on_done(run, finished)` is
 // called on the calling thread as each exits (finished counts the runs done so far in this
 // call). Returns the first scenario write error (ok otherwise).

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/child_runs.h"
 #include "harness/detection_power.h"
 #include "harness/run_store.h"
 
@@ -34,7 +35,7 @@ TrialOutcome ReadOutcome(const Trial& tr) {
   const Json& r = tr.results;
   TrialOutcome o;
   o.verdict = tr.ran ? r.value("verdict", std::string("unknown")) : "error";
-  o.stuck = tr.ran && r.contains("liveness") && r["liveness"].value("stuck", false);
+  o.stuck = tr.ran && JudgedStuck(r);
   o.verdict_reason = tr.ran ? r.value("verdict_reason", std::string("no reason given"))
                             : "the trial did not run";
   o.resource_verdict = tr.ran ? r.value("resource_verdict", std::string("unknown")) : "unknown";

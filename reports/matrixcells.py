@@ -45,17 +45,16 @@ def faults_label(f):
 
 
 def trial_letter(results):
-    """One trial as WriteMatrix counts it: violated, else stuck, else safe, else unknown."""
+    """One trial as WriteMatrix counts it: violated, else stuck (only in a trial judged safe:
+    one that granted no acquire is unknown, not a stuck lock), else safe, else unknown."""
     if not isinstance(results, dict):
         return "?"
     v = results.get("verdict")
     live = results.get("liveness") if isinstance(results.get("liveness"), dict) else {}
     if v == "violated":
         return "V"
-    if live.get("stuck"):
-        return "L"
     if v == "safe":
-        return "S"
+        return "L" if live.get("stuck") else "S"
     return "?"
 
 

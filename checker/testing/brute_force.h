@@ -87,6 +87,11 @@ inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed) {
     s->holder = tok;
     return true;
   }
+  if (fail && m != Model::kMutex && (o.f == "release" || o.f == "renew")) {
+    // Owner models: the token did not hold the lock then (its lease had ended).
+    if (s->holder == tok) s->holder.clear();
+    return true;
+  }
   if (o.f == "release") {
     if (s->holder.empty()) return false;
     if (m != Model::kMutex && s->holder != tok) return false;
@@ -107,7 +112,8 @@ inline bool BruteForce(Model m, const std::vector<GOp>& all, bool cas_fail_obser
     for (const GOp* o : list) {
       bool unknown = !o->completes || o->outcome == EventType::kInfo;
       bool fail = !unknown && o->outcome == EventType::kFail;
-      if (fail && !(o->f == "cas" && cas_fail_observed)) continue;
+      const bool not_held = fail && m != Model::kMutex && (o->f == "release" || o->f == "renew");
+      if (fail && !not_held && !(o->f == "cas" && cas_fail_observed)) continue;
       if (unknown && (o->f == "read" || o->f == "renew")) continue;
       (unknown ? opt : req).push_back(o);
     }

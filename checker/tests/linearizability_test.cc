@@ -104,6 +104,38 @@ TEST(Linearizability, FencesMustGrowOnlyForFencedMutex) {
   EXPECT_EQ(V(h, Model::kFencedMutex), LinVerdict::kInvalid);
 }
 
+// Regression (zk-lock x reply-loss, seed 601: "violated" with no two holders): a holder's
+// release failed (its session had expired), then another client acquired. The failed
+// release says the lease had ended; the model used to drop it, stay "held by a" forever and
+// reject the next acquire. A failed renew says the same.
+TEST(Linearizability, AFailedReleaseOrRenewEndsTheLeaseInOwnerModels) {
+  for (const char* f : {"release", "renew"}) {
+    History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                      Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a","validity_ms":469})") +
+                      Ev(3, "1", "invoke", f, "lock:0", R"({"token":"a"})") +
+                      Ev(4, "1", "fail", f, "lock:0", R"({"error":"session expired"})") +
+                      Ev(5, "2", "invoke", "acquire", "lock:0") +
+                      Ev(6, "2", "ok", "acquire", "lock:0", R"({"token":"b"})"));
+    EXPECT_EQ(V(h, Model::kOwnerMutex), LinVerdict::kValid) << f;
+    // Without the failure the model has a holding at 5: invalid, as before.
+    History held = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +
+                         Ev(2, "1", "ok", "acquire", "lock:0", R"({"token":"a"})") +
+                         Ev(5, "2", "invoke", "acquire", "lock:0") +
+                         Ev(6, "2", "ok", "acquire", "lock:0", R"({"token":"b"})"));
+    EXPECT_EQ(V(held, Model::kOwnerMutex), LinVerdict::kInvalid);
+  }
+  // A failed release of a token that does not hold the lock changes nothing: b still holds,
+  // and c's acquire is still a second grant.
+  History other = Jsonl(Ev(1, "2", "invoke", "acquire", "lock:0") +
+                        Ev(2, "2", "ok", "acquire", "lock:0", R"({"token":"b"})") +
+                        Ev(3, "1", "invoke", "release", "lock:0", R"({"token":"a"})") +
+                        Ev(4, "1", "fail", "release", "lock:0", R"({"error":"not-owner"})") +
+                        Ev(5, "3", "invoke", "acquire", "lock:0") +
+                        Ev(6, "3", "ok", "acquire", "lock:0", R"({"token":"c"})"));
+  EXPECT_EQ(V(other, Model::kOwnerMutex), LinVerdict::kInvalid);
+  EXPECT_EQ(V(other, Model::kFencedMutex), LinVerdict::kInvalid);
+}
+
 TEST(Linearizability, UnknownAcquireMayHaveTakenEffectOrNot) {
   // p1's acquire timed out (info); p2 then acquires: valid (p1's never happened).
   History h = Jsonl(Ev(1, "1", "invoke", "acquire", "lock:0") +

@@ -219,6 +219,53 @@ TEST(LivenessTest, WaitingBehindALiveHolderIsNotStarvation) {
   EXPECT_FALSE(r.stuck);
 }
 
+// Regression (hunt's false alarms: fenced, set-nx-px-lua and watchdog were "stuck" under a
+// 4 s server-pause): a wait counts only while the waiter could reach the lock service.
+TEST(LivenessTest, StarvingWhileTheServerIsPausedIsNotTheLocksDoing) {
+  // 2 waits from 11 to 230 while `fault` is on from 10 to 200 and nobody holds the lock.
+  auto wait_during = [](const std::string& fault, const std::string& detail) {
+    auto h = SortedByTime(H("1 1 ok acquire L\n2 1 invoke release L\n3 1 ok release L\n"
+                            "10 nemesis info start " + fault + " " + detail + "\n"
+                            "11 2 invoke acquire L\n200 nemesis info stop " + fault + "\n"
+                            "230 2 ok acquire L\n"));
+    return CheckLiveness(h, ComputeHoldIntervals(h), LivenessOptions{Millis(50)});
+  };
+  auto r = wait_during("server-pause", R"({"nodes":[1]})");
+  EXPECT_DOUBLE_EQ(r.longest_wait_ms, 30.0) << "only the 30 ms after the pause healed count";
+  EXPECT_FALSE(r.stuck);
+  // The same wait with a paused client instead (the lock service was up): all of it counts.
+  auto rc = wait_during("client-pause", R"({"targets":[3]})");
+  EXPECT_DOUBLE_EQ(rc.longest_wait_ms, 219.0);
+  EXPECT_TRUE(rc.stuck);
+}
+
+TEST(LivenessTest, APartitionBlocksOnlyTheClientsItCutFromALockNode) {
+  // 2 is cut from n1 for 100 ms, 3 only from the resource: 3's wait counts whole, 2's is
+  // split around the window.
+  const char* tmpl = R"(
+    1 1 ok acquire L
+    5 nemesis info start partition {"links":[[2,"n1"],[3,"resource"]]}
+    10 P invoke acquire L
+    105 nemesis info stop partition
+    120 P ok acquire L
+  )";
+  for (const char* who : {"2", "3"}) {
+    std::string text = tmpl;
+    for (size_t at; (at = text.find(" P ")) != std::string::npos;) text.replace(at, 3, std::string(" ") + who + " ");
+    // 1 crashes at 4 without releasing, so nobody holds during the wait.
+    text.insert(text.find("    5 nemesis"), "    4 nemesis info start client-crash {\"targets\":[1]}\n");
+    auto hist = SortedByTime(H(text));
+    auto r = CheckLiveness(hist, ComputeHoldIntervals(hist), LivenessOptions{Millis(50)});
+    if (std::string(who) == "2") {
+      EXPECT_DOUBLE_EQ(r.longest_wait_ms, 15.0) << "only the 15 ms after the cut healed";
+      EXPECT_FALSE(r.stuck);
+    } else {
+      EXPECT_DOUBLE_EQ(r.longest_wait_ms, 110.0);
+      EXPECT_TRUE(r.stuck);
+    }
+  }
+}
+
 TEST(HistoryReaderTest, ErrorNamesFileLineAndField) {
   std::istringstream in(
       "{\"index\":0,\"time_ns\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"L\"}\n"

@@ -169,7 +169,7 @@ TEST(VerdictTest, OverlapIsViolatedWhateverElseHappened) {
   EXPECT_EQ(j.verdict, "violated");
   EXPECT_EQ(j.reason, "1 overlapping hold pair in 1 episode (first on L)");
   EXPECT_EQ(j.expired_grants, 1);
-  EXPECT_DOUBLE_EQ(j.first_violation_ms, 4.0);
+  EXPECT_DOUBLE_EQ(j.first_violation_ms, 3.0) << "from the first client event at 1, not the run event at 0";
   auto json = j.ToJson();
   EXPECT_EQ(json["episodes"].size(), 1u);
   EXPECT_EQ(json["episodes"][0]["processes"], nlohmann::json::array({1, 2}));
