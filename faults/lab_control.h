@@ -53,6 +53,10 @@ class NodeControl {
   virtual Status RestartNode(int node) = 0;
   // Cuts (true) or heals the replication stream from n1 to its replica (Sentinel setups).
   virtual Status CutReplication(bool cut) = 0;
+  // CONFIG SET `name` `value` on the node, over a direct connection (not through the fault
+  // proxy, so a partition does not stop it). A node that does not answer in time (paused)
+  // still has the command in its socket and runs it when it resumes.
+  virtual Status SetNodeConfig(int node, const std::string& name, const std::string& value) = 0;
 };
 
 // Wall clocks, through libfaketime control files: offsets "+20s", "-30s", "+0".

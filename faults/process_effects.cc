@@ -95,6 +95,26 @@ void ServerPauseEffect::Stop(Nanos) {
   for (int n : NodesOr(1)) nodes_->ResumeNode(n);
 }
 
+nlohmann::json MemoryFullEffect::Start(Nanos, int) {
+  std::vector<int> nodes = NodesOr(1);
+  for (int n : nodes) {
+    // The policy first: with an evicting policy a full node would drop keys (other
+    // clients' locks) instead of refusing writes. One byte is below any node's use.
+    Status s = nodes_->SetNodeConfig(n, "maxmemory-policy", "noeviction");
+    if (s.ok()) s = nodes_->SetNodeConfig(n, "maxmemory", "1");
+    if (!s.ok()) Log("memory-full: n" + std::to_string(n) + ": " + s.message());
+  }
+  Log("memory-full: nodes refuse writes (OOM) for " + std::to_string(o_.duration.count()) + " ms");
+  return {{"nodes", nodes}};
+}
+
+void MemoryFullEffect::Stop(Nanos) {
+  for (int n : NodesOr(1)) {
+    Status s = nodes_->SetNodeConfig(n, "maxmemory", "0");
+    if (!s.ok()) Log("memory-full: n" + std::to_string(n) + " did not confirm maxmemory 0: " + s.message());
+  }
+}
+
 std::vector<std::string> RestartEffect::NodeArgs() const {
   if (o_.Param("restart", "no-persistence") == "aof-always") {
     return {"--appendonly", "yes", "--appendfsync", "always"};

@@ -65,37 +65,50 @@ class ClientCrashEffect : public Effect {
   ClientControl* clients_ = nullptr;
 };
 
-// SIGSTOP/SIGCONT of lock nodes (default n1).
-class ServerPauseEffect : public Effect {
+// An effect that acts on lock node processes only (NodeControl).
+class NodeEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "server-pause"; }
-  nlohmann::json Start(Nanos time, int process) override;
-  void Stop(Nanos time) override;
 
  protected:
   void Attach(LabControl& lab) override { nodes_ = &lab; }
-
- private:
   NodeControl* nodes_ = nullptr;
+};
+
+// SIGSTOP/SIGCONT of lock nodes (default n1).
+class ServerPauseEffect : public NodeEffect {
+ public:
+  using NodeEffect::NodeEffect;
+  const char* id() const override { return "server-pause"; }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
+};
+
+// Lock nodes out of memory: maxmemory is set far below what the node uses, with the
+// noeviction policy, so every write that may grow the dataset (SET, SETNX, INCR, ...) gets
+// the error reply "-OOM command not allowed when used memory > 'maxmemory'" while reads,
+// DEL and EXPIRE still work. An error reply is a definite answer, unlike a timeout: a lock
+// must take it as "not acquired". The window's close sets maxmemory back to 0 (no limit).
+class MemoryFullEffect : public NodeEffect {
+ public:
+  using NodeEffect::NodeEffect;
+  const char* id() const override { return "memory-full"; }
+  nlohmann::json Start(Nanos time, int process) override;
+  void Stop(Nanos time) override;
 };
 
 // kill -9 of lock nodes, restarted when the window closes (`duration` is the downtime).
 // restart = no-persistence (comes back empty) | aof-always (appendfsync always: keeps keys).
-class RestartEffect : public Effect {
+class RestartEffect : public NodeEffect {
  public:
-  using Effect::Effect;
+  using NodeEffect::NodeEffect;
   const char* id() const override { return "restart"; }
   std::vector<std::string> NodeArgs() const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
 
  protected:
-  void Attach(LabControl& lab) override { nodes_ = &lab; }
   Status Validate() override;
-
- private:
-  NodeControl* nodes_ = nullptr;
 };
 
 // Master failover (Redis docs' race): right after a client released the lock (armed at

@@ -53,6 +53,8 @@ const std::vector<FaultInfo>& ListFaults() {
       {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
        {{"point", "after-acquire", "where the client is when it dies"}, {"target", "any", kTargetHelp}}},
       {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}},
+      {"memory-full",
+       "lock nodes refuse writes with an OOM error reply (maxmemory below use, noeviction)", {}},
       {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
        {{"restart", "no-persistence", "no-persistence (comes back empty) or aof-always"}}},
       {"clock-jump", "the wall clock of lock nodes stepped through libfaketime while serving",
@@ -88,8 +90,8 @@ const FaultInfo* FindFault(const std::string& id) {
 }
 
 bool IsClientSideFault(const std::string& id) {
-  // server-pause, restart, clock-jump, clock-drift and failover signal, restart or re-clock
-  // the redis-server processes (or need a replica and sentinels the lab started).
+  // server-pause, restart, clock-jump, clock-drift, memory-full and failover signal, restart,
+  // re-clock or reconfigure the redis-server processes (or need a replica and sentinels the lab started).
   static const char* const kClientSide[] = {"none",      "client-pause", "slow-cs",    "client-crash",
                                             "client-clock", "partition", "reply-loss", "delay"};
   for (const char* c : kClientSide) {
@@ -135,6 +137,7 @@ Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* o
   else if (id == "slow-cs") effect = std::make_unique<SlowCsEffect>(o);
   else if (id == "client-crash") effect = std::make_unique<ClientCrashEffect>(o);
   else if (id == "server-pause") effect = std::make_unique<ServerPauseEffect>(o);
+  else if (id == "memory-full") effect = std::make_unique<MemoryFullEffect>(o);
   else if (id == "restart") effect = std::make_unique<RestartEffect>(o);
   else if (id == "clock-jump") effect = std::make_unique<ClockJumpEffect>(o);
   else if (id == "clock-drift") effect = std::make_unique<ClockDriftEffect>(o);

@@ -203,8 +203,7 @@ class Hunt {
   bool Failed(const ChildRun& r) const {
     if (!r.ran) return false;
     if (r.Verdict() == "violated") return true;
-    return f_.liveness && r.results.contains("liveness") &&
-           r.results["liveness"].value("stuck", false);
+    return f_.liveness && JudgedStuck(r.results);
   }
   static bool Trusted(const ChildRun& r) {
     return !r.results.contains("lab_lag") || r.results["lab_lag"].value("timing_trusted", true);
@@ -220,12 +219,17 @@ class Hunt {
     const std::string& n = r.options.name;
     return n.size() > 9 && n.compare(n.size() - 9, 9, "-baseline") == 0;
   }
-  RunOptions OnBaseline(RunOptions o) const {
-    o.lock = f_.baseline;
-    o.knobs.clear();
-    o.name += "-baseline";
-    return o;
+  // The same scenario on the baseline lock (OnBaselineLock: a mutant's own points move to
+  // their stand-ins); a point without one leaves a run that is refused, which counts against
+  // the difference (see BaselineFailed).
+  RunOptions OnBaseline(const RunOptions& o) const {
+    RunOptions b = OnBaselineLock(o, f_.baseline);
+    b.name += "-baseline";
+    return b;
   }
+  // Whether a baseline run tells against the difference: it failed, or it could not run
+  // (the baseline was not seen to pass, so nothing is confirmed).
+  bool BaselineFailed(const ChildRun& r) const { return !r.ran || Failed(r); }
   // Runs `runs`; counts trials and infrastructure failures.
   void RunAll(std::vector<ChildRun>& runs) {
     std::vector<ChildRun*> ptrs;
@@ -252,7 +256,9 @@ class Hunt {
   bool counted_any() const {
     return std::any_of(story_.found.begin(), story_.found.end(), [](const FoundScenario& s) { return !s.baseline_failed; });
   }
-  bool Stop() const { return Interrupted() || !io_error_.ok() || infra_ > 3 + trials_ / 2; }
+  // More than half the trials (and 3) could not run: the lab, not the lock, is failing.
+  bool MostTrialsCouldNotRun() const { return infra_ > 3 + trials_ / 2; }
+  bool Stop() const { return Interrupted() || !io_error_.ok() || MostTrialsCouldNotRun(); }
 
   HuntFlags f_;
   SearchSpace space_;
@@ -277,7 +283,7 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
     RunAll(batch);
     for (auto& r : batch) {
       if (IsBaseline(r)) {
-        base_failed = Failed(r);
+        base_failed = BaselineFailed(r);
       } else {
         failed += Failed(r) && Trusted(r);
         ++done;
@@ -314,7 +320,7 @@ bool Hunt::ConfirmDifference(const RunOptions& o) {
     more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
   }
   RunAll(more);
-  return std::none_of(more.begin(), more.end(), [&](const ChildRun& r) { return Failed(r); });
+  return std::none_of(more.begin(), more.end(), [&](const ChildRun& r) { return BaselineFailed(r); });
 }
 
 void Hunt::Progress(bool final_line) {
@@ -369,19 +375,17 @@ void Hunt::Search(bool stop_at_first) {
         std::vector<ChildRun> b = {
             Make(OnBaseline(r.options), "trials", r.options.name + "-baseline")};
         RunAll(b);
-        baseline_failed = Failed(b[0]);
+        baseline_failed = BaselineFailed(b[0]);
         // One baseline run that did not fail is weak evidence of a difference: the failure
         // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
         // more runs of the same scenario.
         if (!baseline_failed) baseline_failed = !ConfirmDifference(r.options);
       }
       if (baseline_failed) {
-        // Both locks fail here: draw these kinds of fault less (never below a twentieth).
-        for (const auto& fault : r.options.faults) {
-          for (const auto& kind : FaultKinds(fault)) {
-            double& w = space_.weights.try_emplace(kind, 1.0).first->second;
-            w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
-          }
+        // Both locks fail here: draw these kinds less (never below a twentieth).
+        for (const auto& kind : ScenarioKinds(r.options)) {
+          double& w = space_.weights.try_emplace(kind, 1.0).first->second;
+          w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
         }
       }
       FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
@@ -511,7 +515,7 @@ int Hunt::Run() {
   std::cout << HuntSummary(story_, dir_);
   if (f_.report && !story_.failing_run.empty() && !Interrupted())
     RunReportScript({story_.failing_run});
-  if (infra_ > 3 + trials_ / 2 || (infra_ > 0 && trials_ == infra_)) {
+  if (MostTrialsCouldNotRun() || (infra_ > 0 && trials_ == infra_)) {
     // The hunt stopped because the lab could not run its trials: say so, never "no failure".
     std::cerr << "locklab hunt: " << infra_ << " of " << trials_ << " trials could not run (their logs: " << dir_
               << "/trials/*.log)\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "faults/fault.h"
+#include "locks/lock.h"
 
 namespace locklab::harness {
 namespace {
@@ -106,9 +107,11 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   } else if (id == "slow-cs") {
     f.params["point"] = DrawPoint(s, rng, id);
   } else if (id == "client-crash") {
-    f.params["point"] = Pick(rng, kWorkloadPoints);
+    // Anywhere a pause may go, the lock's own points included: a client that dies between
+    // two of its lock's commands is the classic leftover key.
+    f.params["point"] = DrawPoint(s, rng, id);
     f.windows = 1;  // a crashed client does not come back
-  } else if (id == "server-pause") {
+  } else if (id == "server-pause" || id == "memory-full") {
     f.nodes = DrawNodes(s, rng);
   } else if (id == "restart") {
     f.nodes = DrawNodes(s, rng);
@@ -157,6 +160,31 @@ std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
   return kinds;
 }
 
+std::vector<std::string> ScenarioKinds(const RunOptions& o) {
+  std::vector<std::string> kinds = {"validity=" + o.validity};
+  for (const auto& f : o.faults) {
+    for (auto& k : FaultKinds(f)) kinds.push_back(std::move(k));
+  }
+  return kinds;
+}
+
+RunOptions OnBaselineLock(RunOptions o, const std::string& baseline) {
+  const locks::LockInfo* info = locks::FindLock(o.lock);
+  const locks::LockInfo* base = locks::FindLock(baseline);
+  if (info != nullptr && base != nullptr) {
+    for (auto& f : o.faults) {
+      auto point = f.params.find("point");
+      if (point == f.params.end()) continue;
+      bool base_has = std::find(base->points.begin(), base->points.end(), point->second) != base->points.end();
+      auto stand_in = info->stand_in_points.find(point->second);
+      if (!base_has && stand_in != info->stand_in_points.end()) point->second = stand_in->second;
+    }
+  }
+  o.lock = baseline;
+  o.knobs.clear();
+  return o;
+}
+
 Millis LastWindowEnd(const RunOptions& o) {
   Millis end{0};
   for (const auto& f : o.faults) {
@@ -193,8 +221,14 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
   o.think = TtlTimes(s, 0.3 * rng.Unit(), Millis(0));
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
-  // The client stops using a lease when its validity says so, or ignores it, half each.
-  o.validity = rng.Unit() < 0.5 ? "honour" : "ignore";
+  // The client stops using a lease when its validity says so, or ignores it: half each, by
+  // the weights of the two kinds.
+  const double honour = Weight(s, "validity=honour"), ignore = Weight(s, "validity=ignore");
+  o.validity = rng.Unit() * (honour + ignore) < honour ? "honour" : "ignore";
+  // A client that honours validity may work until its validity ends (a hold of 1 to 1.5
+  // TTLs, cut there), a third of the time: the lease's last milliseconds, where a lock
+  // that claims more validity than its keys have shows it.
+  if (o.validity == "honour" && rng.Unit() < 1.0 / 3) o.hold = TtlTimes(s, 1 + 0.5 * rng.Unit(), Millis(1));
   if (s.can_renew && rng.Unit() < 0.3) o.renew_every = TtlTimes(s, 1.0 / 3, Millis(1));
   std::vector<std::string> pool = s.faults;
   int n = static_cast<int>(

@@ -42,10 +42,12 @@ struct SearchSpace {
   std::vector<std::string> lock_points;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
-  // Weights of fault kinds: a fault id ("clock-jump") or an armed fault at a point
-  // ("client-pause@before-write"); 1 when absent. With a baseline, a kind whose scenarios
-  // also break the baseline is drawn less often (FaultKinds, hunt.cc), so the search moves
-  // to where the two locks differ.
+  // Weights of kinds: a fault id ("clock-jump"), an armed fault at a point
+  // ("client-pause@before-write"), or the workload's validity choice ("validity=honour",
+  // "validity=ignore"); 1 when absent. With a baseline, a kind whose scenarios also break
+  // the baseline is drawn less often (ScenarioKinds, hunt.cc), so the search moves to where
+  // the two locks differ: a lock that breaks while its clients ignore validity usually
+  // breaks the baseline too, and the draws move to clients that honour it.
   std::map<std::string, double> weights;
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
@@ -57,6 +59,15 @@ RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& n
 // The kinds of `f` that SearchSpace::weights names: its id, and for a fault armed at a pause
 // point also "id@point".
 std::vector<std::string> FaultKinds(const faults::FaultOptions& f);
+// Every kind of `o`: its faults' kinds and its validity choice.
+std::vector<std::string> ScenarioKinds(const RunOptions& o);
+
+// `o` as it runs on the lock `baseline` (hunt --baseline, and the replays of shipped hunt
+// schedules): the same scenario without the lock's knobs, and a fault armed at a point the
+// baseline does not have moved to that point's stand-in (LockInfo::stand_in_points of
+// o.lock: a mutant's point inside its acquire or release). A point without a stand-in is
+// left as it is; the baseline's run is then refused.
+RunOptions OnBaselineLock(RunOptions o, const std::string& baseline);
 
 // When the last window of `o`'s faults closes (first_at + windows x (duration + interval));
 // faults with windows = 0 count as one window.

@@ -56,6 +56,8 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
     what = "client-crash kills the first client to reach " + f.Param("point", "after-acquire");
   } else if (f.id == "server-pause") {
     what = "server-pause stops " + NodeList(f.nodes, "node n1") + " for " + len;
+  } else if (f.id == "memory-full") {
+    what = "memory-full makes " + NodeList(f.nodes, "node n1") + " refuse writes (OOM error) for " + len;
   } else if (f.id == "restart") {
     what = "restart kills " + NodeList(f.nodes, "node n1") + " and starts it again " +
            (f.Param("restart", "no-persistence") == "aof-always" ? "from its AOF" : "empty") +

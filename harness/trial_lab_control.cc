@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include "locks/redis_connection.h"
+
 namespace locklab::harness {
 
 int TrialLab::node_count() const {
@@ -61,6 +63,18 @@ Status TrialLabControl::SetNodeClock(int n, const std::string& offset) {
 Status TrialLabControl::CutReplication(bool cut) {
   if (!lab_->topology) return Status::Usage("no replica: this trial has no failover topology");
   return lab_->topology->CutReplication(cut);
+}
+
+Status TrialLabControl::SetNodeConfig(int n, const std::string& name, const std::string& value) {
+  if (lab_->endpoints) return Status::Usage("CONFIG SET needs lab-started nodes, not --endpoints");
+  LabNode* node = lab_->Node(n);
+  if (!node) return Status::Usage("no node n" + std::to_string(n));
+  // Short timeouts: this runs on the event loop. A paused node runs the command on SIGCONT.
+  locks::RedisConnection c(node->endpoint(), Millis(200), Millis(200));
+  locks::Reply r = c.Command({"CONFIG", "SET", name, value});
+  if (r.outcome != locks::Outcome::kOk) return Status::Infrastructure("CONFIG SET " + name + ": " + r.transport_error);
+  if (r.is_error) return Status::Infrastructure("CONFIG SET " + name + ": " + r.str);
+  return Status::Ok();
 }
 
 }  // namespace locklab::harness

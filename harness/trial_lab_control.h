@@ -79,6 +79,7 @@ class TrialLabControl : public faults::LabControl {
     return lab_->proxy.SetLink(TrialLab::LinkName(p, node), state);
   }
   Status CutReplication(bool cut) override;
+  Status SetNodeConfig(int n, const std::string& name, const std::string& value) override;
   void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
               Nanos time) override {
     recorder_->WriteLabEvent("nemesis", "info", f, fault, value, time);

@@ -123,6 +123,13 @@ struct LockInfo {
   // was made from, so a kill can be judged against that lock in the same conditions. Empty
   // for every other lock. It says what the lock was built from, never what it should do.
   std::string mutant_of;
+  // For a mutant's own pause points (those its reference does not have): the reference's
+  // point at the same phase of the cycle, where a fault armed at the own point is armed
+  // when the reference runs the same scenario (hunt --baseline). A point inside the
+  // acquire stands in as after-acquire (the reference's acquire is one step, so this is the
+  // nearest, and it is the stricter test: the reference then holds the lock while
+  // stopped); a point inside the release as after-release.
+  std::map<std::string, std::string> stand_in_points;
 };
 
 // Whether fault `fault_id` applies to `lock` (LockInfo::faults).

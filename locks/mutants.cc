@@ -11,12 +11,14 @@ namespace {
 const char kPrefix[] = "mutant:";
 
 // One row of the table: the mutant's name, its reference lock, the one change (the
-// LockInfo description) and the pause points it announces besides the reference's.
+// LockInfo description), the pause point it announces besides the reference's (if any)
+// and that point's stand-in on the reference (LockInfo::stand_in_points).
 struct MutantSpec {
   const char* name;
   const char* reference;
   const char* change;
   std::vector<std::string> points;
+  const char* stand_in = "";
 };
 
 const std::vector<MutantSpec>& Specs() {
@@ -25,7 +27,7 @@ const std::vector<MutantSpec>& Specs() {
        "release is GET, compare in the client, then DEL (two commands, not one Lua script): "
        "a key that expires and is taken between them loses the next holder's lock. Pause "
        "point mutant-between-get-and-del sits between the two",
-       {kPointBetweenGetAndDel}},
+       {kPointBetweenGetAndDel}, "after-release"},
       {"plain-del", "set-nx-px-lua",
        "release is a plain DEL with no owner check: a late release deletes the next holder's "
        "lock",
@@ -33,7 +35,7 @@ const std::vector<MutantSpec>& Specs() {
       {"setnx-then-pexpire", "set-nx-px-lua",
        "acquire is SETNX then PEXPIRE as two commands: a client that stops between them leaves "
        "a key with no expiry. Pause point mutant-between-setnx-and-expire sits between the two",
-       {kPointBetweenSetnxAndExpire}},
+       {kPointBetweenSetnxAndExpire}, "after-acquire"},
       {"unknown-as-ok", "set-nx-px-lua",
        "an unknown SET outcome (timeout, dropped connection) is taken as acquired", {}},
       {"error-as-ok", "set-nx-px-lua",
@@ -75,7 +77,7 @@ const std::vector<MutantSpec>& Specs() {
        "the fencing token is drawn as GET fence:<key>, then SET fence:<key> value+1 (two "
        "commands, not INCR): two holders can draw the same token and the resource accepts "
        "both. Pause point mutant-between-fence-get-and-set sits between the two",
-       {kPointBetweenFenceGetAndSet}},
+       {kPointBetweenFenceGetAndSet}, "after-acquire"},
   };
   return kSpecs;
 }
@@ -97,6 +99,7 @@ LockInfo InfoOf(const MutantSpec& spec) {
   info.description = std::string("mutant of ") + spec.reference + ": " + spec.change;
   info.mutant_of = spec.reference;
   info.points.insert(info.points.end(), spec.points.begin(), spec.points.end());
+  for (const auto& p : spec.points) info.stand_in_points[p] = spec.stand_in;
   return info;
 }
 

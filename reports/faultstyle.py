@@ -7,6 +7,7 @@ FAULT_COLORS = {
     "client-crash": "#222222",
     "server-pause": "#8e5fc2",
     "restart": "#8c564b",
+    "memory-full": "#b5405a",
     "failover": "#d94fa8",
     "clock-jump": "#e07b00",
     "clock-drift": "#e07b00",
@@ -26,6 +27,7 @@ FAULT_NOUNS = {
     "client-crash": "crash",
     "server-pause": "server pause",
     "restart": "restart",
+    "memory-full": "memory full",
     "failover": "failover",
     "clock-jump": "clock jump",
     "clock-drift": "clock drift",
@@ -108,6 +110,8 @@ def label(fault, detail, duration_ns):
         return f"server pause {nodes or 'n1'} {dur}"
     if fault == "restart":
         return f"restart {nodes} (down {dur})".replace("  ", " ")
+    if fault == "memory-full":
+        return f"memory full {nodes or 'n1'} {dur}"
     if fault == "clock-jump":
         return f"clock jump {nodes} {d.get('offset', '')}".strip()
     if fault == "client-clock":
@@ -149,6 +153,8 @@ def describe(fault, detail, duration_ns):
         return f"the nemesis killed {who} (SIGKILL){at}"
     if fault == "server-pause":
         return f"the nemesis froze server {nodes} for {dur}"
+    if fault == "memory-full":
+        return f"server {nodes} refused writes with OOM errors for {dur}"
     if fault == "restart":
         return f"the nemesis killed server {nodes} and restarted it after {dur}"
     if fault == "clock-jump":

@@ -63,6 +63,10 @@ class TracingLab : public LabControl {
     Line("SetNodeClock " + std::to_string(n) + " " + offset);
     return Status::Ok();
   }
+  Status SetNodeConfig(int n, const std::string& name, const std::string& value) override {
+    Line("SetNodeConfig " + std::to_string(n) + " " + name + " " + value);
+    return Status::Ok();
+  }
   Status SetClientClock(int p, const std::string& offset) override {
     Line("SetClientClock " + std::to_string(p) + " " + offset);
     return Status::Ok();
@@ -159,6 +163,9 @@ std::vector<Case> Cases() {
   cases.push_back({"clock-drift 0.5", Options("clock-drift", {{"rate", "0.5"}}), 2, Millis(3000)});
   cases.push_back({"clock-jump no revert", Options("clock-jump", {{"revert", "false"}}), 2, Millis(6000)});
   cases.push_back({"slow-cs before-write", Options("slow-cs", {{"point", "before-write"}}), 4, Millis(6000)});
+  FaultOptions full_majority = Options("memory-full");
+  full_majority.nodes = {1, 3};
+  cases.push_back({"memory-full two nodes", full_majority, 4, Millis(6000)});
   cases.push_back({"restart aof", Options("restart", {{"restart", "aof-always"}}), 4, Millis(6000)});
   cases.push_back({"client-pause torn down while armed", Options("client-pause"), 7, Millis(1010)});
   FaultOptions bad_node = Options("server-pause");

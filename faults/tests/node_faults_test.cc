@@ -65,5 +65,27 @@ TEST_F(NodeFaultTest, RestartWithAppendfsyncAlwaysKeepsKeys) {
   EXPECT_EQ(Cmd(n, {"GET", "k"}).str, "v");
 }
 
+// What the memory-full fault relies on: with maxmemory below use and noeviction, a lock's
+// SET gets a definite error reply, while its release (DEL, the Lua compare-and-delete) and
+// renewal (PEXPIRE) still run; and maxmemory 0 lifts it.
+TEST_F(NodeFaultTest, MaxmemoryBelowUseRefusesSetsButNotReleases) {
+  LabNode& n = StartNode();
+  ASSERT_EQ(Cmd(n, {"SET", "held", "t1", "PX", "10000"}).str, "OK");
+  ASSERT_EQ(Cmd(n, {"CONFIG", "SET", "maxmemory-policy", "noeviction"}).str, "OK");
+  ASSERT_EQ(Cmd(n, {"CONFIG", "SET", "maxmemory", "1"}).str, "OK");
+  locks::Reply set = Cmd(n, {"SET", "k", "t2", "NX", "PX", "10000"});
+  EXPECT_TRUE(set.is_error);
+  EXPECT_EQ(set.str.rfind("OOM", 0), 0u) << set.str;
+  EXPECT_EQ(Cmd(n, {"PEXPIRE", "held", "20000"}).integer, 1);
+  locks::Reply lua = Cmd(n, {"EVAL",
+                              "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                              "return redis.call('del', KEYS[1]) else return 0 end",
+                              "1", "held", "t1"});
+  EXPECT_FALSE(lua.is_error) << lua.str;
+  EXPECT_EQ(lua.integer, 1);
+  ASSERT_EQ(Cmd(n, {"CONFIG", "SET", "maxmemory", "0"}).str, "OK");
+  EXPECT_EQ(Cmd(n, {"SET", "k", "t2", "NX", "PX", "10000"}).str, "OK");
+}
+
 }  // namespace
 }  // namespace locklab::harness

@@ -69,11 +69,18 @@ TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
   SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(30000));
   space.max_duration = Millis(600000);
   Rng rng(5);
-  bool long_window = false;
+  bool long_window = false, long_hold = false;
   for (int i = 0; i < 100; ++i) {
     RunOptions o = DrawScenario(space, rng, "t");
     EXPECT_EQ(o.ttl, Millis(30000));
-    EXPECT_LT(o.hold, o.ttl);  // a hold longer than the TTL breaks any lock without renewal
+    // A hold longer than the TTL breaks any lock without renewal: only a client that
+    // honours validity (and stops there) may draw one, up to 1.5 TTLs.
+    if (o.validity == "honour") {
+      EXPECT_LE(o.hold, o.ttl * 3 / 2);
+      long_hold |= o.hold > o.ttl;
+    } else {
+      EXPECT_LT(o.hold, o.ttl);
+    }
     EXPECT_GE(o.clients, 2);
     EXPECT_LE(o.clients, 6);
     ASSERT_GE(o.faults.size(), 1u);
@@ -86,6 +93,48 @@ TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
     for (const auto& f : o.faults) EXPECT_GT(o.duration, f.first_at + f.duration) << f.id;
   }
   EXPECT_TRUE(long_window) << "no window longer than the TTL in 100 draws";
+  EXPECT_TRUE(long_hold) << "no client working until its validity ends in 100 draws";
+}
+
+// With a baseline, hunt draws less of what also broke the baseline (hunt.cc): the
+// validity choice is one of those kinds, so a search whose "ignore" scenarios broke both
+// locks moves to clients that honour validity.
+TEST(HuntSpaceTest, ValidityFollowsItsWeights) {
+  SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(500));
+  auto honoured = [&](Rng rng) {
+    int n = 0;
+    for (int i = 0; i < 200; ++i) n += DrawScenario(space, rng, "t").validity == "honour";
+    return n;
+  };
+  int even = honoured(Rng(9));
+  EXPECT_GT(even, 60);
+  EXPECT_LT(even, 140);
+  space.weights["validity=ignore"] = 0.1;
+  EXPECT_GT(honoured(Rng(9)), 160);
+  Rng rng(3);
+  RunOptions o = DrawScenario(space, rng, "t");
+  std::vector<std::string> kinds = ScenarioKinds(o);
+  EXPECT_EQ(kinds.front(), "validity=" + o.validity);
+  EXPECT_GT(kinds.size(), o.faults.size());
+}
+
+// hunt --baseline runs the same scenario on the reference, with a mutant's own pause point
+// moved to its stand-in; the reference's own points and timed faults stay as they are.
+TEST(HuntSpaceTest, TheBaselineRunsAtTheStandInPoints) {
+  RunOptions o;
+  o.lock = "mutant:get-compare-del";
+  o.knobs = {{"x", "1"}};
+  faults::FaultOptions own, shared;
+  own.id = shared.id = "slow-cs";
+  own.params["point"] = "mutant-between-get-and-del";
+  shared.params["point"] = "before-write";
+  o.faults = {own, shared};
+  RunOptions b = OnBaselineLock(o, "set-nx-px-lua");
+  EXPECT_EQ(b.lock, "set-nx-px-lua");
+  EXPECT_TRUE(b.knobs.empty());
+  EXPECT_EQ(b.faults[0].params["point"], "after-release");
+  EXPECT_EQ(b.faults[1].params["point"], "before-write");
+  EXPECT_TRUE(ValidateRunOptions(b).ok()) << ValidateRunOptions(b).message();
 }
 
 TEST(HuntShrinkTest, EveryStepIsSimplerAndShrinkingEnds) {

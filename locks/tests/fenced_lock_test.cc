@@ -1,6 +1,7 @@
 // Fencing against real lab nodes: tokens from INCR grow with each acquire, and the resource's
 // atomic check-and-write rejects an older token and accepts a newer one.
 #include "locks/fenced_lock.h"
+#include "locks/tests/slow_reply_validity.h"
 #include "tests/lab_fixture.h"
 #include "workloads/fenced_resource.h"
 
@@ -38,6 +39,14 @@ TEST_F(FencedTest, EachAcquireDrawsANewerTokenFromTheLockNode) {
     EXPECT_EQ(r2.lease.fence, r1.lease.fence + 1);
     ASSERT_EQ(b->Release(r2.lease).outcome, Outcome::kOk);
   }
+}
+
+// The validity counts from before the SET was sent for fenced too (its own Attempt: SET,
+// then the token), not from the reply (slow_reply_validity.h).
+TEST_F(FencedTest, ValidityEndsBeforeTheKeyEvenAfterASlowReply) {
+  auto& node = StartNode();
+  auto lock = Make(node.endpoint(), Millis(1000));
+  ExpectValidityEndsBeforeTheKeyAfterASlowReply(node, *lock);
 }
 
 TEST_F(FencedTest, ResourceRejectsAnOlderTokenAndAcceptsANewerOne) {

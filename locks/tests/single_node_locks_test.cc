@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "locks/lock.h"
+#include "locks/tests/slow_reply_validity.h"
 #include "tests/lab_fixture.h"
 
 namespace locklab::locks {
@@ -39,6 +40,15 @@ TEST_P(SingleNodeLockTest, AcquireWritesOwnerTokenWithTheAlgorithmsExpiry) {
   } else {
     EXPECT_EQ(pttl, -1) << "setnx sets no expiry";
   }
+}
+
+// Regression: the validity counts from before the SET was sent, not from the reply
+// (slow_reply_validity.h).
+TEST_P(SingleNodeLockTest, ValidityEndsBeforeTheKeyEvenAfterASlowReply) {
+  if (!Expires()) GTEST_SKIP() << "setnx claims no validity";
+  auto& node = StartNode();
+  auto lock = Make(node.endpoint(), Millis(1000), Millis(1000));
+  ExpectValidityEndsBeforeTheKeyAfterASlowReply(node, *lock);
 }
 
 TEST_P(SingleNodeLockTest, SecondClientWaitsThenFailsAtItsDeadline) {

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "harness/hunt_space.h"
+#include "harness/run_options.h"
+#include "locks/mutants.h"
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {
@@ -89,6 +93,45 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
     EXPECT_EQ(std::count(inv.output.begin(), inv.output.end(), '\n'), 1) << inv.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/hunt-setnx")) << "a refused hunt left a directory";
+}
+
+// The shrunk schedules shipped in scenarios/hunt/ (docs/hunt.md) stay kills: each still
+// fails its mutant (at least once in six runs; hunt measured 8 to 10 of 10, and
+// get-compare-del-slow-release (now in scenarios/hunt/unreliable/, not replayed here) met 13 of 18 on 2026-11-24 beside a sanitizer build: the
+// others were unknown, the slow-cs window meeting no lock operation; CI once missed it
+// three times in a row), and the
+// same file with the mutant's reference lock in its place is not violated.
+TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/hunt")) {
+    if (e.path().extension() == ".toml") files.push_back(e.path());
+  }
+  ASSERT_GE(files.size(), 2u);
+  for (const auto& file : files) {
+    harness::RunOptions scenario;
+    Status loaded = harness::LoadScenarioFile(file, &scenario);
+    ASSERT_TRUE(loaded.ok()) << loaded.message();
+    ASSERT_FALSE(scenario.expect_verdict.empty()) << file;
+    const locks::LockInfo* info = locks::FindMutant(scenario.lock);
+    ASSERT_NE(info, nullptr) << file << ": " << scenario.lock;
+    bool met = false;
+    std::string last;
+    for (int i = 0; i < 6 && !met; ++i) {
+      Invocation inv = RunLocklab({"run", file, "--no-report", "--out", dir_ + "/mutant"}, dir_, Millis(120000));
+      met = inv.exit_code == 0 && inv.output.find("expectation: met") != std::string::npos;
+      last = inv.output;
+    }
+    EXPECT_TRUE(met) << file << " did not fail " << scenario.lock << " in 6 runs: " << last;
+    // The same scenario on the reference, as hunt --baseline runs it, with no expectation.
+    harness::RunOptions reference = harness::OnBaselineLock(scenario, info->mutant_of);
+    reference.expect_verdict = reference.expect_stuck = reference.expect_resource = "";
+    std::string ref_file = dir_ + "/reference.toml";
+    std::ofstream(ref_file) << harness::ScenarioToToml(reference);
+    Invocation ref = RunLocklab({"run", ref_file, "--no-report", "--out", dir_ + "/reference"}, dir_, Millis(120000));
+    EXPECT_LT(ref.exit_code, 64) << ref.output;
+    EXPECT_EQ(ref.output.find("verdict: violated"), std::string::npos)
+        << file << " with " << info->mutant_of << " in its place: " << ref.output;
+  }
 }
 
 }  // namespace
