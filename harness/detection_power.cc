@@ -30,6 +30,28 @@ std::string SeedList(const std::vector<uint64_t>& seeds) {
   return out;
 }
 
+// "4205df3", with " (tree state unrecorded)" or " with uncommitted changes" when the file
+// says so; "" when it records no revision (files from before bench/detection_power did).
+std::string RevisionOf(const nlohmann::json& holder) {
+  if (!holder.contains("source") || !holder["source"].is_object()) return "";
+  const auto& src = holder["source"];
+  if (!src.contains("revision") || !src["revision"].is_string()) return "";
+  std::string revision = src["revision"].get<std::string>().substr(0, 7);
+  if (!src.contains("dirty") || !src["dirty"].is_boolean()) {
+    revision += " (tree state unrecorded)";
+  } else if (src["dirty"].get<bool>()) {
+    revision += " with uncommitted changes";
+  }
+  return revision;
+}
+
+// Rows measured apart and added to the file (bench/detection_power --add): whose, when.
+struct Addition {
+  std::vector<std::string> locks;
+  std::string measured, revision;
+  std::vector<uint64_t> seeds;
+};
+
 }  // namespace
 
 std::string DetectionPowerMarkdown(const std::string& json_path,
@@ -41,6 +63,8 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
   std::string measured, measured_mode, revision;
   std::vector<uint64_t> seeds;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> verdicts;
+  std::vector<Addition> additions;
+  std::map<std::pair<std::string, std::string>, size_t> addition_of;
   try {
     nlohmann::json j = nlohmann::json::parse(in);
     runs = j.at("runs").get<int>();
@@ -48,20 +72,26 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
     measured_mode = j.at("mode").get<std::string>();
     seeds = j.at("seeds").get<std::vector<uint64_t>>();
     // What it was measured on (bench/detection_power records it; files from before lack it).
-    if (j.contains("source") && j["source"].is_object()) {
-      const auto& src = j["source"];
-      if (src.contains("revision") && src["revision"].is_string()) {
-        revision = src["revision"].get<std::string>().substr(0, 7);
-        if (!src.contains("dirty") || !src["dirty"].is_boolean()) {
-          revision += " (tree state unrecorded)";
-        } else if (src["dirty"].get<bool>()) {
-          revision += " with uncommitted changes";
-        }
+    revision = RevisionOf(j);
+    if (j.contains("additions")) {
+      for (const auto& a : j.at("additions")) {
+        additions.push_back({a.at("locks").get<std::vector<std::string>>(),
+                             a.at("measured").get<std::string>(), RevisionOf(a),
+                             a.at("seeds").get<std::vector<uint64_t>>()});
       }
     }
     for (const auto& c : j.at("cells")) {
-      verdicts[{c.at("lock").get<std::string>(), c.at("fault").get<std::string>()}] =
-          c.at("verdicts").get<std::vector<std::string>>();
+      std::pair<std::string, std::string> key{c.at("lock").get<std::string>(),
+                                              c.at("fault").get<std::string>()};
+      verdicts[key] = c.at("verdicts").get<std::vector<std::string>>();
+      if (c.contains("addition")) {
+        int a = c.at("addition").get<int>();
+        if (a < 1 || a > static_cast<int>(additions.size())) {
+          throw std::runtime_error("cell " + key.first + " x " + key.second + ": addition " +
+                                   std::to_string(a) + " is not in \"additions\"");
+        }
+        addition_of[key] = a - 1;
+      }
     }
     if (runs <= 0) throw std::runtime_error("runs must be > 0");
   } catch (const std::exception& e) {
@@ -72,6 +102,7 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
 
   int violated = 0, at_bar = 0, every = 0, never = 0;
   std::vector<std::string> short_of_every, mixed_never, unmeasured;
+  std::set<size_t> used;  // additions some cell of this table comes from
   const int bar = (9 * runs + 9) / 10;  // 9 of 10
   for (const auto& cell : cells) {
     auto it = verdicts.find(cell);
@@ -79,6 +110,7 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
       unmeasured.push_back(CellName(cell.first, cell.second));
       continue;
     }
+    if (auto a = addition_of.find(cell); a != addition_of.end()) used.insert(a->second);
     const auto& v = it->second;
     int found = static_cast<int>(std::count(v.begin(), v.end(), "V"));
     std::ostringstream line;
@@ -110,6 +142,14 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
      << violated << " showed a violation in some run, " << at_bar << " of them in at least "
      << bar << " of " << runs << " and " << every << " in every run; " << never
      << " never showed one.\n";
+  for (size_t a : used) {
+    const Addition& ad = additions[a];
+    md << "\nRows ";
+    for (size_t i = 0; i < ad.locks.size(); ++i) md << (i ? ", " : "") << "`" << ad.locks[i] << "`";
+    md << " were measured apart and added (bench/detection_power --add): seeds "
+       << SeedList(ad.seeds) << ", measured " << ad.measured
+       << (ad.revision.empty() ? "" : " at revision " + ad.revision) << ".\n";
+  }
   auto list = [&](const char* title, const std::vector<std::string>& items) {
     if (items.empty()) return;
     md << "\n" << title << ": ";

@@ -142,10 +142,12 @@ Status LabNode::Restart() {
   Kill();
   if (options_.kind == "redis") return StartOnPort(port_);
   Status s = SpawnOnPort(port_);
-  // An etcd member is healthy only with a quorum, and a fault may restart every member one
-  // after the other: wait only until this one answers HTTP (it rejoins on its own).
-  if (s.ok() && options_.kind == "etcd") {
-    s = WaitForEtcd(endpoint(), Millis(20000), pid_, /*need_quorum=*/false);
+  // An etcd or ZooKeeper member serves only with a quorum, and a fault may restart every
+  // member one after the other: wait only until this one answers (it rejoins on its own).
+  if (s.ok() && (options_.kind == "etcd" || options_.kind == "zookeeper")) {
+    s = options_.kind == "etcd"
+            ? WaitForEtcd(endpoint(), Millis(20000), pid_, /*need_quorum=*/false)
+            : WaitForZooKeeper(endpoint(), Millis(20000), pid_, /*need_quorum=*/false);
     if (!s.ok()) Kill();
     return s;
   }
@@ -209,6 +211,14 @@ Status LabNode::Launch() {
     s = FreeLoopbackPort(&port);
     if (!s.ok()) return s;
   }
+  if (options_.kind == "zookeeper") {  // (again on each launch: the port may be new)
+    s = WriteFile(scratch_ + "/data/myid", std::to_string(options_.member_id) + "\n");
+    if (s.ok()) {
+      s = WriteFile(scratch_ + "/zoo.cfg",
+                    ZooKeeperConfig(scratch_, port, options_.initial_cluster));
+    }
+    if (!s.ok()) return s;
+  }
   return SpawnOnPort(port);
 }
 
@@ -264,6 +274,8 @@ Status LabNode::SpawnOnPort(int port) {
   } else if (options_.kind == "etcd") {
     o.argv = EtcdArgv(sp, options_.name, scratch_, port, options_.peer_port,
                       options_.initial_cluster, options_.cluster_token);
+  } else if (options_.kind == "zookeeper") {
+    o.argv = ZooKeeperArgv(sp, scratch_);
   } else {
     return Status::Usage("node " + options_.name + ": unknown server kind '" + options_.kind + "'");
   }
@@ -283,6 +295,7 @@ Status LabNode::WaitReady(Millis timeout) {
   Status s = options_.kind == "mariadb"    ? WaitForMariaDb(endpoint(), timeout, pid_)
              : options_.kind == "postgres" ? WaitForPostgres(endpoint(), timeout, pid_)
              : options_.kind == "etcd"     ? WaitForEtcd(endpoint(), timeout, pid_)
+             : options_.kind == "zookeeper" ? WaitForZooKeeper(endpoint(), timeout, pid_)
                                            : WaitForPing(endpoint(), timeout, pid_);
   if (!s.ok()) {
     s = Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
@@ -361,25 +374,32 @@ LabNode& LabCluster::AddNode(const NodeOptions& o) {
   return *nodes_.back();
 }
 
-Status LabCluster::StartEtcd(int count, bool detached) {
-  // Every member's ports are known before any starts: each lists the others' peer URLs.
+Status LabCluster::StartMembers(int count, bool detached, const std::string& kind) {
+  // Every member's ports are known before any starts: each lists the others' peer addresses.
   std::vector<NodeOptions> members;
   std::vector<int> taken;
   std::string initial;
   for (int i = 1; i <= count; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
-    o.kind = "etcd";
+    o.kind = kind;
     o.detached = detached;
-    for (int* port : {&o.port, &o.peer_port}) {
+    o.member_id = i;
+    for (int* port : {&o.port, &o.peer_port, &o.election_port}) {
+      if (port == &o.election_port && kind != "zookeeper") continue;
       do {  // a port that was free a moment ago may come back twice: keep them distinct
         Status s = FreeLoopbackPort(port);
         if (!s.ok()) return s;
       } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
       taken.push_back(*port);
     }
-    initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
-               std::to_string(o.peer_port);
+    if (kind == "zookeeper") {
+      initial += "server." + std::to_string(i) + "=127.0.0.1:" + std::to_string(o.peer_port) +
+                 ":" + std::to_string(o.election_port) + "\n";
+    } else {
+      initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
+                 std::to_string(o.peer_port);
+    }
     members.push_back(o);
   }
   std::string token = "locklab-" + std::to_string(getpid()) + "-" +
@@ -392,27 +412,35 @@ Status LabCluster::StartEtcd(int count, bool detached) {
   }
   for (auto& n : nodes_) {
     Status s = n->WaitReady(Millis(20000));
+    // A JVM's bind failure is a stack trace, longer than the log tail the message quotes.
+    if (!s.ok() && Tail(n->log_path(), 1 << 20).find("BindException") != std::string::npos) {
+      s = Status::Infrastructure(s.message() + " (address already in use)");
+    }
     if (!s.ok()) return s;
   }
-  return Status::Ok();
+  return kind == "zookeeper" ? WarmZooKeeper(lock_endpoints(), Millis(20000)) : Status::Ok();
 }
 
 Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
                          const std::string& kind) {
-  if (kind == "etcd") {
+  const bool members = kind == "etcd" || kind == "zookeeper";
+  if (members) {
     // The ports are picked before any member starts, so another process can take one in
-    // between (etcd then exits with "address already in use"): stop every member and start
-    // the cluster again on new ports, three attempts.
+    // between (the member then exits: "address already in use", Java's "Address already in
+    // use"): stop every member and start the cluster again on new ports, three attempts.
     Status s;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-      s = StartEtcd(lock_nodes, detached);
-      if (s.ok() || s.message().find("address already in use") == std::string::npos) break;
+      s = StartMembers(lock_nodes, detached, kind);
+      if (s.ok() || (s.message().find("address already in use") == std::string::npos &&
+                     s.message().find("Address already in use") == std::string::npos)) {
+        break;
+      }
       Stop();
       nodes_.clear();
     }
     if (!s.ok()) return s;
   }
-  for (int i = 1; i <= lock_nodes && kind != "etcd"; ++i) {
+  for (int i = 1; i <= lock_nodes && !members; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
     o.detached = detached;

@@ -50,13 +50,17 @@ struct NodeOptions {
   bool sentinel = false;
   std::string sentinel_config;
   // What server this node is: "redis" (above), "mariadb" (mariadbd, harness/lab_servers.h),
-  // "postgres" (a postmaster) or "etcd" (one member of an etcd cluster). Non-Redis nodes ignore `faketime` and
+  // "postgres" (a postmaster), "etcd" (one member of an etcd cluster) or "zookeeper" (one
+  // member of a ZooKeeper ensemble). Non-Redis nodes ignore `faketime` and
   // `extra_args` (those are redis-server flags) and keep their data in a scratch directory
   // under $TMPDIR that the node deletes when it is destroyed.
   std::string kind = "redis";
   int port = 0;                  // a preset client port (etcd members know each other's); 0 = pick
-  int peer_port = 0;             // etcd: the member's peer port
-  std::string initial_cluster;   // etcd: "n1=http://127.0.0.1:P1,n2=..."
+  int peer_port = 0;             // etcd: the member's peer port; zookeeper: its quorum port
+  int election_port = 0;         // zookeeper: the member's leader-election port
+  int member_id = 0;             // zookeeper: its myid (1..N)
+  // etcd: "n1=http://127.0.0.1:P1,n2=..."; zookeeper: the "server.N=..." lines of zoo.cfg
+  std::string initial_cluster;
   std::string cluster_token;     // etcd: --initial-cluster-token
 };
 
@@ -115,7 +119,8 @@ class LabCluster {
   ~LabCluster() { Stop(); }
 
   // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node (a
-  // Redis). `kind` is the lock nodes' server (NodeOptions::kind); etcd nodes form one cluster.
+  // Redis). `kind` is the lock nodes' server (NodeOptions::kind); etcd nodes form one
+  // cluster, zookeeper nodes one ensemble.
   Status Start(int lock_nodes, bool detached = false,
                const std::vector<std::string>& node_args = {},
                const std::string& kind = "redis");
@@ -126,9 +131,9 @@ class LabCluster {
   std::vector<locks::Endpoint> lock_endpoints() const;
 
  private:
-  // One attempt at an etcd cluster of `count` members (ports picked first: each member lists the
-  // others' peer URLs).
-  Status StartEtcd(int count, bool detached);
+  // One attempt at an etcd cluster or a ZooKeeper ensemble (`kind`) of `count` members
+  // (ports picked first: each member lists the others' peer addresses).
+  Status StartMembers(int count, bool detached, const std::string& kind);
   // A lock node in its own directory, kept before it starts so that Stop() also cleans up
   // one that failed to.
   LabNode& AddNode(const NodeOptions& o);

@@ -15,6 +15,7 @@
 #include "locks/http_client.h"
 #include "locks/mariadb_connection.h"
 #include "locks/postgres_connection.h"
+#include "locks/zk_session.h"
 
 namespace locklab::harness {
 
@@ -22,6 +23,16 @@ Status ServerPaths::Discover(const std::string& kind, ServerPaths* out) {
   ServerPaths p;
   if (const char* e = getenv("LOCKLAB_MARIADBD")) p.mariadbd = e;
   if (const char* e = getenv("LOCKLAB_ETCD")) p.etcd = e;
+  if (const char* e = getenv("LOCKLAB_JAVA")) p.java = e;
+  if (const char* e = getenv("LOCKLAB_ZOOKEEPER_JAR")) p.zookeeper_jar = e;
+  if (kind == "zookeeper" && access(p.java.c_str(), X_OK) != 0) {
+    return Status::Infrastructure("java not found at " + p.java +
+                                  " (apt-get install openjdk-17-jdk-headless, or set LOCKLAB_JAVA)");
+  }
+  if (kind == "zookeeper" && access(p.zookeeper_jar.c_str(), R_OK) != 0) {
+    return Status::Infrastructure("ZooKeeper not found at " + p.zookeeper_jar +
+                                  " (apt-get install zookeeper, or set LOCKLAB_ZOOKEEPER_JAR)");
+  }
   if (kind == "mariadb" && access(p.mariadbd.c_str(), X_OK) != 0) {
     return Status::Infrastructure("mariadbd not found at " + p.mariadbd +
                                   " (apt-get install mariadb-server, or set LOCKLAB_MARIADBD)");
@@ -136,6 +147,37 @@ std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& n
           "stderr"};
 }
 
+std::string ZooKeeperConfig(const std::string& scratch, int port, const std::string& servers) {
+  const int tick = kZooKeeperTickMs;
+  return "tickTime=" + std::to_string(tick) + "\n" +
+         // A follower has 10 s to sync at start (a JVM on a loaded machine is slow), then
+         // must answer the leader within 1 s (10 ticks).
+         "initLimit=100\nsyncLimit=10\n"
+         "dataDir=" + scratch + "/data\n"
+         "clientPort=" + std::to_string(port) + "\nclientPortAddress=127.0.0.1\n"
+         "minSessionTimeout=" + std::to_string(2 * tick) + "\nmaxSessionTimeout=60000\n"
+         // Every client comes from 127.0.0.1 (through the fault proxy): no per-IP limit.
+         "maxClientCnxns=0\n"
+         "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,mntr\n"
+         "autopurge.purgeInterval=0\n" + servers;
+}
+
+std::vector<std::string> ZooKeeperArgv(const ServerPaths& paths, const std::string& scratch) {
+  std::string cp = paths.zookeeper_jar;
+  const char* kLogger = "/usr/share/java/slf4j-simple.jar";  // logs to stderr (the node log)
+  if (access(kLogger, R_OK) == 0) cp += std::string(":") + kLogger;
+  // Small heap, serial GC, C1 only, no hsperfdata files left in /tmp.
+  return {paths.java, "-Xmx128m", "-Xss512k", "-XX:-UsePerfData", "-XX:+UseSerialGC",
+          "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+          "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+          "-Dorg.slf4j.simpleLogger.showDateTime=true",
+          // No fsync of the transaction log (a lab on a shared disk; a member killed with
+          // SIGKILL loses nothing, its writes are in the page cache: only a machine crash
+          // would), and a lost peer is given up after 1 s instead of 5 s in leader election.
+          "-Dzookeeper.forceSync=no", "-Dzookeeper.cnxTimeout=1000",
+          "-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", scratch + "/zoo.cfg"};
+}
+
 namespace {
 
 // The start-up wait every lab server shares: asks `ready` every 20 ms until it says the server
@@ -194,6 +236,32 @@ Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid, b
     return r.outcome == locks::Outcome::kOk && r.status == 200 &&
            r.body.find("\"health\":\"true\"") != std::string::npos;
   });
+}
+
+Status WaitForZooKeeper(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,
+                        bool need_quorum) {
+  return PollUntilServing("zookeeper", endpoint, timeout, pid, "not serving",
+                          [&](std::string* why) {
+    std::string reply;
+    locks::Outcome o = locks::ZkFourLetterWord(endpoint, "srvr", Millis(500), &reply);
+    if (!need_quorum && o != locks::Outcome::kFail) return true;
+    *why = o == locks::Outcome::kOk ? reply.substr(0, 200)
+                                    : "srvr: " + std::string(locks::OutcomeName(o));
+    return o == locks::Outcome::kOk && (reply.find("Mode: leader") != std::string::npos ||
+                                        reply.find("Mode: follower") != std::string::npos);
+  });
+}
+
+Status WarmZooKeeper(const std::vector<locks::Endpoint>& members, Millis timeout) {
+  Nanos end = MonotonicNow() + timeout;
+  locks::ZkSession session(members, Millis(10000));
+  std::string error;
+  if (!session.WaitConnected(end, &error)) return Status::Infrastructure("zookeeper: " + error);
+  locks::ZkResult r = session.Create("/locklab", "", ZOO_PERSISTENT, end);
+  if (r.outcome != locks::Outcome::kOk && r.rc != ZNODEEXISTS) {
+    return Status::Infrastructure("zookeeper: create /locklab: " + r.error);
+  }
+  return Status::Ok();
 }
 
 }  // namespace locklab::harness

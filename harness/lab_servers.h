@@ -25,6 +25,16 @@
 // replaced in about a second). Ready = GET /health answers {"health":"true"}, which needs
 // a quorum of members, so a cluster is launched whole before any member is waited for.
 //
+// ZooKeeper (Debian's zookeeper 3.8, its jars in /usr/share/java): one member of a loopback
+// ensemble, the JVM started directly (QuorumPeerMain on a generated zoo.cfg, the classpath
+// Debian's zkEnv.sh uses: zookeeper.jar, whose manifest names the rest, plus slf4j-simple
+// so the server logs to stderr), small heap, serial GC and the C1 compiler only (starts
+// fastest on 2 cores), no admin server, tickTime 100 ms so sessions of 200 ms (2 ticks) to
+// 60 s are allowed. Ready = `srvr` (a four-letter word) says leader or follower, which needs
+// a quorum, so an ensemble is launched whole before any member is waited for; then a session
+// creates /locklab (WarmZooKeeper). Measured here: 1.9-2.5 s to a serving ensemble of 3,
+// most of it the JVMs starting (docs/zookeeper.md).
+//
 // The socket path and data live in a scratch directory under $TMPDIR (a unix socket path
 // must stay under 108 bytes, run directories are deeper than that); the log goes to the run
 // directory like a Redis node's. Thread-compatible (used from the harness's main thread).
@@ -42,10 +52,13 @@ namespace locklab::harness {
 struct ServerPaths {
   std::string mariadbd = "/usr/sbin/mariadbd";
   std::string etcd = "/usr/bin/etcd";
+  std::string java = "/usr/bin/java";
+  std::string zookeeper_jar = "/usr/share/java/zookeeper.jar";
   // The directory with postgres and initdb: the newest /usr/lib/postgresql/N/bin.
   std::string postgres_bin;
   std::string postgres_user = "postgres";  // who runs them (they refuse root)
-  // LOCKLAB_MARIADBD / LOCKLAB_ETCD / LOCKLAB_POSTGRES_BIN override; an error names the
+  // LOCKLAB_MARIADBD / LOCKLAB_ETCD / LOCKLAB_POSTGRES_BIN / LOCKLAB_JAVA /
+  // LOCKLAB_ZOOKEEPER_JAR override; an error names the
   // missing program and package.
   static Status Discover(const std::string& kind, ServerPaths* out);
 };
@@ -61,6 +74,11 @@ std::vector<std::string> PostgresArgv(const ServerPaths& paths, const std::strin
 std::vector<std::string> EtcdArgv(const ServerPaths& paths, const std::string& name,
                                   const std::string& scratch, int port, int peer_port,
                                   const std::string& initial_cluster, const std::string& token);
+// A ZooKeeper member: its zoo.cfg (client port `port`; `servers` = the ensemble's
+// "server.N=127.0.0.1:QUORUM:ELECTION" lines) and the JVM's argv running it from `scratch`.
+constexpr int kZooKeeperTickMs = 100;  // tickTime; minSessionTimeout = 2 ticks
+std::string ZooKeeperConfig(const std::string& scratch, int port, const std::string& servers);
+std::vector<std::string> ZooKeeperArgv(const ServerPaths& paths, const std::string& scratch);
 
 // Waits until the server on `endpoint` serves (see above) or `timeout` passes or `pid` exits.
 Status WaitForMariaDb(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
@@ -69,5 +87,12 @@ Status WaitForPostgres(const locks::Endpoint& endpoint, Millis timeout, pid_t pi
 // maybe alone, and rejoins the cluster on its own).
 Status WaitForEtcd(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,
                    bool need_quorum = true);
+// need_quorum = false: the member's client port accepting connections will do.
+Status WaitForZooKeeper(const locks::Endpoint& endpoint, Millis timeout, pid_t pid,
+                        bool need_quorum = true);
+// Once every member serves: a C-client session on `members` creates /locklab (the lock
+// recipe's parent). Proves the ensemble takes writes, and warms the JVMs' write path, whose
+// first requests take seconds on a loaded machine (the first trials' acquires timed out).
+Status WarmZooKeeper(const std::vector<locks::Endpoint>& members, Millis timeout);
 
 }  // namespace locklab::harness

@@ -71,6 +71,8 @@ int ListCommand(const std::vector<std::string>& args) {
                                    {"backend", l.backend}};
     // Only the faults that apply (LockInfo::faults); absent = every fault.
     if (!l.faults.empty()) lock["faults"] = l.faults;
+    // The pause points the lock announces besides the workload's (a fault's `point`).
+    if (!l.points.empty()) lock["points"] = l.points;
     j["locks"].push_back(lock);
   }
   j["faults"] = nlohmann::ordered_json::array();

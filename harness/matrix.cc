@@ -256,11 +256,21 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
       ps = locks::ProbeDriver(path, da == driver_args.end() ? std::vector<std::string>{} : da->second,
                               Millis(5000), &hello);
     }
+    if (ps.code() == Status::Code::kUsage) {  // a hello with a bad field (backend, nodes, ...)
+      std::cerr << "locklab matrix: " << id << ": " << ps.message() << "\n";
+      return ps.ExitCode();
+    }
     if (!ps.ok()) {
       std::cerr << "locklab matrix: " << id << ": " << ps.message() << " (its cells run unscaled)\n";
-    } else if (hello.ttl) {
-      request->driver_ttls[id] = *hello.ttl;
+      continue;
     }
+    if (hello.ttl) request->driver_ttls[id] = *hello.ttl;
+    // The servers it asks for (driver_servers.h): its cells start those.
+    DriverServers servers;
+    servers.backend = hello.backend;
+    servers.nodes = hello.nodes;
+    servers.probed = true;
+    request->driver_servers[id] = servers;
   }
   return 0;
 }

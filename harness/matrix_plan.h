@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "harness/driver_servers.h"
 #include "harness/run_options.h"
 
 namespace locklab::harness {
@@ -123,6 +124,10 @@ struct PlanRequest {
   // The TTL a driver row's hello declared (ttl_ms; probed once per plan, ProbeDriver): the
   // row's cells are scaled to it, --ttl or not.
   std::map<std::string, Millis> driver_ttls;
+  // The servers a driver row's hello asked for (backend, nodes; driver_servers.h), from the
+  // same probe: the row's cells start those nodes, and faults that do not apply to them
+  // (DriverFaultApplies) are n/a. A row not listed runs on Redis with the lock's default.
+  std::map<std::string, DriverServers> driver_servers;
 };
 
 // The example lock drivers (examples/drivers/, other languages through the driver protocol)

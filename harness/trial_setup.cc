@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "base/random.h"
+#include "harness/driver_servers.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
 #include "harness/trial.h"
@@ -22,6 +23,29 @@ Status Trial::Setup() {
                            "' (see `locklab list`)");
     }
   }
+  // A driver's hello may ask for other servers than Redis ("backend", "nodes"): it is
+  // started once to say so, before a run directory or a server exists (driver_servers.h).
+  locks::LockInfo lab_info = *info;
+  DriverServers asked;
+  if (locks::IsDriverId(o_.lock)) {
+    // A driver:PATH lock's clients get the program's absolute path (checked here: exit 64).
+    Status ps = ResolveDriverPath(o_.lock, &driver_path_);
+    if (!ps.ok()) return ps;
+    ps = ProbeDriverServers(driver_path_, o_.driver_args, DriverStartTimeout(o_.knobs), &asked);
+    if (!ps.ok()) return Status::Usage("lock " + o_.lock + ": " + ps.message());
+    lab_info.backend = asked.backend;
+    if (o_.nodes == 0 && asked.nodes) o_.nodes = *asked.nodes;
+    for (const auto& fo : o_.faults) {
+      if (!DriverFaultApplies(asked.backend, fo.id)) {
+        return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock +
+                             "': its hello asks for " + asked.backend + " servers");
+      }
+    }
+    if (!o_.endpoints.empty() && asked.backend != "redis") {
+      return Status::Usage("lock " + o_.lock + " asks for " + asked.backend +
+                           " servers (its hello's backend); --endpoints takes Redis servers only");
+    }
+  }
   if (o_.nodes == 0) o_.nodes = info->default_nodes;
   if (o_.stuck_after.count() == 0) o_.stuck_after = 2 * o_.ttl + Millis(1000);
   Status s = CreateRunDir(o_.out_dir, o_.name, o_.seed, &run_dir_);
@@ -34,6 +58,11 @@ Status Trial::Setup() {
   MakeDirs(run_dir_ + "/clients");
   recorder_.Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
                 " faults " + FaultIds(o_));
+  if (asked.probed && (asked.backend != "redis" || asked.nodes)) {
+    recorder_.Log("driver asks for " + std::to_string(o_.nodes) + " " + asked.backend + " node(s)");
+  } else if (!driver_path_.empty() && !asked.probed) {
+    recorder_.Log("driver said no hello when probed (" + asked.why_not_probed + "): redis nodes");
+  }
   // What the judge needs beyond the events goes into the history itself, so that
   // `locklab check history.jsonl` judges exactly as this run does (checker/verdict.h).
   for (const auto& fo : o_.faults) facts_.faults.push_back(fo.id);
@@ -49,9 +78,6 @@ Status Trial::Setup() {
   probe.ttl = o_.ttl;
   probe.knobs = o_.knobs;
   probe.driver_args = o_.driver_args;
-  // A driver:PATH lock's clients get the program's absolute path (checked here: exit 64).
-  s = ResolveDriverPath(o_.lock, &driver_path_);
-  if (!s.ok()) return s;
   std::unique_ptr<locks::Lock> unused;
   s = locks::MakeLock(probe, &unused);
   if (!s.ok()) return s;
@@ -66,7 +92,7 @@ Status Trial::Setup() {
   }
   s = LabPaths::Discover(&paths_);
   if (!s.ok()) return s;
-  return StartLab(*info, node_args);
+  return StartLab(lab_info, node_args);
 }
 
 // The lock's nodes and the resource node (the lab's, or the user's with --endpoints), the

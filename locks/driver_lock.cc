@@ -115,12 +115,16 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
   o.path = path;
   o.args = args;
   SubprocessOptions so = DriverSpawnOptions(config, o);
+  // Says this start is only for the hello: a driver that connects before its hello (to warm
+  // up; the Java LockUnderTest.start, kazoo_lock.py) skips that here.
+  so.env["LOCKLAB_PROBE"] = "1";
   so.stderr_stream = StdStream::DevNull();  // a probe's chatter is nobody's log
   Subprocess child;
   Status s = Subprocess::Spawn(so, &child);
   if (!s.ok()) return Status::Infrastructure("driver " + path + ": cannot start: " + s.message());
   DriverLineReader reader(65536);
   std::string line, why, bad;
+  bool said_hello = false;  // a line came: what is wrong is in it
   DriverLineReader::Result r;
   const Nanos until = MonotonicNow() + timeout;
   do {
@@ -134,11 +138,14 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
     bad = "before its hello line: " + why;
   } else {
     bad = CheckHello(line, out);
+    said_hello = true;
   }
   child.CloseStdin();
   if (!child.WaitExit(Millis(500))) child.Reset();  // SIGKILL, reaped
-  if (!bad.empty()) return Status::Infrastructure("driver " + path + ": " + bad);
-  return Status::Ok();
+  if (bad.empty()) return Status::Ok();
+  // A hello with a bad field is the driver's bad input (exit 64), not a server failure.
+  if (said_hello) return Status::Usage("driver " + path + ": " + bad);
+  return Status::Infrastructure("driver " + path + ": " + bad);
 }
 
 Status DriverLock::Spawn() {

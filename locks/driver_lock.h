@@ -67,8 +67,11 @@ Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 // Starts the driver `path` with `args` (the environment a client gives it, without nodes),
 // reads its hello within `timeout`, closes its stdin and reaps it (SIGKILL when it is still
 // running 500 ms later): the harness learns what a driver announces (its pause points, its
-// TTL) before a run, and nothing is left running. The error names the driver and what went
-// wrong (no hello, garbage, exited). Blocks up to timeout + 500 ms; thread-safe.
+// TTL, the servers it needs) before a run, and nothing is left running. The error names the
+// driver and what went wrong: Status::Usage (exit 64) when its first line is wrong (not a
+// hello, a field of the wrong type or value: "hello: field 'backend' must be ..."),
+// Status::Infrastructure when it could not say anything (cannot start, exited, no line in
+// time). Blocks up to timeout + 500 ms; thread-safe.
 Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
                    DriverHello* out);
 

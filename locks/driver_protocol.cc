@@ -44,6 +44,12 @@ bool IsWellFormedPointName(const std::string& name) {
   return true;
 }
 
+const std::vector<std::string>& DriverBackends() {
+  static const std::vector<std::string> kBackends = {"redis", "mariadb", "postgres", "etcd",
+                                                     "zookeeper"};
+  return kBackends;
+}
+
 std::string CheckHello(const std::string& line, DriverHello* out) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (!j.is_object() || j.value("hello", nlohmann::json()) != "locklab-driver") {
@@ -77,6 +83,24 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
       }
       h.points.push_back(e.get<std::string>());
     }
+  }
+  if (j.contains("backend")) {
+    const nlohmann::json& b = j["backend"];
+    const auto& known = DriverBackends();
+    if (!b.is_string() || std::find(known.begin(), known.end(), b.get<std::string>()) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return "hello: field 'backend' must be one of " + list + ", got " + LineExcerpt(b.dump(), 40);
+    }
+    h.backend = b.get<std::string>();
+  }
+  if (j.contains("nodes")) {
+    const nlohmann::json& n = j["nodes"];
+    if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > kMaxDriverNodes) {
+      return "hello: field 'nodes' must be an integer 1.." + std::to_string(kMaxDriverNodes) +
+             ", got " + LineExcerpt(n.dump(), 40);
+    }
+    h.nodes = static_cast<int>(n.get<int64_t>());
   }
   if (j.contains("name")) {
     if (!j["name"].is_string()) return "hello: field 'name' must be a string";

@@ -39,15 +39,27 @@ struct DriverHello {
   std::optional<Millis> ttl;   // "ttl_ms": the TTL it really sets on its keys (>= 1 ms)
   std::vector<std::string> points;  // "points": the pause points it may announce
   std::string name;            // "name": for logs
+  // "backend": the servers the lab starts as the lock's nodes (LabCluster's kinds; the
+  // driver finds them in LOCKLAB_NODES). "redis" when the hello does not say.
+  std::string backend = "redis";
+  // "nodes": how many of them (1..kMaxDriverNodes); unset = the run's --nodes, else 1.
+  std::optional<int> nodes;
 };
+
+// The backends a hello may ask for: "redis", "mariadb", "postgres", "etcd", "zookeeper"
+// (the kinds of harness/lab_cluster.h; a kind the lab cannot start yet is refused there,
+// when the run starts its servers).
+const std::vector<std::string>& DriverBackends();
+constexpr int kMaxDriverNodes = 9;
 
 // A pause point's name: [a-z0-9-]+, at most 64 characters (the faults' `point` param obeys
 // the same rule).
 bool IsWellFormedPointName(const std::string& name);
 
 // The hello line {"hello":"locklab-driver","protocol":1,"renew":true|false,"ttl_ms":N,
-// "points":["NAME",...],"name":"..."} (all but hello and protocol optional); on "" *out is
-// what it announced.
+// "points":["NAME",...],"backend":"zookeeper","nodes":3,"name":"..."} (all but hello and
+// protocol optional); on "" *out is what it announced. An error names the field
+// ("hello: field 'backend' must be one of ...").
 std::string CheckHello(const std::string& line, DriverHello* out);
 
 // Whether a line the driver printed while a request is pending is a pause-point line (a

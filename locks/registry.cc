@@ -12,6 +12,7 @@
 #include "locks/redlock.h"
 #include "locks/single_node_locks.h"
 #include "locks/watchdog_lock.h"
+#include "locks/zk_lock.h"
 
 namespace locklab::locks {
 
@@ -21,6 +22,14 @@ namespace locklab::locks {
 // LockFaultIds.EveryFaultALockNamesExists checks each against the fault registry.
 static const std::vector<std::string> kSessionServerFaults = {
     "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition"};
+
+// ZooKeeper's: the session faults, plus the proxy's delay and reply loss (the C client's
+// requests cross the fault proxy like a Redis command). No clock faults: the ensemble's
+// session expiry runs on the JVM's System.nanoTime (CLOCK_MONOTONIC), which libfaketime with
+// FAKETIME_DONT_FAKE_MONOTONIC, the lab's setting, leaves alone.
+static const std::vector<std::string> kZooKeeperFaults = {
+    "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition",
+    "delay", "reply-loss"};
 
 const std::vector<LockInfo>& ListLocks() {
   static const std::vector<LockInfo> kLocks = {
@@ -145,6 +154,22 @@ const std::vector<LockInfo>& ListLocks() {
         {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
        3, "etcd",
        kSessionServerFaults},
+      {"zk-lock",
+       "ZooKeeper's lock recipe on the C client against a 3-member ensemble: one session per "
+       "client (its timeout = the lab TTL: the session is the lease), an ephemeral sequential "
+       "node /locklab/<key>/lock-<session>-N, lowest wins, else watch the predecessor; release "
+       "deletes the node. A holder paused past its session timeout loses the lock while it "
+       "still acts",
+       {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
+       3, "zookeeper",
+       kZooKeeperFaults},
+      {"zk-lock-fenced",
+       "zk-lock with its node's czxid (the ensemble's transaction id that created it) as the "
+       "fencing token, checked by the fenced resource (a paused holder's late write is "
+       "rejected as stale-fence)",
+       {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
+       3, "zookeeper",
+       kZooKeeperFaults},
   };
   return kLocks;
 }
@@ -240,6 +265,11 @@ Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {
     Status s = ParseEtcdLeaseOptions(config, &o);
     if (!s.ok()) return s;
     *out = std::make_unique<EtcdLeaseLock>(config, o);
+  } else if (id == "zk-lock" || id == "zk-lock-fenced") {
+    ZkLockOptions o;
+    Status s = ParseZkLockOptions(config, &o);
+    if (!s.ok()) return s;
+    *out = std::make_unique<ZkLock>(config, o);
   } else {
     return Status::Usage("lock '" + id + "': listed but not built");
   }

@@ -12,11 +12,12 @@ that a Python driver is only its acquire, release and renew.
         return {"outcome": "ok"}
 
     ld.run("my lock 1.0", acquire, release, renew=None, errors=None,
-           ttl_ms=None, points=())
+           ttl_ms=None, points=(), backend=None, nodes=None)
 
 run() prints the hello (`"renew": true` when a renew callable is given; `"ttl_ms"` when the
 lock sets a TTL of its own rather than the lab's LOCKLAB_TTL_MS; `"points"`, the pause points
-the callables announce with point()), reads requests line
+the callables announce with point(); `"backend"` and `"nodes"`, the servers the lab should
+start for it, e.g. backend="zookeeper", nodes=3), reads requests line
 by line, calls the callable of each request's op, and prints its answer with the request's
 id, one line each, flushed. The callables return an answer dict (outcome, and token /
 fence / validity_ms / detail as the protocol says), or raise:
@@ -158,7 +159,7 @@ def _answer(handler, req, errors):
 
 
 def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=None,
-        points=()):
+        points=(), backend=None, nodes=None):
     """The driver's main loop: hello, then one answer per request until EOF."""
     hello = {"hello": "locklab-driver", "protocol": PROTOCOL, "renew": renew is not None,
              "name": name}
@@ -166,6 +167,10 @@ def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=N
         hello["ttl_ms"] = int(ttl_ms)
     if points:
         hello["points"] = list(points)
+    if backend is not None:
+        hello["backend"] = backend
+    if nodes is not None:
+        hello["nodes"] = int(nodes)
     _points.update(points)
     send(hello)
     handlers = {"acquire": acquire, "release": release}

@@ -81,6 +81,35 @@ TEST_F(DetectionPowerTest, TheRecordedRevisionIsShown) {
 }
 
 // The file the repository ships (scenarios/matrix/detection-power.json) reads.
+// Rows measured apart (bench/detection_power --add) say their own seeds and revision, and
+// only when this table has one of their cells.
+TEST_F(DetectionPowerTest, AddedRowsNameTheirOwnSeedsAndRevision) {
+  std::string text = kTenRuns;
+  text.insert(text.find("\"cells\""),
+              R"("additions": [{"locks": ["zk-lock"], "measured": "2026-11-24",
+                   "seeds": [601,602,603,604,605,606,607,608,609,610],
+                   "source": {"revision": "0123456789abcdef", "dirty": false}}],
+                 )");
+  text.insert(text.rfind("]}"), R"(,
+   {"lock": "zk-lock", "fault": "partition", "verdicts": ["V","V","V","V","V","V","V","V","V","V"],
+    "addition": 1})");
+  Write(text);
+  std::string md = DetectionPowerMarkdown(path_, {{"setnx", "delay"}, {"zk-lock", "partition"}}, "quick");
+  EXPECT_NE(md.find("2 showed a violation in some run"), std::string::npos) << md;
+  EXPECT_NE(md.find("Rows `zk-lock` were measured apart and added (bench/detection_power --add): "
+                    "seeds 601-610, measured 2026-11-24 at revision 0123456."),
+            std::string::npos)
+      << md;
+  md = DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick");
+  EXPECT_EQ(md.find("measured apart"), std::string::npos) << md;
+  // A cell naming an addition the file does not have: the file is named, not trusted.
+  std::string bad = text;
+  bad.replace(bad.find("\"addition\": 1"), 13, "\"addition\": 2");
+  Write(bad);
+  md = DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick");
+  EXPECT_NE(md.find("cannot be read (cell zk-lock x partition: addition 2 is not in"), std::string::npos) << md;
+}
+
 TEST(DetectionPowerShipped, TheShippedFileReads) {
   const std::string path = std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/matrix/detection-power.json";
   std::string md = DetectionPowerMarkdown(path, {{"setnx", "restart"}}, "quick");

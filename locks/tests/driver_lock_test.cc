@@ -467,5 +467,46 @@ TEST_F(DriverPointTest, ProbeReadsTheHelloAndLeavesNothingRunning) {
   EXPECT_FALSE(s.ok());
 }
 
+// The servers a driver asks for (hello "backend", "nodes"): read by the probe; a bad value is
+// the driver's bad input (exit 64, naming the field); a driver that says nothing is not.
+TEST_F(DriverPointTest, ProbeReadsTheBackendAndNodesAndRefusesABadOne) {
+  DriverHello h;
+  Status s = ProbeDriver(kGetCompareDel, {}, Millis(5000), &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(h.backend, "redis") << "a hello without backend asks for Redis";
+  EXPECT_FALSE(h.nodes.has_value());
+
+  s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'backend': 'redis', 'nodes': 5}",
+                         "pass"),
+                  {}, Millis(5000), &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(h.backend, "redis");
+  ASSERT_TRUE(h.nodes.has_value());
+  EXPECT_EQ(*h.nodes, 5);
+
+  s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'backend': 'zookeeper', 'nodes': 3}",
+                         "pass"),
+                  {}, Millis(5000), &h);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(h.backend, "zookeeper") << "passed through: the lab cluster decides what it can start";
+
+  std::string bad = Script("{'hello': 'locklab-driver', 'protocol': 1, 'backend': 'mongodb'}", "pass");
+  s = ProbeDriver(bad, {}, Millis(5000), &h);
+  EXPECT_EQ(s.code(), Status::Code::kUsage) << s.message();
+  EXPECT_EQ(s.ExitCode(), 64);
+  EXPECT_EQ(s.message(), "driver " + bad +
+                             ": hello: field 'backend' must be one of redis, mariadb, postgres, "
+                             "etcd, zookeeper, got \"mongodb\"");
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << "one line";
+  s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'nodes': 0}", "pass"), {},
+                  Millis(5000), &h);
+  EXPECT_EQ(s.code(), Status::Code::kUsage) << s.message();
+  EXPECT_NE(s.message().find("hello: field 'nodes' must be an integer 1..9, got 0"), std::string::npos)
+      << s.message();
+  // A driver that cannot say anything is not bad input: the run says what went wrong.
+  s = ProbeDriver("/nonexistent/driver", {}, Millis(1000), &h);
+  EXPECT_EQ(s.code(), Status::Code::kInfrastructure) << s.message();
+}
+
 }  // namespace
 }  // namespace locklab::locks

@@ -54,6 +54,43 @@ TEST(DriverProtocolTest, HelloWithTtlPointsAndName) {
             "hello: field 'name' must be a string");
 }
 
+// backend / nodes: the servers a driver asks the lab to start (issue 18).
+TEST(DriverProtocolTest, HelloWithBackendAndNodes) {
+  DriverHello h;
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &h), "");
+  EXPECT_EQ(h.backend, "redis") << "Redis unless the hello says otherwise";
+  EXPECT_FALSE(h.nodes.has_value());
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"redis"})", &h), "");
+  EXPECT_EQ(h.backend, "redis");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"zookeeper","nodes":3})",
+                       &h),
+            "");
+  EXPECT_EQ(h.backend, "zookeeper");
+  ASSERT_TRUE(h.nodes.has_value());
+  EXPECT_EQ(*h.nodes, 3);
+  for (const auto& b : DriverBackends()) {
+    EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":")" + b + "\"}", &h), "")
+        << b;
+    EXPECT_EQ(h.backend, b);
+  }
+  const std::string kBackendError =
+      "hello: field 'backend' must be one of redis, mariadb, postgres, etcd, zookeeper, got ";
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"mongodb"})", &h),
+            kBackendError + "\"mongodb\"");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"Redis"})", &h),
+            kBackendError + "\"Redis\"") << "kinds are exact";
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":3})", &h),
+            kBackendError + "3");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"nodes":0})", &h),
+            "hello: field 'nodes' must be an integer 1..9, got 0");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"nodes":10})", &h),
+            "hello: field 'nodes' must be an integer 1..9, got 10");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"nodes":"3"})", &h),
+            "hello: field 'nodes' must be an integer 1..9, got \"3\"");
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"nodes":2.5})", &h),
+            "hello: field 'nodes' must be an integer 1..9, got 2.5");
+}
+
 TEST(DriverProtocolTest, PointNamesAndLines) {
   EXPECT_TRUE(IsWellFormedPointName("between-get-and-del"));
   EXPECT_TRUE(IsWellFormedPointName(std::string(64, 'a')));

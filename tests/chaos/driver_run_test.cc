@@ -319,5 +319,73 @@ TEST_F(DriverStartFailureTest, ADriverThatNeverSaysHelloIsUnknownWithItsReason) 
   ExpectUnknownNotRun(Driver("silent.sh", "exec sleep 60"), "no hello line within start_timeout_ms 1500");
 }
 
+// The servers a driver's hello asks for (backend, nodes): `locklab run` probes the driver
+// before it starts anything and starts those nodes; a bad value is refused, exit 64.
+class DriverServersTest : public TrialTest {
+ protected:
+  // redis-py's example driver with a hello that also says `extra` (Python keyword arguments
+  // of locklab_driver.run, e.g. backend="redis", nodes=3).
+  std::string Driver(const std::string& name, const std::string& extra) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/usr/bin/python3\n"
+                           "import sys\n"
+                           "sys.path.insert(0, '" LOCKLAB_SOURCE_DIR "/examples/drivers')\n"
+                           "import locklab_driver as ld\n"
+                           "run = ld.run\n"
+                           "ld.run = lambda *a, **k: run(*a, " << extra << ", **k)\n"
+                           "import redis_py_lock\n"
+                           "redis_py_lock.main()\n";
+    chmod(path.c_str(), 0755);
+    return "driver:" + path;
+  }
+};
+
+TEST_F(DriverServersTest, AHelloAskingForThreeRedisNodesGetsThem) {
+  Invocation inv = RunLocklab({"run", "--lock", Driver("three.py", "backend='redis', nodes=3"),
+                               "--fault", "none", "--duration", "3", "--clients", "2",
+                               "--no-report", "--out", dir_},
+                              dir_, Millis(40000));
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  std::string lab = ReadAll(run_dir_ + "/lab.log");
+  EXPECT_NE(lab.find("driver asks for 3 redis node(s)"), std::string::npos) << lab;
+  EXPECT_NE(lab.find("node n3 on "), std::string::npos) << lab;
+  EXPECT_EQ(lab.find("node n4 on "), std::string::npos) << lab;
+  EXPECT_NE(ReadAll(run_dir_ + "/scenario.toml").find("nodes = 3"), std::string::npos)
+      << "the replayable scenario says how many";
+  EXPECT_EQ(Results(run_dir_)["verdict"], "safe");
+  for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+}
+
+TEST_F(DriverServersTest, ABadBackendIsRefusedBeforeAnythingStarts) {
+  std::string lock = Driver("mongo.py", "backend='mongodb'");
+  Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3",
+                               "--no-report", "--out", dir_},
+                              dir_, Millis(20000));
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+  EXPECT_NE(inv.output.find("hello: field 'backend' must be one of redis, mariadb, postgres, "
+                            "etcd, zookeeper, got \"mongodb\""),
+            std::string::npos)
+      << inv.output;
+  EXPECT_EQ(std::count(inv.output.begin(), inv.output.end(), '\n'), 1) << "one line: " << inv.output;
+  // Refused before a run directory exists: the test's directory holds only the scripts and
+  // the output of `locklab`.
+  DIR* d = opendir(dir_.c_str());
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    EXPECT_TRUE(name == "." || name == ".." || name == "mongo.py" || name.rfind("locklab-", 0) == 0)
+        << "left behind: " << name;
+  }
+  closedir(d);
+  // --nodes given: the run's own choice wins over the hello's (nothing to probe for it), but
+  // the backend is still checked.
+  inv = RunLocklab({"run", "--lock", lock, "--nodes", "1", "--fault", "none", "--duration", "3",
+                    "--no-report", "--out", dir_},
+                   dir_, Millis(20000));
+  EXPECT_EQ(inv.exit_code, 64) << inv.output;
+}
+
 }  // namespace
 }  // namespace locklab::testing

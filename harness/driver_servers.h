@@ -1,0 +1,47 @@
+// The servers a driver:PATH lock asks for: its hello may say "backend" (a LabCluster kind:
+// "redis", "mariadb", "postgres", "etcd", "zookeeper") and "nodes" (docs/driver-protocol.md).
+// The harness learns them by starting the driver once (locks::ProbeDriver) before it starts
+// any server: `locklab run` in Trial::Setup (trial_setup.cc), `locklab matrix` once per
+// driver row (matrix.cc), which writes the row's node count into its cells' scenarios.
+//
+// A driver that cannot say anything (it cannot start, exits, no line in time) gets the
+// defaults (Redis): its clients then fail to start it and the run says why, as before. A
+// hello with a bad field is refused: Status::Usage (exit 64), one line naming the field.
+//
+// Thread safety: the functions are thread-safe (ProbeDriver is); they block for up to the
+// driver's start_timeout_ms + 500 ms.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace locklab::harness {
+
+struct DriverServers {
+  std::string backend = "redis";  // the lock nodes' kind (LabCluster::Start's `kind`)
+  std::optional<int> nodes;       // how many the hello asked for; unset: the run decides
+  bool probed = false;            // false: the driver said nothing (the defaults above)
+  std::string why_not_probed;     // then: what the probe saw (for a log line)
+};
+
+// The start_timeout_ms knob of a driver lock (5000 ms when unset or unreadable: the lock's
+// own knob check reports a bad value).
+Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
+
+// Probes the driver at `path` (absolute) with `args`; see above for what an error means.
+Status ProbeDriverServers(const std::string& path, const std::vector<std::string>& args,
+                          Millis timeout, DriverServers* out);
+
+// Whether fault `fault_id` applies to a driver whose nodes are `backend` servers. Redis: any
+// (the lab's Redis takes every fault; failover is refused elsewhere for drivers). Another
+// backend: what applies to the lab's own lock on those servers (the first registry lock with
+// that LockInfo::backend, e.g. etcd-lease for etcd), since that list says what the lab can do
+// to them; no such lock (yet): the client-side faults only (faults::IsClientSideFault).
+bool DriverFaultApplies(const std::string& backend, const std::string& fault_id);
+
+}  // namespace locklab::harness

@@ -1,0 +1,112 @@
+// The Java driver helper (examples/drivers/java/LocklabDriver.java) at the protocol level,
+// through the shipped template (TemplateDriver: a stub whose acquire is `fail`): the hello,
+// one answer per request with its id, JSON it must read (escapes, unicode, nested arrays,
+// fields it does not know), lines it must skip (garbage, no id, blank), unknown ops, and a
+// clean exit on EOF. No server is needed: the stub never connects.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/subprocess.h"
+#include "locks/driver_lock.h"
+#include "locks/driver_protocol.h"
+
+namespace locklab::locks {
+namespace {
+
+const std::string kTemplate = std::string(LOCKLAB_SOURCE_DIR) + "/examples/drivers/java/template_driver";
+
+class JavaTemplateDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access("/usr/bin/javac", X_OK) != 0) GTEST_SKIP() << "no javac (openjdk-17-jdk-headless)";
+    SubprocessOptions so;
+    so.argv = {kTemplate};
+    so.stdin_stream = StdStream::Pipe();
+    so.stdout_stream = StdStream::Pipe();
+    so.stderr_stream = StdStream::Inherit();
+    so.env["LOCKLAB_NODES"] = "127.0.0.1:1";
+    Status s = Subprocess::Spawn(so, &driver_);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  // The next line the driver prints, within 20 s (a JVM, maybe compiling first).
+  std::string Next() {
+    std::string line, why;
+    auto r = reader_.Read(driver_.stdout_pipe(), MonotonicNow() + Millis(20000), &line, &why);
+    EXPECT_EQ(r, DriverLineReader::Result::kLine) << why;
+    return line;
+  }
+  void Send(const std::string& line) {
+    EXPECT_EQ(WriteLine(driver_.stdin_pipe(), line + "\n", MonotonicNow() + Millis(2000)), "");
+  }
+
+  Subprocess driver_;
+  DriverLineReader reader_{65536};
+};
+
+TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
+  DriverHello hello;
+  ASSERT_EQ(CheckHello(Next(), &hello), "");
+  EXPECT_EQ(hello.name, "template (not implemented)");
+  EXPECT_EQ(hello.backend, "redis") << "the template asks for nothing special";
+  EXPECT_FALSE(hello.renew);
+
+  // Lines it must skip without answering: garbage, an object without an integer id, blank.
+  Send("this is not json");
+  Send(R"({"op":"acquire","key":"k"})");
+  Send(R"({"id":"7","op":"acquire"})");
+  Send("   ");
+  // Escapes, unicode, nested values and unknown fields: read, and the answer has the id.
+  Send(R"({"id":1,"op":"acquire","key":"lock:\"q\"\\\u00e9\n","ttl_ms":500,)"
+       R"("timeout_ms":1000,"extra":{"a":[1,2.5,true,null,{"b":"c"}]},"neg":-3,"exp":1e3})");
+  nlohmann::json a = nlohmann::json::parse(Next(), nullptr, false);
+  ASSERT_TRUE(a.is_object());
+  EXPECT_EQ(a["id"], 1) << "the skipped lines were not answered";
+  EXPECT_EQ(a["outcome"], "fail");
+  EXPECT_EQ(a["detail"], "not implemented: fill in TemplateDriver.acquire");
+
+  Send(R"({"id":2,"op":"release","key":"k","token":"t","timeout_ms":1000})");
+  std::string line = Next();
+  nlohmann::json answer;
+  std::string outcome;
+  EXPECT_EQ(CheckAnswer(line, 2, &answer, &outcome), "") << line;
+  EXPECT_EQ(outcome, "fail");
+
+  Send(R"({"id":3,"op":"renew","key":"k","token":"t","ttl_ms":500,"timeout_ms":1000})");
+  line = Next();
+  EXPECT_EQ(CheckAnswer(line, 3, &answer, &outcome), "") << line;
+  EXPECT_EQ(outcome, "fail") << "it does not renew";
+  Send(R"({"id":4,"op":"frobnicate"})");
+  line = Next();
+  EXPECT_EQ(CheckAnswer(line, 4, &answer, &outcome), "") << line;
+  EXPECT_EQ(outcome, "fail");
+  EXPECT_EQ(answer["detail"], "unknown op 'frobnicate'");
+
+  // EOF: it exits, status 0.
+  driver_.CloseStdin();
+  int status = -1;
+  ASSERT_TRUE(driver_.WaitExit(Millis(10000), &status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// Through DriverLock, as a client runs it: started, greeted, an acquire that certainly failed.
+TEST(JavaTemplateDriverLockTest, AcquireIsACertainFailure) {
+  if (access("/usr/bin/javac", X_OK) != 0) GTEST_SKIP() << "no javac (openjdk-17-jdk-headless)";
+  LockConfig c;
+  c.algorithm = std::string(kDriverPrefix) + kTemplate;
+  c.nodes = {Endpoint{"127.0.0.1", 1}};
+  c.ttl = Millis(500);
+  c.knobs = {{"start_timeout_ms", "20000"}};
+  DriverOptions o;
+  ASSERT_TRUE(ParseDriverOptions(c, &o).ok());
+  DriverLock lock(c, o);
+  Status s = lock.WaitReady();
+  ASSERT_TRUE(s.ok()) << s.message();
+  LockResult r = lock.Acquire("k", MonotonicNow() + Millis(2000));
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.detail;
+  EXPECT_NE(r.detail.find("not implemented"), std::string::npos) << r.detail;
+}
+
+}  // namespace
+}  // namespace locklab::locks
