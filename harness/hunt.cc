@@ -199,11 +199,22 @@ class Hunt {
   int Run();
 
  private:
-  // Whether a run failed the way the hunt looks for, and whether it counts.
+  // What a run showed of what the hunt looks for (FailureKinds); empty when it did not run.
+  std::set<std::string> Kinds(const ChildRun& r) const {
+    return r.ran ? FailureKinds(r.results, f_.liveness) : std::set<std::string>{};
+  }
+  // Whether a run failed the way the hunt looks for now: it showed a kind of target_.
   bool Failed(const ChildRun& r) const {
-    if (!r.ran) return false;
-    if (r.Verdict() == "violated") return true;
-    return f_.liveness && JudgedStuck(r.results);
+    for (const auto& k : Kinds(r)) {
+      if (target_.count(k)) return true;
+    }
+    return false;
+  }
+  // Every kind the hunt looks for: the target while searching.
+  std::set<std::string> AllKinds() const {
+    std::set<std::string> all = {"violated", "resource"};
+    if (f_.liveness) all.insert("stuck");
+    return all;
   }
   static bool Trusted(const ChildRun& r) {
     return !r.results.contains("lab_lag") || r.results["lab_lag"].value("timing_trusted", true);
@@ -248,6 +259,17 @@ class Hunt {
   void Search(bool stop_at_first);
   // With a baseline: whether a failure of `o` reproduces on the lock and not on the
   // baseline (3 of 4 reruns fail; the baseline fails none of three runs).
+  // The kinds of `r` that the baseline's run `b` did not show (all of them when the
+  // baseline could not run is not a difference: empty then, see BaselineFailed).
+  std::set<std::string> Difference(const ChildRun& r, const ChildRun& b) const {
+    if (!b.ran) return {};
+    std::set<std::string> diff;
+    const std::set<std::string> base = Kinds(b);
+    for (const auto& k : Kinds(r)) {
+      if (!base.count(k)) diff.insert(k);
+    }
+    return diff;
+  }
   bool ConfirmDifference(const RunOptions& o);
   void Shrink();
   void Reproduce();
@@ -269,6 +291,13 @@ class Hunt {
   int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
   Status io_error_;
   HuntStory story_;
+  // The kinds of failure a run must show to count as failed (Failed): every kind while
+  // searching; with a baseline, once a failure is found, the kinds it showed that the
+  // baseline's run of the same scenario did not (a fenced lock's mutant whose resource
+  // breaks where the reference's holders overlap too, but its resource holds: "resource").
+  // Confirmation, shrinking and the reruns all judge by it, so a shrunk schedule keeps the
+  // difference, not merely a failure both locks share.
+  std::set<std::string> target_ = AllKinds();
 };
 
 int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
@@ -371,15 +400,23 @@ void Hunt::Search(bool stop_at_first) {
         continue;
       }
       bool baseline_failed = false;
+      std::set<std::string> kinds = Kinds(r);
       if (!f_.baseline.empty()) {
         std::vector<ChildRun> b = {
             Make(OnBaseline(r.options), "trials", r.options.name + "-baseline")};
         RunAll(b);
-        baseline_failed = BaselineFailed(b[0]);
+        // What failed here and not on the baseline: a lock verdict both share may still
+        // hide a difference at the resource (or in liveness).
+        kinds = Difference(r, b[0]);
+        baseline_failed = kinds.empty();
         // One baseline run that did not fail is weak evidence of a difference: the failure
         // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
-        // more runs of the same scenario.
-        if (!baseline_failed) baseline_failed = !ConfirmDifference(r.options);
+        // more runs of the same scenario, both judged by the kinds that differed.
+        if (!baseline_failed) {
+          target_ = kinds;
+          baseline_failed = !ConfirmDifference(r.options);
+          target_ = AllKinds();
+        }
       }
       if (baseline_failed) {
         // Both locks fail here: draw these kinds less (never below a twentieth).
@@ -389,9 +426,9 @@ void Hunt::Search(bool stop_at_first) {
         }
       }
       FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
+      found.kinds = baseline_failed ? Kinds(r) : kinds;
       RunOptions saved = r.options;
-      saved.expect_verdict = f_.liveness && r.Verdict() != "violated" ? "" : "violated";
-      if (saved.expect_verdict.empty()) saved.expect_stuck = "yes";
+      ExpectKinds(found.kinds, &saved);
       Status w = WriteFile(dir_ + "/found/" + r.options.name + ".toml", ScenarioToToml(saved));
       if (!w.ok()) io_error_ = w;
       story_.found.push_back(found);
@@ -407,6 +444,8 @@ void Hunt::Shrink() {
   auto first = std::find_if(story_.found.begin(), story_.found.end(),
                             [](const FoundScenario& s) { return !s.baseline_failed; });
   if (first == story_.found.end()) return;
+  target_ = first->kinds;  // shrink, reproduce: keep the failure (difference) found
+  story_.kinds = first->kinds;
   RunOptions current = first->options;
   current.name = "minimal";
   story_.chain = {current};
@@ -491,6 +530,7 @@ int Hunt::Run() {
   if (!story_.found.empty() && !Stop() && f_.shrink) {
     Shrink();
     Reproduce();
+    target_ = AllKinds();
     if (f_.keep_searching && !Stop() && Elapsed() < f_.budget) Search(false);
   }
   story_.trials = trials_;

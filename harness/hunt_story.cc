@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "harness/child_runs.h"
 #include "harness/run_store.h"
 
 namespace locklab::harness {
@@ -97,6 +98,29 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
   return when + ".";
 }
 
+std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
+  std::set<std::string> kinds;
+  if (!results.is_object()) return kinds;
+  if (results.value("verdict", std::string()) == "violated") kinds.insert("violated");
+  if (results.value("resource_verdict", std::string()) == "violated") kinds.insert("resource");
+  if (liveness && JudgedStuck(results)) kinds.insert("stuck");
+  return kinds;
+}
+
+void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o) {
+  o->expect_verdict.clear();
+  o->expect_resource.clear();
+  o->expect_stuck.clear();
+  if (kinds.count("violated")) {
+    o->expect_verdict = "violated";
+  } else if (kinds.count("resource")) {
+    o->expect_verdict = "violated";
+    o->expect_resource = "violated";
+  } else if (kinds.count("stuck")) {
+    o->expect_stuck = "yes";
+  }
+}
+
 std::string Narrative(const HuntStory& story) {
   if (!story.minimal) return "";
   const RunOptions& o = *story.minimal;
@@ -140,7 +164,12 @@ std::string Narrative(const HuntStory& story) {
       p << " " << stale << " write" << (stale == 1 ? "" : "s")
         << " with an old fencing token got in.";
   }
-  p << " minimal.toml failed in " << story.reproduced << " of " << story.reruns << " reruns";
+  // What "failed" means here, when it is narrower than a violated verdict.
+  const bool resource_only = story.kinds.count("resource") && !story.kinds.count("violated");
+  const bool stuck_only = story.kinds == std::set<std::string>{"stuck"};
+  p << " minimal.toml failed"
+    << (resource_only ? " (its resource was broken)" : stuck_only ? " (stuck)" : "") << " in "
+    << story.reproduced << " of " << story.reruns << " reruns";
   if (!story.baseline.empty()) {
     p << "; the same scenario on " << story.baseline
       << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
@@ -170,6 +199,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                      {"run_dir", f.run_dir},
                      {"at_s", f.at_s},
                      {"faults", ids},
+                     {"kinds", f.kinds},
                      {"counted", !f.baseline_failed}});
   }
   j["found"] = found;
@@ -201,6 +231,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
     for (const auto& x : s.minimal->faults) ids.push_back(x.id);
     j["minimal"] = {{"scenario", "minimal.toml"},
                     {"faults", ids},
+                    {"kinds", s.kinds},
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
                     {"baseline_failed", s.baseline_failed_on_rerun},
@@ -239,7 +270,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     RunOptions m = *s.minimal;
     m.name = "minimal";
     m.out_dir = "runs";
-    m.expect_verdict = "violated";
+    ExpectKinds(s.kinds.empty() ? std::set<std::string>{"violated"} : s.kinds, &m);
     std::string toml = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
                        std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) +
                        " reruns.\n" + ScenarioToToml(m);

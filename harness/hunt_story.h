@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,25 @@
 
 namespace locklab::harness {
 
+// The kinds of failure a hunt looks for in a run's results.json: "violated" (its verdict:
+// two holders, or a broken lock or resource), "resource" (resource_verdict violated: lost
+// updates or stale writes accepted) and, with `liveness`, "stuck" (JudgedStuck). A kill
+// against a baseline is a kind the mutant shows and its reference does not: a fenced lock's
+// holders overlap under a pause with or without its bug, and only the resource tells them
+// apart.
+std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness);
+// The [expect] of a scenario that shows `kinds`: verdict violated for "violated"; for
+// "resource" alone, verdict and resource violated; for "stuck" alone, stuck yes.
+void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o);
+
 struct FoundScenario {
   RunOptions options;
   std::string run_dir;
   double at_s = 0;               // seconds into the hunt when its trial ended
   bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
+  // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
+  // baseline's run did not show.
+  std::set<std::string> kinds;
 };
 
 struct ShrinkTry {
@@ -46,6 +61,7 @@ struct HuntStory {
   std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
   std::vector<RunOptions> chain;        // the found scenario, then each kept step
   std::optional<RunOptions> minimal;
+  std::set<std::string> kinds;  // what minimal.toml fails by (its first counted find's kinds)
   int reproduced = 0, reruns = 0, undone = 0;
   bool baseline_failed_on_rerun = false;
   std::string failing_run;

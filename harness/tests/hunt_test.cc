@@ -3,6 +3,8 @@
 // and the story told about a result.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "base/random.h"
 #include "faults/fault.h"
 #include "harness/hunt_shrink.h"
@@ -214,6 +216,60 @@ TEST(HuntStoryTest, TheNarrativeSaysWhatTheScenarioAndTheRerunSay) {
             "redlock-replies-in-flight for 1200 ms (2.4 x TTL). In a failing rerun, clients 2 and 3 both "
             "held lock:0 for 52 ms, 1.95 s into the run, while client-pause was on. 1 acknowledged "
             "counter update was lost. minimal.toml failed in 9 of 10 reruns.");
+}
+
+// Regression (mutation_score: fence-read-then-set survived every hunt): a fenced lock's
+// holders overlap under a pause with or without the mutant's bug, so a hunt that compared
+// verdicts alone saw "the baseline fails too" every time. The resource is what differs.
+TEST(HuntStoryTest, FailureKindsTellTheResourceFromTheVerdict) {
+  auto kinds = [](const char* json, bool liveness) {
+    return FailureKinds(nlohmann::ordered_json::parse(json), liveness);
+  };
+  using K = std::set<std::string>;
+  EXPECT_EQ(kinds(R"({"verdict":"violated","resource_verdict":"safe"})", false), K{"violated"});
+  EXPECT_EQ(kinds(R"({"verdict":"violated","resource_verdict":"violated"})", false),
+            (K{"violated", "resource"}));
+  EXPECT_EQ(kinds(R"({"verdict":"safe","resource_verdict":"safe"})", false), K{});
+  // Stuck counts only with --liveness, and only for a trial judged safe (JudgedStuck).
+  const char* stuck = R"({"verdict":"safe","resource_verdict":"safe","liveness":{"stuck":true}})";
+  EXPECT_EQ(kinds(stuck, false), K{});
+  EXPECT_EQ(kinds(stuck, true), K{"stuck"});
+  EXPECT_EQ(kinds(R"({"verdict":"unknown","liveness":{"stuck":true}})", true), K{});
+  EXPECT_EQ(kinds("null", true), K{});
+
+  RunOptions o;
+  ExpectKinds({"violated", "resource"}, &o);
+  EXPECT_EQ(o.expect_verdict, "violated");
+  EXPECT_EQ(o.expect_resource, "") << "an overlap without a lost update still reproduces";
+  ExpectKinds({"resource"}, &o);
+  EXPECT_EQ(o.expect_verdict, "violated");
+  EXPECT_EQ(o.expect_resource, "violated");
+  ExpectKinds({"stuck"}, &o);
+  EXPECT_EQ(o.expect_verdict, "");
+  EXPECT_EQ(o.expect_resource, "");
+  EXPECT_EQ(o.expect_stuck, "yes");
+}
+
+TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
+  HuntStory s;
+  s.lock = "mutant:fence-read-then-set";
+  s.baseline = "fenced";
+  RunOptions m;
+  m.lock = s.lock;
+  m.ttl = Millis(500);
+  m.clients = 2;
+  m.hold = Millis(100);
+  m.think = Millis(20);
+  m.duration = Millis(2000);
+  s.minimal = m;
+  s.kinds = {"resource"};
+  s.reproduced = 10;
+  s.reruns = 10;
+  const std::string n = Narrative(s);
+  EXPECT_NE(n.find("minimal.toml failed (its resource was broken) in 10 of 10 reruns; the same "
+                   "scenario on fenced did not fail."),
+            std::string::npos)
+      << n;
 }
 
 }  // namespace
