@@ -90,7 +90,7 @@ std::string ZkLock::FindOwnNode(const std::string& dir, Nanos deadline, Outcome*
 }
 
 Outcome ZkLock::WaitInLine(const std::string& dir, const std::string& own, Nanos deadline,
-                           Nanos* validity_from, std::string* detail) {
+                           Nanos* validity_from, std::string* detail, bool* unsettled) {
   const std::string own_name = own.substr(dir.size() + 1);
   for (;;) {
     Nanos t = MonotonicNow();
@@ -107,6 +107,24 @@ Outcome ZkLock::WaitInLine(const std::string& dir, const std::string& own, Nanos
     if (me == line.end()) {
       *detail = "own node " + own + " gone";
       return Outcome::kFail;
+    }
+    // Another node of our own session: a create whose answer was lost landed after
+    // FindOwnNode had looked (on a member that had not applied it yet), and we created
+    // again. Ahead of ours we would wait behind it until the deadline; behind ours it would
+    // come first after our release; either way it keeps the lock from everyone for as long
+    // as the session lives. Delete it (it is ours) and look again.
+    auto leftover = std::find_if(line.begin(), line.end(), [&](const std::string& c) {
+      return c != own_name && c.rfind(OwnPrefix(), 0) == 0;
+    });
+    if (leftover != line.end()) {
+      const std::string path = dir + "/" + *leftover;
+      ZkResult d = session_->Delete(path, deadline);
+      if (d.outcome != Outcome::kOk && d.rc != ZNONODE) {
+        *detail = "delete own leftover " + path + ": " + d.error;
+        *unsettled = d.outcome == Outcome::kUnknown;
+        return d.outcome;
+      }
+      continue;
     }
     if (me == line.begin()) {
       *validity_from = t;
@@ -177,7 +195,8 @@ LockResult ZkLock::Acquire(const std::string& key, Nanos deadline) {
     }
     // 2. In line until first.
     Nanos from{0};
-    Outcome o = WaitInLine(dir, own, deadline, &from, &detail);
+    bool unsettled = false;
+    Outcome o = WaitInLine(dir, own, deadline, &from, &detail, &unsettled);
     // 3. First: the node's stat gives the fencing token and proves the node is ours.
     ZkResult st;
     if (o == Outcome::kOk) {
@@ -203,7 +222,9 @@ LockResult ZkLock::Acquire(const std::string& key, Nanos deadline) {
     if (o == Outcome::kUnknown) any_unknown = true;
     // Not first (deadline, or something unanswered): leave the line. A node left behind
     // could come first later, so a delete without an answer ends the session.
-    if (!session_->Expired()) {
+    if (unsettled) {
+      DropSession();  // an own leftover whose delete went unanswered: it goes with the session
+    } else if (!session_->Expired()) {
       ZkResult d = session_->Delete(own, MonotonicNow() + config_.command_timeout);
       // Gone (ZNONODE), or gone with its session: settled.
       bool gone = d.rc == ZNONODE || d.rc == ZSESSIONEXPIRED || d.rc == ZINVALIDSTATE;

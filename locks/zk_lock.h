@@ -74,8 +74,10 @@ class ZkLock : public Lock {
   std::string FindOwnNode(const std::string& dir, Nanos deadline, Outcome* outcome);
   // Waits in line with node `own` until it is first (kOk, *fence = its czxid), the deadline
   // (kFail) or an unanswered call (kUnknown); `validity_from` = start of the last round trip.
+  // A node of our own session ahead of `own` (a lost create's, see the .cc) is deleted; when
+  // that delete is not answered, *unsettled is set: only ending the session settles it.
   Outcome WaitInLine(const std::string& dir, const std::string& own, Nanos deadline,
-                     Nanos* validity_from, std::string* detail);
+                     Nanos* validity_from, std::string* detail, bool* unsettled);
   // Ends the session: its nodes go with it. The next acquire starts a new one. The close
   // runs on a thread of its own: zookeeper_close waits up to 1.5 s for a stopped member's
   // answer, which must not stretch an acquire past its deadline.

@@ -198,7 +198,16 @@ def main():
             answer = {"outcome": "ok", "token": token,
                       "validity_ms": int(zk.client._session_timeout)}
             if args.fence:
-                stat = zk.call(req, "exists", zk.client.exists_async(token))
+                try:
+                    stat = zk.call(req, "exists", zk.client.exists_async(token))
+                except (ld.Unknown, KazooException) as e:
+                    # We hold the lock but cannot read its token, and the harness releases
+                    # only what it was told it holds: give the node up (queued, sent once the
+                    # client reconnects; the session, kept alive by kazoo's pings, would
+                    # otherwise hold the key until this driver exits), then answer unknown.
+                    zk.client.delete_async(token)
+                    raise ld.Unknown("acquired %s but its fence could not be read (%s: %s); "
+                                     "its node was given up" % (token, type(e).__name__, e))
                 if stat is None:
                     raise ld.Unknown("lock node %s vanished right after the acquire" % token)
                 answer["fence"] = stat.czxid

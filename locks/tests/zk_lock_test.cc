@@ -13,6 +13,7 @@
 #include "harness/lab_servers.h"
 #include "harness/process.h"
 #include "locks/zk_lock.h"
+#include "locks/zk_session.h"
 #include "tests/lab_fixture.h"
 
 namespace locklab::testing {
@@ -113,6 +114,39 @@ TEST_F(ZkLockTest, BlockedAcquireIsGrantedWhenTheHolderReleases) {
   // The watch on the predecessor wakes the waiter: no polling delay.
   EXPECT_LT(ToMillis(granted - released), 1000.0);
   EXPECT_GT(rb.lease.fence, ra.lease.fence);
+}
+
+// Regression (review of the recipe; the likely story of zk-lock x reply-loss L, seed 607):
+// a create whose answer was lost may land after the lock looked for it and created again,
+// leaving a second node of its own session in line. Waiting behind it would wait out the
+// deadline, and it would hold the key for the whole session. The lock deletes such a node.
+// Here the leftover is planted by another session under a's name prefix, a node a lost
+// create of a's would have made.
+TEST_F(ZkLockTest, AnOwnLeftoverNodeAheadInLineIsDeletedNotWaitedFor) {
+  StartZooKeeper();
+  auto a = BuildLock(Config());
+  auto ra = a->Acquire("lock:0", MonotonicNow() + Millis(5000));
+  ASSERT_EQ(ra.outcome, locks::Outcome::kOk) << ra.detail;
+  ASSERT_EQ(a->Release(ra.lease).outcome, locks::Outcome::kOk);
+  // "/locklab/lock:0/lock-<a's session>-0000000000" -> "lock-<a's session>-"
+  const std::string dir = ra.lease.token.substr(0, ra.lease.token.rfind('/'));
+  const std::string name = ra.lease.token.substr(dir.size() + 1);
+  const std::string prefix = name.substr(0, name.size() - 10);
+  ASSERT_EQ(prefix.rfind("lock-", 0), 0u) << name;
+  locks::ZkSession other(cluster_->lock_endpoints(), Millis(5000));
+  std::string detail;
+  ASSERT_TRUE(other.WaitConnected(MonotonicNow() + Millis(5000), &detail)) << detail;
+  locks::ZkResult planted = other.Create(dir + "/" + prefix, "", ZOO_EPHEMERAL_SEQUENTIAL,
+                                         MonotonicNow() + Millis(2000));
+  ASSERT_EQ(planted.outcome, locks::Outcome::kOk) << planted.error;
+  Nanos t0 = MonotonicNow();
+  auto again = a->Acquire("lock:0", t0 + Millis(4000));
+  ASSERT_EQ(again.outcome, locks::Outcome::kOk) << again.detail;
+  EXPECT_LT(ToMillis(MonotonicNow() - t0), 2000.0) << "waited behind its own leftover";
+  EXPECT_GT(again.lease.fence, ra.lease.fence);
+  locks::ZkResult gone = other.Exists(planted.path, false, MonotonicNow() + Millis(2000));
+  EXPECT_EQ(gone.rc, ZNONODE) << planted.path << " is still there";
+  EXPECT_EQ(a->Release(again.lease).outcome, locks::Outcome::kOk);
 }
 
 TEST_F(ZkLockTest, StoppedHolderLosesTheLockWhenItsSessionExpires) {

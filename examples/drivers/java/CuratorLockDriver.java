@@ -131,7 +131,18 @@ public final class CuratorLockDriver implements LockUnderTest {
     LocklabDriver.Answer a = LocklabDriver.Answer.ok(token).validityMs(
         client.getZookeeperClient().getZooKeeper().getSessionTimeout());
     if (fence) {
-      Stat st = client.checkExists().forPath(token);
+      Stat st;
+      try {
+        st = client.checkExists().forPath(token);
+      } catch (Exception e) {
+        // We hold the lock but cannot read its token, and the harness releases only what it
+        // was told it holds: give the node up (a guaranteed delete retries in the background
+        // until it reaches the ensemble; the session, kept alive by Curator, would otherwise
+        // hold the key until this driver exits), then answer unknown.
+        client.delete().guaranteed().inBackground().forPath(token);
+        throw new LocklabDriver.Unknown("acquired " + token + " but its fence could not be read ("
+                                        + e + "); its node was given up");
+      }
       if (st == null) throw new LocklabDriver.Unknown("lock node " + token + " vanished right after the acquire");
       a.fence(st.getCzxid());
     }
