@@ -74,11 +74,32 @@ void ClockDriftEffect::Stop(Nanos) {
 }
 
 Status ClientClockEffect::Validate() {
+  const std::string point = o_.Param("point", "");
+  if (!point.empty() && !IsPausePoint(point)) {
+    return Status::Usage("fault client-clock: param 'point': '" + point +
+                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
+  }
   return CheckOffset("client-clock", o_.Param("offset", "-30s"));
 }
 
-nlohmann::json ClientClockEffect::Start(Nanos, int) {
+void ClientClockEffect::Shape(Schedule* schedule) const {
+  const std::string point = o_.Param("point", "");
+  if (!point.empty()) schedule->armed_point = point;
+}
+
+nlohmann::json ClientClockEffect::Start(Nanos, int process) {
   std::string offset = o_.Param("offset", "-30s");
+  if (process != 0) {
+    // Armed: the client stands stopped at the point. Step its clock, then let it go on;
+    // libfaketime rereads the control file on its next clock read (FAKETIME_NO_CACHE).
+    stepped_ = {process};
+    Status s = clocks_->SetClientClock(process, offset);
+    if (!s.ok()) Log("client-clock: " + s.message());
+    clients_->ResumeClient(process);
+    Log("client-clock: client " + std::to_string(process) + " stepped " + offset + " at " +
+        o_.Param("point", ""));
+    return {{"targets", stepped_}, {"offset", offset}, {"point", o_.Param("point", "")}};
+  }
   // `targets` alone steps them all (as always); with a target kind, one client it picks.
   stepped_ = target_kind() == "any" ? o_.targets : std::vector<int>{};
   if (stepped_.empty()) {

@@ -56,6 +56,12 @@ class ClientClockEffect : public Effect {
   using Effect::Effect;
   const char* id() const override { return "client-clock"; }
   bool NeedsClientClock() const override { return true; }
+  // With `point`: armed there. The client stops itself at the point (action "pause"), its
+  // clock is stepped while it stands still, and it is let go at once: the step lands at a
+  // known place of the lock's code (between an acquire's start and its end, where a lock
+  // that times itself on the wall clock reads it), which a timed window hits by luck alone.
+  // The window's duration is how long the clock stays stepped.
+  void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
 
@@ -67,7 +73,7 @@ class ClientClockEffect : public Effect {
   Status Validate() override;
 
  private:
-  const ClientControl* clients_ = nullptr;  // to draw a running client
+  ClientControl* clients_ = nullptr;  // to draw a running client; to let an armed one go
   ClockControl* clocks_ = nullptr;
   std::vector<int> stepped_;
 };

@@ -63,7 +63,12 @@ const std::vector<FaultInfo>& ListFaults() {
       {"clock-drift", "the wall clock of lock nodes runs at another rate",
        {{"rate", "2.0", "clock speed relative to real time"}}},
       {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
-       {{"offset", "-30s", "signed offset"}, {"target", "any", kTargetHelp}}},
+       {{"offset", "-30s", "signed offset"},
+        {"point", "",
+         "empty: step at the window's time; a pause point: step the clock of the client that "
+         "reaches it, while it stands there (inside an acquire, at a lock's own point), then "
+         "let it go on"},
+        {"target", "any", kTargetHelp}}},
       {"partition", "cuts (client, node) links in the fault proxy",
        {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
         {"mode", "hold", "hold (black hole) or reset (RST)"},

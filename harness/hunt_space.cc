@@ -125,6 +125,10 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["rate"] = Pick(rng, std::vector<std::string>{"0.25", "0.5", "2.0", "4.0", "10.0"});
   } else if (id == "client-clock") {
     f.params["offset"] = DrawOffset(s, rng);
+    // Half the time armed at a point (the lock's own half the time: inside an acquire, where
+    // a lock timing itself on the wall clock reads it); a timed step lands inside a 1 ms
+    // acquire by luck alone.
+    if (rng.Unit() < 0.5) f.params["point"] = DrawPoint(s, rng, id);
   } else if (id == "partition") {
     std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
     if (s.nodes >= 3) shapes.push_back("majorities-ring");

@@ -71,8 +71,11 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
     what = "clock-drift runs the wall clock of " + NodeList(f.nodes, "node n1") + " at " +
            f.Param("rate", "2.0") + "x for " + len;
   } else if (f.id == "client-clock") {
-    what = "client-clock steps a client's wall clock by " + f.Param("offset", "-30s") + " s for " +
-           len;
+    const std::string point = f.Param("point", "");
+    what = (point.empty() ? "client-clock steps a client's wall clock by "
+                          : "client-clock steps the wall clock of the first client to reach " +
+                                point + " by ") +
+           f.Param("offset", "-30s") + " s for " + len;
   } else if (f.id == "partition") {
     std::string shape = f.Param("shape", "isolate-clients");
     what = "partition (" + shape + (shape == "isolate-node" ? " " + NodeList(f.nodes, "n1") : "") +

@@ -89,10 +89,14 @@ const std::vector<std::string>& WorkloadPoints() {
 std::string ArmedPoint(const faults::FaultOptions& f) {
   const faults::FaultInfo* fi = faults::FindFault(f.id);
   if (fi == nullptr) return "";
-  bool has_point = false;
-  for (const auto& p : fi->params) has_point = has_point || p.name == "point";
-  if (!has_point || f.Param("mode", "targeted") == "random") return "";
-  return f.Param("point", "after-acquire");
+  // The fault's own default: after-acquire where it always arms, "" where arming is an
+  // option (client-clock steps at the window's time unless given a point).
+  const faults::FaultParamInfo* point = nullptr;
+  for (const auto& p : fi->params) {
+    if (p.name == "point") point = &p;
+  }
+  if (point == nullptr || f.Param("mode", "targeted") == "random") return "";
+  return f.Param("point", point->default_value);
 }
 
 // Refuses a fault armed at a point that neither the workload nor the lock has. A driver's
