@@ -197,6 +197,13 @@ std::vector<Case> Cases() {
                    Options("client-crash", {{"target", "just-released"}}), 4, Millis(6000)});
   cases.push_back({"client-pause bad target", Options("client-pause", {{"target", "leader"}}), 1,
                    Millis(1000)});
+  // Armed: the client stopped at the point is stepped, then let go at once (ResumeClient
+  // right after SetClientClock); the window keeps the step until it closes.
+  cases.push_back({"client-clock armed in an acquire",
+                   Options("client-clock", {{"offset", "-1s"}, {"point", "redlock-replies-in-flight"}}), 3,
+                   Millis(6000)});
+  cases.push_back({"client-clock bad point", Options("client-clock", {{"point", "Bad Point"}}), 1,
+                   Millis(1000)});
   return cases;
 }
 
