@@ -223,7 +223,11 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   o.clients = static_cast<int>(rng.Uniform(s.min_clients, s.max_clients));
   o.keys = rng.Unit() < 0.75 ? 1 : 2;
   o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
-  o.think = TtlTimes(s, 0.3 * rng.Unit(), Millis(0));
+  // Up to 0.6 TTL: with shorter pauses between turns the key is hardly ever free, and a
+  // lock that re-takes a free key (a renewal that re-SETs an expired key: mutant
+  // renew-resurrects) shows it only then. By hand, a 1.5 TTL pause at before-write killed it
+  // in 3 of 3 runs with think 0.3 TTL and 0 of 3 with 0.1 TTL.
+  o.think = TtlTimes(s, 0.6 * rng.Unit(), Millis(0));
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
   // The client stops using a lease when its validity says so, or ignores it: half each, by
   // the weights of the two kinds.
