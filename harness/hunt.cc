@@ -32,6 +32,7 @@ namespace {
 
 struct HuntFlags {
   std::string lock, baseline, out = "runs";
+  std::string validity;  // --validity honour|ignore: fixed for every scenario ("" = drawn)
   std::map<std::string, std::string> knobs;
   std::vector<std::string> driver_args, faults;
   Millis ttl{500};
@@ -94,6 +95,11 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       s = r.NoValue(), f->report = false;
     else if (r.Is("--no-shrink"))
       s = r.NoValue(), f->shrink = false;
+    else if (r.Is("--validity")) {
+      s = r.Value(&f->validity);
+      if (s.ok() && f->validity != "honour" && f->validity != "ignore")
+        return r.Error("expected honour or ignore, got '" + f->validity + "'");
+    }
     else if (r.Is("--ttl")) {
       s = r.Int(1, 3600000, &n);
       f->ttl = Millis(n);
@@ -149,6 +155,7 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   space->ttl = flags.ttl;
   space->nodes = info->default_nodes;
   space->max_faults = flags.max_faults;
+  space->validity = flags.validity;
   space->lock_points = info->points;
   if (base != nullptr) {
     // Against a baseline, the points only the lock has are where their code differs: a
@@ -464,6 +471,8 @@ void Hunt::Shrink() {
       for (const ShrinkStep& cand : ShrinkCandidates(current)) {
         if (Stop() || MonotonicNow() - shrink_start >= f_.shrink_budget) break;
         if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
+        // --validity holds for every scenario, shrunk ones too.
+        if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
         bool baseline_failed = false;
         int failed = Reruns(cand.options, f_.reruns, need, "shrink", "s" + std::to_string(++step),
                             &baseline_failed);

@@ -232,7 +232,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   // The client stops using a lease when its validity says so, or ignores it: half each, by
   // the weights of the two kinds.
   const double honour = Weight(s, "validity=honour"), ignore = Weight(s, "validity=ignore");
-  o.validity = rng.Unit() * (honour + ignore) < honour ? "honour" : "ignore";
+  o.validity = !s.validity.empty() ? s.validity : rng.Unit() * (honour + ignore) < honour ? "honour" : "ignore";
   // A client that honours validity may work until its validity ends (a hold of 1 to 1.5
   // TTLs, cut there), a third of the time: the lease's last milliseconds, where a lock
   // that claims more validity than its keys have shows it.

@@ -42,6 +42,9 @@ struct SearchSpace {
   std::vector<std::string> lock_points;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
+  // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
+  // --validity: a correct lock used correctly, for false-alarm hunts); "" = drawn.
+  std::string validity;
   // Weights of kinds: a fault id ("clock-jump"), an armed fault at a point
   // ("client-pause@before-write"), or the workload's validity choice ("validity=honour",
   // "validity=ignore"); 1 when absent. With a baseline, a kind whose scenarios also break

@@ -31,6 +31,7 @@ const char kUsage[] =
     "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]\n"
     "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N] [--seed N] [--ttl MS]\n"
     "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]\n"
+    "               [--validity honour|ignore]   (fixed, instead of drawn per scenario)\n"
     "               (search the fault space for a failure, shrink it to minimal.toml)\n"
     "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
     "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"

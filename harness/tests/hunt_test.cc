@@ -118,6 +118,10 @@ TEST(HuntSpaceTest, ValidityFollowsItsWeights) {
   std::vector<std::string> kinds = ScenarioKinds(o);
   EXPECT_EQ(kinds.front(), "validity=" + o.validity);
   EXPECT_GT(kinds.size(), o.faults.size());
+  // hunt --validity honour: every scenario, whatever the weights say.
+  space.weights["validity=honour"] = 0.05;
+  space.validity = "honour";
+  EXPECT_EQ(honoured(Rng(9)), 200);
 }
 
 // hunt --baseline runs the same scenario on the reference, with a mutant's own pause point

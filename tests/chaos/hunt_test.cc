@@ -86,6 +86,7 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
       {{"--lock", "setnx", "--budget", "soon"}, "expected a time like 90s, 10m or 1h, got 'soon'"},
       {{"--lock", "setnx", "--baseline", "nope"}, "unknown lock 'nope'"},
       {{"--lock", "setnx", "--jobs", "0"}, "flag --jobs"},
+      {{"--lock", "setnx", "--validity", "sometimes"}, "expected honour or ignore, got 'sometimes'"},
       {{"--lock", "driver:/nonexistent/driver.py"}, "/nonexistent/driver.py"},
   };
   for (const auto& c : cases) {
