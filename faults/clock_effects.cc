@@ -74,11 +74,7 @@ void ClockDriftEffect::Stop(Nanos) {
 }
 
 Status ClientClockEffect::Validate() {
-  const std::string point = o_.Param("point", "");
-  if (!point.empty() && !IsPausePoint(point)) {
-    return Status::Usage("fault client-clock: param 'point': '" + point +
-                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
-  }
+  if (Status p = PointParam(""); !p.ok()) return p;
   return CheckOffset("client-clock", o_.Param("offset", "-30s"));
 }
 

@@ -53,4 +53,11 @@ Status Effect::DoubleParam(const std::string& key, const std::string& fallback, 
   return Status::Usage(std::string("fault ") + id() + ": param '" + key + "': " + s.message());
 }
 
+Status Effect::PointParam(const std::string& fallback) const {
+  const std::string point = o_.Param("point", fallback);
+  if ((point.empty() && fallback.empty()) || IsPausePoint(point)) return Status::Ok();
+  return Status::Usage(std::string("fault ") + id() + ": param 'point': '" + point +
+                       "': not a point name ([a-z0-9-]+, at most 64 characters)");
+}
+
 }  // namespace locklab::faults

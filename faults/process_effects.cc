@@ -9,12 +9,7 @@ Status ClientPauseEffect::Validate() {
   if (mode != "targeted" && mode != "random") {
     return Status::Usage("fault client-pause: param 'mode': '" + mode + "': expected targeted or random");
   }
-  std::string point = o_.Param("point", "after-acquire");
-  if (!IsPausePoint(point)) {
-    return Status::Usage("fault client-pause: param 'point': '" + point +
-                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
-  }
-  return Status::Ok();
+  return PointParam("after-acquire");
 }
 
 void ClientPauseEffect::Shape(Schedule* schedule) const {
@@ -45,14 +40,7 @@ void ClientPauseEffect::Stop(Nanos) {
   paused_ = 0;
 }
 
-Status SlowCsEffect::Validate() {
-  std::string point = o_.Param("point", "after-acquire");
-  if (!IsPausePoint(point)) {
-    return Status::Usage("fault slow-cs: param 'point': '" + point +
-                         "': not a point name ([a-z0-9-]+, at most 64 characters)");
-  }
-  return Status::Ok();
-}
+Status SlowCsEffect::Validate() { return PointParam("after-acquire"); }
 
 void SlowCsEffect::Shape(Schedule* schedule) const {
   schedule->armed_point = o_.Param("point", "after-acquire");
@@ -64,13 +52,7 @@ nlohmann::json SlowCsEffect::Start(Nanos, int process) {
   return {{"targets", {process}}, {"point", o_.Param("point", "after-acquire")}};
 }
 
-Status ClientCrashEffect::Validate() {
-  std::string point = o_.Param("point", "after-acquire");
-  if (!IsPausePoint(point)) {
-    return Status::Usage("fault client-crash: param 'point': '" + point + "': not a point name ([a-z0-9-]+, at most 64 characters)");
-  }
-  return Status::Ok();
-}
+Status ClientCrashEffect::Validate() { return PointParam("after-acquire"); }
 
 void ClientCrashEffect::Shape(Schedule* schedule) const {
   schedule->armed_point = o_.Param("point", "after-acquire");

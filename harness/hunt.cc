@@ -264,10 +264,8 @@ class Hunt {
              bool* baseline_failed, std::vector<ChildRun>* kept = nullptr);
   // Until the budget is spent, or (stop_at_first) a failure that counts is found.
   void Search(bool stop_at_first);
-  // With a baseline: whether a failure of `o` reproduces on the lock and not on the
-  // baseline (3 of 4 reruns fail; the baseline fails none of three runs).
-  // The kinds of `r` that the baseline's run `b` did not show (all of them when the
-  // baseline could not run is not a difference: empty then, see BaselineFailed).
+  // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
+  // not run (nothing was seen to pass there, see BaselineFailed).
   std::set<std::string> Difference(const ChildRun& r, const ChildRun& b) const {
     if (!b.ran) return {};
     std::set<std::string> diff;
@@ -277,6 +275,8 @@ class Hunt {
     }
     return diff;
   }
+  // With a baseline: whether a failure of `o` reproduces on the lock and not on the
+  // baseline (3 of 4 reruns fail; the baseline fails none of three runs), judged by target_.
   bool ConfirmDifference(const RunOptions& o);
   void Shrink();
   void Reproduce();
