@@ -106,9 +106,11 @@ struct HoldOptions {
 
 std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const HoldOptions& options = {});
 // With validity honoured (HoldOptions; checker/verdict.h RunFacts): each hold the validity rule cut
-// (HoldInterval::validity_cut) ends with a release at its end, for the lock's linearizability
-// model, unless the client's own release of that lease then succeeded (the lock was still
-// its own on the server). Returns a new sorted history; `sorted` itself when nothing was cut.
+// (HoldInterval::validity_cut) gets a release of unknown outcome (info) at its end, for the
+// lock's linearizability model: from there on the lease may have ended on the server (expired)
+// or not (a watchdog kept renewing it). None is added when the client's own release of that
+// lease then succeeded (the lock was still its own on the server). Returns a new sorted
+// history; `sorted` itself when nothing was cut.
 History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);

@@ -106,6 +106,60 @@ TEST(ValidityHoldTest, RenewalsExtendTheBeliefAndFailedOnesDoNot) {
   EXPECT_EQ(ComputeHoldIntervals(h)[0].end, Millis(300));
 }
 
+// Found by hunt's false-alarm search on watchdog (scenarios/hunt/unreliable/, 2026-11-26):
+// client 1 honoured its 100 ms validity and stopped using the lock, but its lock's watchdog
+// thread (process 1001) kept renewing the key, owner-checked, until a server pause; the
+// client's own release timed out; client 2 took the key after it expired. Nobody held it
+// twice. The validity cut used to add an ok release at 111, after which the watchdog's ok
+// renewal at 130 could not be placed: "owner-mutex history is not linearizable".
+std::string WatchdogRenewsPastTheCut(bool renewed_after_next_acquire) {
+  std::string h = R"(0 harness info run start {"stuck_after_ms":0,"workload":{"validity":"honour"}}
+    10 1 invoke acquire lock:0
+    11 1 ok acquire lock:0 {"token":"a","validity_ms":100}
+    12 1 invoke read counter:0
+    13 1 ok read counter:0 null
+    60 1001 invoke renew lock:0 {"token":"a","ttl_ms":100}
+    61 1001 ok renew lock:0 {"token":"a","ttl_ms":100}
+    130 1001 invoke renew lock:0 {"token":"a","ttl_ms":100}
+    131 1001 ok renew lock:0 {"token":"a","ttl_ms":100}
+    200 1 invoke release lock:0 {"token":"a"}
+    210 1001 invoke renew lock:0 {"token":"a","ttl_ms":100}
+    400 1 info release lock:0 {"error":"timeout"}
+    410 1001 info renew lock:0 {"error":"timeout"}
+    500 2 invoke acquire lock:0
+    501 2 ok acquire lock:0 {"token":"b","validity_ms":100}
+  )";
+  if (renewed_after_next_acquire) {
+    h += R"(
+    520 1001 invoke renew lock:0 {"token":"a","ttl_ms":100}
+    521 1001 ok renew lock:0 {"token":"a","ttl_ms":100}
+    )";
+  }
+  h += R"(
+    550 2 invoke release lock:0 {"token":"b"}
+    551 2 ok release lock:0
+    600 harness info run end {"interrupted":false,"client_exits":0}
+  )";
+  return h;
+}
+
+TEST(ValidityHoldTest, ValidityCutLeaseStillRenewedByItsWatchdogIsNotAViolation) {
+  Judgement j = JudgeHistory(SortedByTime(H(WatchdogRenewsPastTheCut(false))));
+  ASSERT_FALSE(j.holds.empty());
+  EXPECT_TRUE(j.holds[0].validity_cut);
+  EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 0);
+  EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kValid);
+  EXPECT_NE(j.verdict, "violated") << j.reason;
+}
+
+TEST(ValidityHoldTest, CutLeaseRenewedOkAfterTheNextOwnerTookItIsStillAViolation) {
+  // The unknown release must not excuse two owners on the server: a's owner-checked renewal
+  // succeeded after b's acquire did.
+  Judgement j = JudgeHistory(SortedByTime(H(WatchdogRenewsPastTheCut(true))));
+  EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kInvalid);
+  EXPECT_EQ(j.verdict, "violated");
+}
+
 TEST(ValidityHoldTest, LeasesWithoutValidityAreNeverCut) {
   // setnx and the SQL locks report no validity_ms; a lease that was granted already over
   // (validity_ms 0) says nothing about when it ends either: both end at their release.
