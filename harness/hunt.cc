@@ -296,6 +296,9 @@ class Hunt {
   Nanos t0_ = MonotonicNow();
   std::string phase_ = "search";
   int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
+  // The search's first pass: each fault of the space alone once (Search), and how far it got.
+  std::vector<std::string> first_pass_;
+  size_t first_pass_next_ = 0;
   Status io_error_;
   HuntStory story_;
   // The kinds of failure a run must show to count as failed (Failed): every kind while
@@ -379,6 +382,13 @@ void Hunt::Progress(bool final_line) {
 
 void Hunt::Search(bool stop_at_first) {
   phase_ = "search";
+  if (drawn_ == 0) {  // --keep-searching resumes the search, it does not restart it
+    first_pass_ = space_.faults;
+    for (size_t i = first_pass_.size(); i > 1; --i) {  // Fisher-Yates, by the hunt's seed
+      std::swap(first_pass_[i - 1],
+                first_pass_[static_cast<size_t>(rng_.Uniform(0, static_cast<int64_t>(i) - 1))]);
+    }
+  }
   while (!Stop() && Elapsed() < f_.budget) {
     std::vector<ChildRun> batch;
     while (batch.size() < static_cast<size_t>(f_.jobs)) {
@@ -387,7 +397,16 @@ void Hunt::Search(bool stop_at_first) {
       // Small first (QuickCheck's growing size): one fault at a time for the first ten
       // scenarios, up to two for the next ten, then up to --max-faults.
       space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
-      RunOptions o = DrawScenario(space_, rng_, name);
+      // Every fault alone once first, in an order the seed shuffles: with a dozen faults and
+      // a few dozen trials in a budget, draws with replacement left some never tried.
+      const bool first_pass = first_pass_next_ < first_pass_.size();
+      SearchSpace one;
+      if (first_pass) {
+        one = space_;
+        one.faults = {first_pass_[first_pass_next_]};
+        one.max_faults = 1;
+      }
+      RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
       Status v = ValidateRunOptions(o);
       if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
         ++invalid_draws_;
@@ -397,6 +416,7 @@ void Hunt::Search(bool stop_at_first) {
         }
         continue;
       }
+      if (first_pass) ++first_pass_next_;
       batch.push_back(Make(o, "trials", name));
     }
     RunAll(batch);

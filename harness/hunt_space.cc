@@ -66,12 +66,22 @@ std::vector<int> DrawNodes(const SearchSpace& s, Rng& rng) {
   return nodes;
 }
 
-// A signed wall-clock offset of 0.5 to 10 TTLs, in seconds with millisecond digits.
-std::string DrawOffset(const SearchSpace& s, Rng& rng) {
+// A signed wall-clock offset of 0.5 to 10 TTLs, in seconds with millisecond digits; a step
+// back with probability `back`.
+std::string DrawOffset(const SearchSpace& s, Rng& rng, double back = 0.5) {
   double seconds = LogUniform(rng, 0.5, 10) * static_cast<double>(s.ttl.count()) / 1000.0;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < 0.5 ? '-' : '+', std::max(seconds, 0.001));
+  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < back ? '-' : '+', std::max(seconds, 0.001));
   return buf;
+}
+
+// Whether fault `f` bends the time a lease is measured in: a node clock that jumps or runs
+// at another rate (the key's life on it), or a client clock stepped inside a lock's own
+// code (the validity the lock computes from it). What those break shows only in a lease's
+// last milliseconds, when the client uses it to the end.
+bool BendsLeaseTime(const faults::FaultOptions& f) {
+  if (f.id == "clock-jump" || f.id == "clock-drift") return true;
+  return f.id == "client-clock" && f.params.count("point");
 }
 
 // A pause point for fault `id`: one the lock announces half the time (when it has any),
@@ -122,13 +132,19 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["revert"] = rng.Unit() < 0.7 ? "true" : "false";
   } else if (id == "clock-drift") {
     f.nodes = DrawNodes(s, rng);
-    f.params["rate"] = Pick(rng, std::vector<std::string>{"0.25", "0.5", "2.0", "4.0", "10.0"});
+    // Besides gross rates, drifts of one to five percent: the size a lock's drift allowance
+    // (Redlock's is 1% of the TTL + 2 ms) is there to absorb, where a lock that forgot it
+    // and one that did not come apart; at 2x every lease fails alike.
+    f.params["rate"] = Pick(rng, std::vector<std::string>{"0.25", "0.5", "1.01", "1.02", "1.05", "2.0",
+                                                          "4.0", "10.0"});
   } else if (id == "client-clock") {
-    f.params["offset"] = DrawOffset(s, rng);
     // Half the time armed at a point (the lock's own half the time: inside an acquire, where
     // a lock timing itself on the wall clock reads it); a timed step lands inside a 1 ms
-    // acquire by luck alone.
-    if (rng.Unit() < 0.5) f.params["point"] = DrawPoint(s, rng, id);
+    // acquire by luck alone. Armed, a step back two times in three: it shortens the time
+    // the lock measures there, the direction in which a lease claims too much.
+    const bool armed = rng.Unit() < 0.5;
+    if (armed) f.params["point"] = DrawPoint(s, rng, id);
+    f.params["offset"] = DrawOffset(s, rng, armed ? 2.0 / 3 : 0.5);
   } else if (id == "partition") {
     std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
     if (s.nodes >= 3) shapes.push_back("majorities-ring");
@@ -245,6 +261,13 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
     size_t k = WeightedIndex(rng, pool, [&](const std::string& id) { return Weight(s, id); });
     o.faults.push_back(DrawFault(s, rng, pool[k]));
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  // A fault that bends lease time (BendsLeaseTime) comes with clients that honour validity
+  // and work to its end two times in three (else one in six), unless --validity fixed it.
+  if (std::any_of(o.faults.begin(), o.faults.end(), BendsLeaseTime) && rng.Unit() < 2.0 / 3 &&
+      (s.validity.empty() || s.validity == "honour")) {
+    o.validity = "honour";
+    o.hold = TtlTimes(s, 1 + 0.5 * rng.Unit(), Millis(1));
   }
   const Millis tail = std::max(Millis(1000), 3 * s.ttl);
   // Too long for a hunt trial: fewer windows first, so that every window still closes

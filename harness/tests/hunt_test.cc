@@ -124,6 +124,38 @@ TEST(HuntSpaceTest, ValidityFollowsItsWeights) {
   EXPECT_EQ(honoured(Rng(9)), 200);
 }
 
+// A clock fault that bends lease time (a node clock's jump or drift, a client clock stepped
+// inside the lock's own code) mostly comes with clients that honour validity and hold to its
+// end: that is where what it breaks shows. Armed client-clock steps go back more often.
+TEST(HuntSpaceTest, ClockFaultsComeWithLeasesUsedToTheirEnd) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  space.faults = {"client-clock"};
+  space.max_faults = 1;
+  Rng rng(11);
+  int armed = 0, armed_to_end = 0, armed_back = 0, timed = 0, timed_to_end = 0;
+  for (int i = 0; i < 600; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    ASSERT_EQ(o.faults.size(), 1u);
+    const bool to_end = o.validity == "honour" && o.hold >= Millis(500);
+    if (o.faults[0].params.count("point")) {
+      ++armed;
+      armed_to_end += to_end;
+      armed_back += o.faults[0].params.at("offset")[0] == '-';
+    } else {
+      ++timed;
+      timed_to_end += to_end;
+    }
+  }
+  ASSERT_GT(armed, 200);
+  ASSERT_GT(timed, 200);
+  EXPECT_GT(armed_to_end, armed * 6 / 10);  // 2/3 + 1/3 * 1/6 expected
+  EXPECT_LT(timed_to_end, timed * 3 / 10);  // 1/6 expected
+  EXPECT_GT(armed_back, armed * 58 / 100);  // 2/3 expected
+  // --validity ignore is never overridden.
+  space.validity = "ignore";
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(DrawScenario(space, rng, "t").validity, "ignore");
+}
+
 // hunt --baseline runs the same scenario on the reference, with a mutant's own pause point
 // moved to its stand-in; the reference's own points and timed faults stay as they are.
 TEST(HuntSpaceTest, TheBaselineRunsAtTheStandInPoints) {
