@@ -29,7 +29,7 @@ const char kUsage[] =
     "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
     "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
     "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]\n"
-    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N] [--seed N] [--ttl MS]\n"
+    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N (6)] [--seed N] [--ttl MS]\n"
     "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]\n"
     "               [--validity honour|ignore]   (fixed, instead of drawn per scenario)\n"
     "               (search the fault space for a failure, shrink it to minimal.toml)\n"
