@@ -299,8 +299,8 @@ class Hunt {
   Nanos t0_ = MonotonicNow();
   std::string phase_ = "search";
   int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
-  // The search's first pass: each fault of the space alone once (Search), and how far it got.
-  std::vector<std::string> first_pass_;
+  // The search's first pass (Search): single-fault draws, and how far it got.
+  std::vector<FirstPassDraw> first_pass_;
   size_t first_pass_next_ = 0;
   Status io_error_;
   HuntStory story_;
@@ -385,13 +385,7 @@ void Hunt::Progress(bool final_line) {
 
 void Hunt::Search(bool stop_at_first) {
   phase_ = "search";
-  if (drawn_ == 0) {  // --keep-searching resumes the search, it does not restart it
-    first_pass_ = space_.faults;
-    for (size_t i = first_pass_.size(); i > 1; --i) {  // Fisher-Yates, by the hunt's seed
-      std::swap(first_pass_[i - 1],
-                first_pass_[static_cast<size_t>(rng_.Uniform(0, static_cast<int64_t>(i) - 1))]);
-    }
-  }
+  if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
   while (!Stop() && Elapsed() < f_.budget) {
     std::vector<ChildRun> batch;
     while (batch.size() < static_cast<size_t>(f_.jobs)) {
@@ -400,13 +394,13 @@ void Hunt::Search(bool stop_at_first) {
       // Small first (QuickCheck's growing size): one fault at a time for the first ten
       // scenarios, up to two for the next ten, then up to --max-faults.
       space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
-      // Every fault alone once first, in an order the seed shuffles: with a dozen faults and
-      // a few dozen trials in a budget, draws with replacement left some never tried.
+      // The first pass (Search's start): one fault alone, maybe armed at a given point.
       const bool first_pass = first_pass_next_ < first_pass_.size();
       SearchSpace one;
       if (first_pass) {
         one = space_;
-        one.faults = {first_pass_[first_pass_next_]};
+        one.faults = {first_pass_[first_pass_next_].fault};
+        one.arm_at = first_pass_[first_pass_next_].point;
         one.max_faults = 1;
       }
       RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);

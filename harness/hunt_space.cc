@@ -93,33 +93,38 @@ std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
   return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
 }
 
-// Whether fault `id` takes a `target` kind (any, holder, just-released).
-bool TakesTarget(const std::string& id) {
+// Whether fault `id` has the parameter `name` (the registry, faults/registry.cc).
+bool HasParam(const std::string& id, const char* name) {
   const faults::FaultInfo* info = faults::FindFault(id);
-  if (info == nullptr) return false;
-  return std::any_of(info->params.begin(), info->params.end(),
-                     [](const faults::FaultParamInfo& p) { return p.name == "target"; });
+  return info != nullptr && std::any_of(info->params.begin(), info->params.end(),
+                                        [&](const faults::FaultParamInfo& p) { return p.name == name; });
 }
+
+// Whether fault `id` takes a `target` kind (any, holder, just-released).
+bool TakesTarget(const std::string& id) { return HasParam(id, "target"); }
 
 faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
   faults::FaultOptions f;
   f.id = id;
+  // SearchSpace::arm_at: every fault that can be armed is, at that point.
+  const bool forced = !s.arm_at.empty();
+  auto point_for = [&] { return forced ? s.arm_at : DrawPoint(s, rng, id); };
   f.first_at = Millis(rng.Uniform(200, std::max<int64_t>(1000, 3 * s.ttl.count())));
   f.duration = TtlTimes(s, LogUniform(rng, 0.3, 5));
   f.interval = TtlTimes(s, LogUniform(rng, 0.5, 4));
   f.windows = static_cast<int>(rng.Uniform(1, 3));
   if (id == "client-pause") {
-    if (rng.Unit() < 0.6) {
-      f.params["point"] = DrawPoint(s, rng, id);  // targeted: the client that reaches it stops
+    if (forced || rng.Unit() < 0.6) {
+      f.params["point"] = point_for();  // targeted: the client that reaches it stops
     } else {
       f.params["mode"] = "random";  // timed: a stop-the-world pause wherever the client is
     }
   } else if (id == "slow-cs") {
-    f.params["point"] = DrawPoint(s, rng, id);
+    f.params["point"] = point_for();
   } else if (id == "client-crash") {
     // Anywhere a pause may go, the lock's own points included: a client that dies between
     // two of its lock's commands is the classic leftover key.
-    f.params["point"] = DrawPoint(s, rng, id);
+    f.params["point"] = point_for();
     f.windows = 1;  // a crashed client does not come back
   } else if (id == "server-pause" || id == "memory-full") {
     f.nodes = DrawNodes(s, rng);
@@ -132,6 +137,9 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["revert"] = rng.Unit() < 0.7 ? "true" : "false";
   } else if (id == "clock-drift") {
     f.nodes = DrawNodes(s, rng);
+    // A drift acts through the time it has run: a window shorter than the TTL moves a clock
+    // by less than the rate's share of one lease. 1.5 to 5 TTLs.
+    f.duration = TtlTimes(s, LogUniform(rng, 1.5, 5));
     // Besides gross rates, drifts of one to five percent: the size a lock's drift allowance
     // (Redlock's is 1% of the TTL + 2 ms) is there to absorb, where a lock that forgot it
     // and one that did not come apart; at 2x every lease fails alike.
@@ -142,8 +150,8 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     // a lock timing itself on the wall clock reads it); a timed step lands inside a 1 ms
     // acquire by luck alone. Armed, a step back two times in three: it shortens the time
     // the lock measures there, the direction in which a lease claims too much.
-    const bool armed = rng.Unit() < 0.5;
-    if (armed) f.params["point"] = DrawPoint(s, rng, id);
+    const bool armed = forced || rng.Unit() < 0.5;
+    if (armed) f.params["point"] = point_for();
     f.params["offset"] = DrawOffset(s, rng, armed ? 2.0 / 3 : 0.5);
   } else if (id == "partition") {
     std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
@@ -172,6 +180,21 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
 RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o);
 
 }  // namespace
+
+bool CanBeArmed(const std::string& id) { return HasParam(id, "point"); }
+
+std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
+  std::vector<FirstPassDraw> pass;
+  for (const auto& id : s.faults) {
+    pass.push_back({id, ""});
+    if (!CanBeArmed(id)) continue;
+    for (const auto& p : s.lock_points) pass.push_back({id, p});
+  }
+  for (size_t i = pass.size(); i > 1; --i) {  // Fisher-Yates
+    std::swap(pass[i - 1], pass[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(i) - 1))]);
+  }
+  return pass;
+}
 
 std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
   std::vector<std::string> kinds = {f.id};
@@ -244,6 +267,15 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   // renew-resurrects) shows it only then. By hand, a 1.5 TTL pause at before-write killed it
   // in 3 of 3 runs with think 0.3 TTL and 0 of 3 with 0.1 TTL.
   o.think = TtlTimes(s, 0.6 * rng.Unit(), Millis(0));
+  // A quiet workload a quarter of the time: two clients that think one to three holds
+  // between turns, so the key is mostly free. With more clients or shorter thinks a
+  // waiter takes it the moment it is released, and what needs a free key (a renewal that
+  // re-takes a key that is gone) never sees one: in a 5-minute hunt of renew-resurrects,
+  // nine client-pause trials past the TTL with 3 to 6 clients did not show it once.
+  if (rng.Unit() < 0.25) {
+    o.clients = s.min_clients;
+    o.think = Millis(static_cast<int64_t>(std::llround((1 + 2 * rng.Unit()) * static_cast<double>(o.hold.count()))));
+  }
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
   // The client stops using a lease when its validity says so, or ignores it: half each, by
   // the weights of the two kinds.

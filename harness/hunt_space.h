@@ -40,6 +40,10 @@ struct SearchSpace {
   // own commands, where a stop is most telling. A pause armed at a point picks one of these
   // half the time when there are any.
   std::vector<std::string> lock_points;
+  // When set, every fault that can be armed at a pause point (client-pause, slow-cs,
+  // client-crash, client-clock) is armed at this one: the hunt's first pass tries each such
+  // fault at each of the lock's own points once (hunt.cc Search).
+  std::string arm_at;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
   // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
@@ -55,6 +59,21 @@ struct SearchSpace {
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
 };
+
+// Whether fault `id` can be armed at a pause point (it has a `point` parameter).
+bool CanBeArmed(const std::string& id);
+
+// The search's first pass: every fault alone once, and every fault that can be armed once
+// at each of the lock's own points (SearchSpace::lock_points: where its code is; against a
+// baseline, where the two differ), in an order `rng` shuffles. With a dozen faults and a
+// few dozen trials in a budget, draws with replacement had left client-pause tried once in
+// a blind-renew hunt, and an armed client-clock step inside wall-clock-elapsed's acquire
+// never.
+struct FirstPassDraw {
+  std::string fault;
+  std::string point;  // SearchSpace::arm_at for this draw; "" = drawn as usual
+};
+std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 
 // One scenario named `name`, with a seed drawn from `rng`.
 RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);

@@ -156,6 +156,73 @@ TEST(HuntSpaceTest, ClockFaultsComeWithLeasesUsedToTheirEnd) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(DrawScenario(space, rng, "t").validity, "ignore");
 }
 
+// The first pass: each fault alone once, and each fault that can be armed once at each of
+// the lock's own points; shuffled by the seed, replayed by it; a draw with arm_at is armed
+// there whatever the fault.
+TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  ASSERT_EQ(space.lock_points, std::vector<std::string>{"redlock-replies-in-flight"});
+  Rng a(3), b(3);
+  std::vector<FirstPassDraw> pass = FirstPass(space, a);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& d : pass) EXPECT_TRUE(seen.insert({d.fault, d.point}).second) << d.fault << "@" << d.point;
+  size_t armable = 0;
+  for (const auto& id : space.faults) {
+    EXPECT_TRUE(seen.count({id, ""})) << id;
+    if (CanBeArmed(id)) {
+      ++armable;
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight"})) << id;
+    }
+  }
+  EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
+  EXPECT_EQ(pass.size(), space.faults.size() + armable);
+  std::vector<FirstPassDraw> again = FirstPass(space, b);
+  ASSERT_EQ(again.size(), pass.size());
+  bool same = true, sorted = true;
+  for (size_t i = 0; i < pass.size(); ++i) same &= again[i].fault == pass[i].fault && again[i].point == pass[i].point;
+  for (size_t i = 1; i < space.faults.size(); ++i) sorted &= pass[i].fault == space.faults[i] && pass[i].point.empty();
+  EXPECT_TRUE(same);
+  EXPECT_FALSE(sorted) << "not shuffled";
+  for (const char* id : {"client-pause", "slow-cs", "client-crash", "client-clock"}) {
+    SearchSpace one = space;
+    one.faults = {id};
+    one.max_faults = 1;
+    one.arm_at = "redlock-replies-in-flight";
+    Rng rng(7);
+    for (int i = 0; i < 20; ++i) {
+      RunOptions o = DrawScenario(one, rng, "t");
+      ASSERT_EQ(o.faults.size(), 1u);
+      EXPECT_EQ(o.faults[0].Param("point", ""), "redlock-replies-in-flight") << id;
+      EXPECT_EQ(o.faults[0].Param("mode", "targeted"), "targeted") << id;
+      EXPECT_TRUE(ValidateRunOptions(o).ok()) << id;
+    }
+  }
+}
+
+// A quarter of the workloads are quiet (two clients thinking one to three holds: a key
+// that is mostly free), and a drift window runs long enough to move a clock by its rate's
+// share of a lease (at least 1.5 TTLs).
+TEST(HuntSpaceTest, QuietWorkloadsAndDriftsLongEnoughToAct) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  space.faults = {"clock-drift"};
+  space.max_faults = 1;
+  Rng rng(5);
+  for (int i = 0; i < 200; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    ASSERT_EQ(o.faults.size(), 1u);
+    EXPECT_GE(o.faults[0].duration, Millis(750));
+  }
+  space.faults = {"client-pause"};
+  space.validity = "ignore";  // holds stay below the TTL: think >= hold is the quiet mark
+  int quiet = 0;
+  for (int i = 0; i < 800; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    quiet += o.clients == 2 && o.think >= o.hold;
+  }
+  EXPECT_GT(quiet, 800 * 25 / 100);  // 1/4 quiet, plus ordinary draws that happen to be
+  EXPECT_LT(quiet, 800 * 40 / 100);
+}
+
 // hunt --baseline runs the same scenario on the reference, with a mutant's own pause point
 // moved to its stand-in; the reference's own points and timed faults stay as they are.
 TEST(HuntSpaceTest, TheBaselineRunsAtTheStandInPoints) {
