@@ -396,6 +396,16 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     }
     if (e.process < 0 || e.f != "acquire") continue;
     if (e.type == EventType::kInvoke) {
+      // A client waits for one key at a time: an acquire of another key means it gave up on
+      // the one it waited for (the counter workload draws a key per turn). Left open, that
+      // wait ran on to the end of the history, and a key nobody wanted any more read as
+      // stuck (hunt's set-nx-px-lua liveness alarm, 2026-11-26: an acquire on lock:0 timed
+      // out, its client went on with lock:1, and lock:0 sat idle for 3.6 s).
+      std::vector<std::string> others;
+      for (auto& [pk, t] : waiting_since) {
+        if (pk.first == e.process && pk.second != e.key) others.push_back(pk.second);
+      }
+      for (auto& k : others) stop_wait(e.process, k, e.time);
       waiting_since.emplace(std::make_pair(e.process, e.key), e.time);
     } else if (e.type == EventType::kOk) {
       stop_wait(e.process, e.key, e.time);

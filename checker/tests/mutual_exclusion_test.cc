@@ -206,6 +206,29 @@ TEST(LivenessTest, WaitingWithNobodyHoldingIsMeasured) {
   EXPECT_FALSE(r2.stuck);
 }
 
+// Regression (hunt's set-nx-px-lua liveness alarm, 2026-11-26): client 3's acquire of K
+// timed out and it went on with key M; K then sat idle. Nobody waited for K any more, so
+// nothing starved; while 3 still waited for K (2 to 40) it did.
+TEST(LivenessTest, AClientThatMovedToAnotherKeyNoLongerWaitsForTheFirst) {
+  auto h = SortedByTime(H(R"(
+    1 1 ok acquire K
+    2 3 invoke acquire K
+    10 1 invoke release K
+    11 1 ok release K
+    40 3 info acquire K {"error":"timeout"}
+    41 3 invoke acquire M
+    42 3 ok acquire M
+    50 3 invoke release M
+    51 3 ok release M
+    300 2 invoke acquire K
+    301 2 ok acquire K
+    302 2 invoke release K
+  )"));
+  auto r = CheckLiveness(h, ComputeHoldIntervals(h), LivenessOptions{Millis(100)});
+  EXPECT_DOUBLE_EQ(r.longest_wait_ms, 31.0);  // 10 (K released) to 41 (3 turned to M)
+  EXPECT_FALSE(r.stuck);
+}
+
 TEST(LivenessTest, WaitingBehindALiveHolderIsNotStarvation) {
   auto h = SortedByTime(H(R"(
     1 1 ok acquire L
