@@ -356,7 +356,17 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     pts[h.key].push_back({h.start, 0, +1});
     pts[h.key].push_back({h.end, 0, -1});
   }
-  std::map<std::pair<int64_t, std::string>, Nanos> waiting_since;
+  // What each client waits for, and since when. A client waits for one key at a time: an
+  // acquire of another key means it gave up on the one it waited for (the counter workload
+  // draws a key per turn). Kept per (client, key), that wait ran on to the end of the
+  // history, and a key nobody wanted any more read as stuck (hunt's set-nx-px-lua liveness
+  // alarm, 2026-11-26: an acquire on lock:0 timed out, its client went on with lock:1, and
+  // lock:0 sat idle for 3.6 s).
+  struct Wait {
+    std::string key;
+    Nanos since;
+  };
+  std::map<int64_t, Wait> waiting;
   // A wait [from, to) of p, less the windows that kept p from the lock service.
   auto add_wait = [&](int64_t p, const std::string& key, Nanos from, Nanos to) {
     std::vector<std::pair<Nanos, Nanos>> cut;
@@ -377,44 +387,30 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
       pts[key].push_back({to, -1, 0});
     }
   };
-  auto stop_wait = [&](int64_t p, const std::string& key, Nanos t) {
-    auto it = waiting_since.find({p, key});
-    if (it == waiting_since.end()) return;
-    add_wait(p, key, it->second, t);
-    waiting_since.erase(it);
+  auto stop_wait = [&](int64_t p, Nanos t) {
+    auto it = waiting.find(p);
+    if (it == waiting.end()) return;
+    add_wait(p, it->second.key, it->second.since, t);
+    waiting.erase(it);
   };
   for (const Event& e : sorted) {
     if (e.process == kNemesisProcess) {
-      for (int64_t p : CrashedClients(e)) {
-        std::vector<std::string> keys;
-        for (auto& [pk, t] : waiting_since) {
-          if (pk.first == p) keys.push_back(pk.second);
-        }
-        for (auto& k : keys) stop_wait(p, k, e.time);
-      }
+      for (int64_t p : CrashedClients(e)) stop_wait(p, e.time);
       continue;
     }
     if (e.process < 0 || e.f != "acquire") continue;
+    auto it = waiting.find(e.process);
+    const bool waits_for_this = it != waiting.end() && it->second.key == e.key;
     if (e.type == EventType::kInvoke) {
-      // A client waits for one key at a time: an acquire of another key means it gave up on
-      // the one it waited for (the counter workload draws a key per turn). Left open, that
-      // wait ran on to the end of the history, and a key nobody wanted any more read as
-      // stuck (hunt's set-nx-px-lua liveness alarm, 2026-11-26: an acquire on lock:0 timed
-      // out, its client went on with lock:1, and lock:0 sat idle for 3.6 s).
-      std::vector<std::string> others;
-      for (auto& [pk, t] : waiting_since) {
-        if (pk.first == e.process && pk.second != e.key) others.push_back(pk.second);
-      }
-      for (auto& k : others) stop_wait(e.process, k, e.time);
-      waiting_since.emplace(std::make_pair(e.process, e.key), e.time);
-    } else if (e.type == EventType::kOk) {
-      stop_wait(e.process, e.key, e.time);
+      if (waits_for_this) continue;  // a retry: the wait goes on from its first invoke
+      stop_wait(e.process, e.time);
+      waiting.emplace(e.process, Wait{e.key, e.time});
+    } else if (e.type == EventType::kOk && waits_for_this) {
+      stop_wait(e.process, e.time);
     }
   }
   Nanos end = EndOfHistory(sorted);
-  std::vector<std::pair<int64_t, std::string>> rest;
-  for (auto& [pk, t] : waiting_since) rest.push_back(pk);
-  for (auto& pk : rest) stop_wait(pk.first, pk.second, end);
+  while (!waiting.empty()) stop_wait(waiting.begin()->first, end);
 
   Nanos longest{0};
   for (auto& [key, v] : pts) {
