@@ -70,6 +70,8 @@ struct FaultInfo {
 };
 const std::vector<FaultInfo>& ListFaults();
 const FaultInfo* FindFault(const std::string& id);
+// Fault `id`'s parameter `name` (its default, its description); null when either is unknown.
+const FaultParamInfo* FindFaultParam(const std::string& id, const std::string& name);
 // Usage error naming the first of `o.params` that `info` (o.id's entry) does not list:
 // "fault clock-jump has no param 'ofset' (its params: offset, revert)".
 Status CheckFaultParams(const FaultOptions& o, const FaultInfo& info);

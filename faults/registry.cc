@@ -94,6 +94,15 @@ const FaultInfo* FindFault(const std::string& id) {
   return nullptr;
 }
 
+const FaultParamInfo* FindFaultParam(const std::string& id, const std::string& name) {
+  const FaultInfo* info = FindFault(id);
+  if (info == nullptr) return nullptr;
+  for (const auto& p : info->params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
 bool IsClientSideFault(const std::string& id) {
   // server-pause, restart, clock-jump, clock-drift, memory-full and failover signal, restart,
   // re-clock or reconfigure the redis-server processes (or need a replica and sentinels the lab started).

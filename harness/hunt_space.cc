@@ -93,15 +93,8 @@ std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
   return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
 }
 
-// Whether fault `id` has the parameter `name` (the registry, faults/registry.cc).
-bool HasParam(const std::string& id, const char* name) {
-  const faults::FaultInfo* info = faults::FindFault(id);
-  return info != nullptr && std::any_of(info->params.begin(), info->params.end(),
-                                        [&](const faults::FaultParamInfo& p) { return p.name == name; });
-}
-
 // Whether fault `id` takes a `target` kind (any, holder, just-released).
-bool TakesTarget(const std::string& id) { return HasParam(id, "target"); }
+bool TakesTarget(const std::string& id) { return faults::FindFaultParam(id, "target") != nullptr; }
 
 faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
   faults::FaultOptions f;
@@ -181,7 +174,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o);
 
 }  // namespace
 
-bool CanBeArmed(const std::string& id) { return HasParam(id, "point"); }
+bool CanBeArmed(const std::string& id) { return faults::FindFaultParam(id, "point") != nullptr; }
 
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   std::vector<FirstPassDraw> pass;

@@ -87,14 +87,9 @@ const std::vector<std::string>& WorkloadPoints() {
 
 // The point a fault arms, "" when it arms none (a timed fault, client-pause in random mode).
 std::string ArmedPoint(const faults::FaultOptions& f) {
-  const faults::FaultInfo* fi = faults::FindFault(f.id);
-  if (fi == nullptr) return "";
   // The fault's own default: after-acquire where it always arms, "" where arming is an
   // option (client-clock steps at the window's time unless given a point).
-  const faults::FaultParamInfo* point = nullptr;
-  for (const auto& p : fi->params) {
-    if (p.name == "point") point = &p;
-  }
+  const faults::FaultParamInfo* point = faults::FindFaultParam(f.id, "point");
   if (point == nullptr || f.Param("mode", "targeted") == "random") return "";
   return f.Param("point", point->default_value);
 }
