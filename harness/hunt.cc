@@ -406,8 +406,11 @@ void Hunt::Search(bool stop_at_first) {
       RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
       Status v = ValidateRunOptions(o);
       if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
+        // Against the accepted draws: drawn_ counts the refused ones too, so compared with
+        // it this could never fire, and a space the lab always refused (now also a first-pass
+        // entry it always refuses) drew forever.
         ++invalid_draws_;
-        if (invalid_draws_ > 1000 && invalid_draws_ > 10 * drawn_) {
+        if (invalid_draws_ > 1000 && invalid_draws_ > 10 * (drawn_ - invalid_draws_)) {
           io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
           return;
         }
