@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -28,6 +30,28 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 void OnTerm(int) { g_stop.store(true); }
+
+// Stops this client (and its process group, when it leads one: a lock driver with it) and
+// returns once it has been continued. Called from whichever thread reached an armed point.
+// A stop sent to the process is taken by the main thread, not necessarily by the caller:
+// from a lock's renewal thread, kill() returned and that thread ran on (it sent its
+// renewal) for as long as the main thread took to stop the group. So the caller also waits
+// for the harness's SIGCONT, which main() keeps blocked in every thread so that it stays
+// pending until taken here (a blocked SIGCONT still continues the process).
+void StopUntilContinued() {
+  sigset_t cont;
+  sigemptyset(&cont);
+  sigaddset(&cont, SIGCONT);
+  const timespec none{0, 0};
+  while (sigtimedwait(&cont, nullptr, &none) == SIGCONT) {
+  }  // a SIGCONT of an earlier stop (a timed pause) is not this one's
+  // Only when the client leads its group (as the harness starts it): never stop a caller.
+  if (getpgrp() == getpid()) kill(0, SIGSTOP);
+  else raise(SIGSTOP);
+  const timespec poll{0, 100 * 1000 * 1000};
+  while (!g_stop.load() && sigtimedwait(&cont, nullptr, &poll) != SIGCONT) {
+  }
+}
 
 // Control lines from the harness, read without blocking at pause points.
 class ControlChannel {
@@ -156,6 +180,12 @@ int RunClientCommand(const std::vector<std::string>& args) {
   }
   signal(SIGTERM, OnTerm);
   signal(SIGPIPE, SIG_IGN);
+  {  // before any thread starts, so that every thread inherits it (StopUntilContinued)
+    sigset_t cont;
+    sigemptyset(&cont);
+    sigaddset(&cont, SIGCONT);
+    pthread_sigmask(SIG_BLOCK, &cont, nullptr);
+  }
   setenv("LOCKLAB_PROCESS", std::to_string(process).c_str(), 1);  // for lock drivers' logs
 
   workloads::FdEventSink sink(1, process);
@@ -164,13 +194,21 @@ int RunClientCommand(const std::vector<std::string>& args) {
   config.retry_delay = Millis(retry);
   config.command_timeout = Millis(timeout);
   config.connect_timeout = Millis(timeout);
+  // A lock's renewal thread announces points too (watchdog-renewal-due), so the channel is
+  // read under a lock; never held across a stop or a slow section.
+  std::mutex control_mu;
   config.point_armed = [&](const char* point) {
+    std::lock_guard<std::mutex> l(control_mu);
     control.Poll();
     return control.IsArmed(point);
   };
   config.pause_point = [&](const char* point) {
-    control.Poll();
-    std::string action = control.TakeArmed(point);
+    std::string action;
+    {
+      std::lock_guard<std::mutex> l(control_mu);
+      control.Poll();
+      action = control.TakeArmed(point);
+    }
     if (action.empty()) return;
     if (action.rfind("slow:", 0) == 0) {
       // A slow critical section: the process keeps running (its threads too), just late.
@@ -181,9 +219,7 @@ int RunClientCommand(const std::vector<std::string>& args) {
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
     // The whole process group stops, the client and any lock driver it started (DriverLock
     // keeps drivers in the client's group); the harness sends SIGCONT to the group.
-    // Only when the client leads its group (as the harness starts it): never stop a caller.
-    if (getpgrp() == getpid()) kill(0, SIGSTOP);
-    else raise(SIGSTOP);
+    StopUntilContinued();
   };
   // Renewal threads (watchdog) record their `renew` events here, each worker as a logical
   // process of its own (process + 1000 * worker: one pending operation per process);

@@ -10,7 +10,9 @@
 // A Lock is used by one thread at a time, except that an algorithm may run its own renewal
 // thread internally (watchdog). Such a thread reports what it does through
 // LockConfig::on_event, so the callback must be thread-safe; it is never called after the
-// Lock's destructor returned (the destructor joins the thread). Locks never know about faults: faults act from outside, the
+// Lock's destructor returned (the destructor joins the thread); the same holds for
+// pause_point and point_armed when the lock announces a point from that thread (watchdog's
+// watchdog-renewal-due). Locks never know about faults: faults act from outside, the
 // way production does; the only hook is PausePoint, through which the client process can
 // stop itself at a named point when the harness armed it.
 #pragma once

@@ -49,10 +49,11 @@ const std::vector<LockInfo>& ListLocks() {
        "set-nx-px-lua plus a renewal thread in the client process (Redisson style): every "
        "renew_period an owner-checked PEXPIRE; a renewal that fails or finds the key gone is a "
        "`renew` fail/info event and stops renewing. Survives a long critical section, not a "
-       "process pause > TTL (the thread is frozen too)",
+       "process pause > TTL (the thread is frozen too). Pause point watchdog-renewal-due: the "
+       "renewal thread, woken to renew, before it sends the renewal",
        {{"renew_period_ms", "0", "time between renewals; 0 = TTL/3"},
         {"renew_ttl_ms", "0", "the TTL each renewal sets (PEXPIRE); 0 = the lock TTL"}},
-       1},
+       1, "redis", {}, {"watchdog-renewal-due"}},
       {"redlock",
        "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
        "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "

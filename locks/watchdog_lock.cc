@@ -4,6 +4,8 @@
 
 namespace locklab::locks {
 
+const char kPointRenewalDue[] = "watchdog-renewal-due";
+
 const char kOwnerCheckedPexpireScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
@@ -102,6 +104,9 @@ LockResult WatchdogLock::Renew(const Lease& lease) {
 }
 
 bool WatchdogLock::RenewAndRecord(RedisConnection& conn, const Lease& lease) {
+  // Before the invoke: a stop here is between renewals, not inside one (the renewal's
+  // interval in the history does not contain the pause).
+  if (config_.pause_point) config_.pause_point(kPointRenewalDue);
   // Worker 1: there is at most one renewal thread per lock object at a time.
   const auto& emit = config_.on_event;
   nlohmann::json value = {{"token", lease.token}, {"ttl_ms", options_.renew_ttl.count()}};

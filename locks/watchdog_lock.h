@@ -14,8 +14,14 @@
 // stop-the-world pause longer than the TTL freezes both and the key expires (KNOWN-ANSWERS
 // "pause > T" = V). What it fixes is a critical section longer than the TTL.
 //
+// Pause point watchdog-renewal-due: the renewal thread announces it each time it wakes to
+// renew, before the renewal's invoke, so a stop armed there lands between the holder's
+// renewals: the key can expire, be taken and be given back before the renewal runs (what
+// a renewal that re-takes a key it finds gone needs to show).
+//
 // Thread safety: Acquire/Release/Renew from one thread at a time (Lock contract); the
-// renewal thread uses its own connection and calls on_event from that thread. One lease at
+// renewal thread uses its own connection and calls on_event, pause_point and point_armed
+// from that thread. One lease at
 // a time per lock object: Acquire stops the renewals of an earlier lease that was never
 // released.
 #pragma once
@@ -62,6 +68,8 @@ class WatchdogLock : public SingleNodeLock {
   RedisConnection renew_conn_;  // used only by the renewal thread
   std::unique_ptr<Renewer> renewer_;
 };
+
+extern const char kPointRenewalDue[];  // "watchdog-renewal-due"
 
 // Owner-checked PEXPIRE: 1 when the key held ARGV[1] and now lives ARGV[2] ms, else 0.
 extern const char kOwnerCheckedPexpireScript[];

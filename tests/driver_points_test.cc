@@ -126,6 +126,62 @@ TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
   for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
 }
 
+// Regression: a stop armed at a point that a lock's own thread announces (watchdog's
+// renewal thread, watchdog-renewal-due) stops that thread there. The stop was sent to the
+// process, the main thread took it, and the renewal thread ran on past its point: the
+// renewal it was about to send went out in the window's first 40 us, before the stop landed.
+TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThreadThere) {
+  std::string path = WriteScenario(
+      "name = \"renewal-due-pause\"\n"
+      "duration_ms = 3000\n"
+      "seed = 5\n"
+      "[lock]\n"
+      "id = \"watchdog\"\n"
+      "ttl_ms = 500\n"
+      "[workload]\n"
+      "clients = 2\n"
+      "hold_ms = 400\n"
+      "think_ms = 100\n"
+      "acquire_timeout_ms = 1000\n"
+      "[[faults]]\n"
+      "id = \"client-pause\"\n"
+      "point = \"watchdog-renewal-due\"\n"
+      "first_at_ms = 300\n"
+      "duration_ms = 800\n"
+      "windows = 1\n");
+  Invocation inv = Locklab({"run", path, "--no-report", "--out", dir_});
+  run_dir_ = RunDirOf(inv);
+  ASSERT_FALSE(run_dir_.empty()) << inv.output;
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  auto h = History();
+  const nlohmann::json* start = nullptr;
+  for (const auto& e : h) {
+    if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
+      start = &e;
+      break;
+    }
+  }
+  ASSERT_NE(start, nullptr) << "no nemesis start in " << run_dir_ << "/history.jsonl";
+  const nlohmann::json& v = (*start)["value"];
+  EXPECT_EQ(v.value("point", ""), "watchdog-renewal-due") << start->dump();
+  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start->dump();
+  const int64_t renewer = v["targets"][0].get<int64_t>() + 1000;  // its renewal worker
+  const int64_t opened = (*start)["time_ns"].get<int64_t>();
+  const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
+  const nlohmann::json* next = nullptr;  // the renewal worker's first event in the window
+  for (const auto& e : h) {
+    if (e.value("process", nlohmann::json()) == renewer && e["time_ns"].get<int64_t>() > opened) {
+      next = &e;
+      break;
+    }
+  }
+  ASSERT_NE(next, nullptr) << "the renewal never ran after the stop, in " << run_dir_;
+  EXPECT_EQ((*next)["type"], "invoke") << next->dump();
+  EXPECT_GE((*next)["time_ns"].get<int64_t>(), closed)
+      << "renewed inside the window: " << next->dump();
+  for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+}
+
 TEST_F(DriverPointsTest, MatrixTtlFlagIsChecked) {
   Invocation a = Locklab({"matrix", "--ttl", "0", "--no-report", "--out", dir_});
   EXPECT_EQ(a.exit_code, 64) << a.output;

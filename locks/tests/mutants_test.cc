@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "locks/fenced_lock.h"
 #include "locks/mutants.h"
 #include "locks/single_node_locks.h"
+#include "locks/watchdog_lock.h"
 #include "tests/lab_fixture.h"
 
 // CLOCK_REALTIME as this test process sees it, stepped by g_wall_step_ns: the test's own
@@ -271,6 +274,57 @@ TEST_F(MutantsTest, RenewResurrectsRetakesAnExpiredKeyAfterAnotherClientHeldIt) 
       EXPECT_EQ(renew.outcome, Outcome::kOk) << "A renewed a lock B held in between";
       EXPECT_EQ(held.str, ra.lease.token);
     }
+    Cmd(node.endpoint(), {"DEL", kKey});
+  }
+}
+
+// The same bug reached through the lock's own renewal thread, stopped at its pause point
+// watchdog-renewal-due (what a hunt arms): while it is stopped A's key expires and B holds
+// and releases the lock; the renewal that then runs re-takes the key on the mutant and
+// fails on the reference. The point is announced from the renewal thread, not the caller's.
+TEST_F(MutantsTest, RenewResurrectsRetakesTheKeyWhenItsRenewalThreadWakesFromAStopAtRenewalDue) {
+  auto& node = StartNode();
+  for (const std::string id : {"mutant:renew-resurrects", "watchdog"}) {
+    SCOPED_TRACE(id);
+    auto b = BuildLock(Config("set-nx-px-lua", {node.endpoint()}, Millis(200)));
+    std::mutex mu;
+    std::vector<std::string> renewals;  // outcomes of the renewal thread's renewals
+    std::atomic<bool> stopped{false}, from_other_thread{false}, b_went_between{false};
+    const auto caller = std::this_thread::get_id();
+    LockConfig ca = Config(id, {node.endpoint()}, Millis(200), {{"renew_period_ms", "50"}});
+    ca.pause_point = [&](const char* p) {
+      if (std::string(p) != kPointRenewalDue || stopped.exchange(true)) return;
+      from_other_thread = std::this_thread::get_id() != caller;
+      SleepFor(Millis(300));  // the stop: A's key expires
+      LockResult rb = b->Acquire(kKey, Soon());
+      b_went_between = rb.outcome == Outcome::kOk && b->Release(rb.lease).outcome == Outcome::kOk;
+    };
+    ca.on_event = [&](int, const char* type, const char* f, const std::string&, const nlohmann::json&) {
+      std::lock_guard<std::mutex> l(mu);
+      if (std::string(f) == "renew" && std::string(type) != "invoke") renewals.push_back(type);
+    };
+    auto a = BuildLock(ca);
+    LockResult ra = a->Acquire(kKey, Soon());
+    ASSERT_EQ(ra.outcome, Outcome::kOk);
+    SleepFor(Millis(500));  // the first renewal stops for 300 ms, the next ones run
+    ASSERT_TRUE(stopped);
+    EXPECT_TRUE(from_other_thread) << "announced from the renewal thread";
+    ASSERT_TRUE(b_went_between);
+    std::vector<std::string> seen;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      seen = renewals;
+    }
+    ASSERT_FALSE(seen.empty());
+    Reply held = Cmd(node.endpoint(), {"GET", kKey});
+    if (id == "watchdog") {
+      EXPECT_EQ(seen, std::vector<std::string>{"fail"}) << "the key was gone: renewals stop";
+      EXPECT_TRUE(held.is_nil);
+    } else {
+      EXPECT_EQ(seen.front(), "ok") << "A renewed a lock B held in between";
+      EXPECT_EQ(held.str, ra.lease.token);
+    }
+    a.reset();
     Cmd(node.endpoint(), {"DEL", kKey});
   }
 }
