@@ -212,6 +212,24 @@ TEST(HuntSpaceTest, QuietWorkloadsAndDriftsLongEnoughToAct) {
     ASSERT_EQ(o.faults.size(), 1u);
     EXPECT_GE(o.faults[0].duration, Millis(750));
   }
+  // Fine drifts (1-5%) half the time, and on a majority of redlock's 5 nodes two times in
+  // three; gross ones on a majority a third of the time.
+  int fine = 0, fine_majority = 0, gross = 0, gross_majority = 0;
+  for (int i = 0; i < 1200; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    const double rate = std::stod(o.faults[0].params.at("rate"));
+    const bool majority = o.faults[0].nodes.size() >= 3;
+    if (rate > 1 && rate < 1.1) {
+      ++fine;
+      fine_majority += majority;
+    } else {
+      ++gross;
+      gross_majority += majority;
+    }
+  }
+  EXPECT_NEAR(fine, 600, 90);
+  EXPECT_NEAR(static_cast<double>(fine_majority) / fine, 2.0 / 3, 0.08);
+  EXPECT_NEAR(static_cast<double>(gross_majority) / gross, 1.0 / 3, 0.08);
   space.faults = {"client-pause"};
   space.validity = "ignore";  // holds stay below the TTL: think >= hold is the quiet mark
   int quiet = 0;
