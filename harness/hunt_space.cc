@@ -300,6 +300,16 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
     o.validity = "honour";
     o.hold = TtlTimes(s, 1 + 0.5 * rng.Unit(), Millis(1));
   }
+  // A fault armed at one of the lock's own points needs turns that reach it, and a point in
+  // a renewal thread (watchdog-renewal-due, every TTL/3) is reached only by a hold longer
+  // than the renewal period: such a draw holds 0.4 to 0.8 TTL at least (below the TTL, so a
+  // client that ignores validity still stops in time). A 5-minute hunt of renew-resurrects
+  // armed client-pause there with a 117 ms hold at TTL 750, and the stop never came.
+  const bool at_lock_point = std::any_of(o.faults.begin(), o.faults.end(), [&](const faults::FaultOptions& f) {
+    auto p = f.params.find("point");
+    return p != f.params.end() && std::find(s.lock_points.begin(), s.lock_points.end(), p->second) != s.lock_points.end();
+  });
+  if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   const Millis tail = std::max(Millis(1000), 3 * s.ttl);
   // Too long for a hunt trial: fewer windows first, so that every window still closes
   // before the run ends (a window cut by the end says less about the lock).

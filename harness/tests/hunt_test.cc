@@ -199,6 +199,27 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
 }
 
+// A fault armed at a lock's own point comes with holds that reach it: watchdog announces
+// watchdog-renewal-due from its renewal thread every TTL/3, so a shorter hold never gets there.
+TEST(HuntSpaceTest, ArmedAtALockPointHoldsLongEnoughToReachIt) {
+  SearchSpace space = SpaceFor(*locks::FindLock("watchdog"), Millis(600));
+  ASSERT_EQ(space.lock_points, std::vector<std::string>{"watchdog-renewal-due"});
+  space.faults = {"client-pause"};
+  space.max_faults = 1;
+  space.arm_at = "watchdog-renewal-due";
+  Rng rng(11);
+  for (int i = 0; i < 300; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    EXPECT_GE(o.hold, Millis(240)) << "0.4 TTL";
+    EXPECT_TRUE(ValidateRunOptions(o).ok()) << ValidateRunOptions(o).message();
+  }
+  space.arm_at.clear();  // a draw armed at a workload point keeps its short holds
+  space.lock_points.clear();
+  int short_holds = 0;
+  for (int i = 0; i < 300; ++i) short_holds += DrawScenario(space, rng, "t").hold < Millis(200);
+  EXPECT_GT(short_holds, 30);
+}
+
 // A quarter of the workloads are quiet (two clients thinking one to three holds: a key
 // that is mostly free), and a drift window runs long enough to move a clock by its rate's
 // share of a lease (at least 1.5 TTLs).
