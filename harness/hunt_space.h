@@ -42,8 +42,11 @@ struct SearchSpace {
   std::vector<std::string> lock_points;
   // When set, every fault that can be armed at a pause point (client-pause, slow-cs,
   // client-crash, client-clock) is armed at this one: the hunt's first pass tries each such
-  // fault at each of the lock's own points once (hunt.cc Search).
+  // fault at each of the lock's own points, twice (hunt.cc Search, FirstPass).
   std::string arm_at;
+  // Every scenario's workload is quiet (two clients that think one to three holds between
+  // turns, so the key is mostly free); else a quarter of them are.
+  bool quiet = false;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
   // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
@@ -63,15 +66,20 @@ struct SearchSpace {
 // Whether fault `id` can be armed at a pause point (it has a `point` parameter).
 bool CanBeArmed(const std::string& id);
 
-// The search's first pass: every fault alone once, and every fault that can be armed once
+// The search's first pass: every fault alone once, and every fault that can be armed twice
 // at each of the lock's own points (SearchSpace::lock_points: where its code is; against a
-// baseline, where the two differ), in an order `rng` shuffles. With a dozen faults and a
-// few dozen trials in a budget, draws with replacement had left client-pause tried once in
-// a blind-renew hunt, and an armed client-clock step inside wall-clock-elapsed's acquire
-// never.
+// baseline, where the two differ), once with a workload drawn as usual and once with a
+// quiet one, in an order `rng` shuffles. With a dozen faults and a few dozen trials in a
+// budget, draws with replacement had left client-pause tried once in a blind-renew hunt,
+// and an armed client-clock step inside wall-clock-elapsed's acquire never. The two
+// workloads: what a stop in a lock's own code does shows on a busy key (a late command of a
+// former holder meets the next holder) or only on a free one (a renewal that re-takes a key
+// it finds gone: renew-resurrects survived two hunts that armed client-pause at
+// watchdog-renewal-due with 5 clients).
 struct FirstPassDraw {
   std::string fault;
-  std::string point;  // SearchSpace::arm_at for this draw; "" = drawn as usual
+  std::string point;   // SearchSpace::arm_at for this draw; "" = drawn as usual
+  bool quiet = false;  // SearchSpace::quiet for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "base/random.h"
 #include "faults/fault.h"
@@ -164,22 +165,24 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   ASSERT_EQ(space.lock_points, std::vector<std::string>{"redlock-replies-in-flight"});
   Rng a(3), b(3);
   std::vector<FirstPassDraw> pass = FirstPass(space, a);
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& d : pass) EXPECT_TRUE(seen.insert({d.fault, d.point}).second) << d.fault << "@" << d.point;
+  std::set<std::tuple<std::string, std::string, bool>> seen;
+  for (const auto& d : pass) EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet}).second) << d.fault << "@" << d.point;
   size_t armable = 0;
   for (const auto& id : space.faults) {
-    EXPECT_TRUE(seen.count({id, ""})) << id;
+    EXPECT_TRUE(seen.count({id, "", false})) << id;
     if (CanBeArmed(id)) {
       ++armable;
-      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight"})) << id;
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", false})) << id;
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true})) << id << ", quiet";
     }
   }
   EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
-  EXPECT_EQ(pass.size(), space.faults.size() + armable);
+  EXPECT_EQ(pass.size(), space.faults.size() + 2 * armable);
   std::vector<FirstPassDraw> again = FirstPass(space, b);
   ASSERT_EQ(again.size(), pass.size());
   bool same = true, sorted = true;
-  for (size_t i = 0; i < pass.size(); ++i) same &= again[i].fault == pass[i].fault && again[i].point == pass[i].point;
+  for (size_t i = 0; i < pass.size(); ++i)
+    same &= again[i].fault == pass[i].fault && again[i].point == pass[i].point && again[i].quiet == pass[i].quiet;
   for (size_t i = 1; i < space.faults.size(); ++i) sorted &= pass[i].fault == space.faults[i] && pass[i].point.empty();
   EXPECT_TRUE(same);
   EXPECT_FALSE(sorted) << "not shuffled";
@@ -260,6 +263,12 @@ TEST(HuntSpaceTest, QuietWorkloadsAndDriftsLongEnoughToAct) {
   }
   EXPECT_GT(quiet, 800 * 25 / 100);  // 1/4 quiet, plus ordinary draws that happen to be
   EXPECT_LT(quiet, 800 * 40 / 100);
+  space.quiet = true;  // the first pass's quiet entries: every draw
+  for (int i = 0; i < 100; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    EXPECT_EQ(o.clients, 2);
+    EXPECT_GE(o.think, o.hold);
+  }
 }
 
 // hunt --baseline runs the same scenario on the reference, with a mutant's own pause point
