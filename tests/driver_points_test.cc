@@ -25,6 +25,24 @@ class DriverPointsTest : public TrialTest {
     std::ofstream(path) << text;
     return path;
   }
+  // Runs the scenario `text` (it must run: exit below 64) and returns its history, with the
+  // first window a fault opened (the nemesis `start` event) in *start.
+  std::vector<nlohmann::json> RunToFirstWindow(const std::string& text, nlohmann::json* start) {
+    Invocation inv = Locklab({"run", WriteScenario(text), "--no-report", "--out", dir_});
+    run_dir_ = RunDirOf(inv);
+    EXPECT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_LT(inv.exit_code, 64) << inv.output;
+    if (run_dir_.empty()) return {};
+    auto h = History();
+    for (const auto& e : h) {
+      if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
+        *start = e;
+        break;
+      }
+    }
+    EXPECT_FALSE(start->is_null()) << "no nemesis start in " << run_dir_ << "/history.jsonl";
+    return h;
+  }
 };
 
 TEST_F(DriverPointsTest, AFlagPointTheLockDoesNotAnnounceIsRefused) {
@@ -65,7 +83,7 @@ TEST_F(DriverPointsTest, ADriversPointsComeFromItsHello) {
 // point, on the client whose release is then in flight, and that release completes only
 // after the window closed (the whole process group, driver included, was stopped).
 TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
-  std::string path = WriteScenario(
+  const std::string text =
       "name = \"gcd-pause\"\n"
       "duration_ms = 4000\n"
       "seed = 3\n"
@@ -82,25 +100,15 @@ TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
       "point = \"between-get-and-del\"\n"
       "first_at_ms = 300\n"
       "duration_ms = 1200\n"
-      "windows = 1\n");
-  Invocation inv = Locklab({"run", path, "--no-report", "--out", dir_});
-  run_dir_ = RunDirOf(inv);
-  ASSERT_FALSE(run_dir_.empty()) << inv.output;
-  EXPECT_LT(inv.exit_code, 64) << inv.output;
-  auto h = History();
-  const nlohmann::json* start = nullptr;
-  for (const auto& e : h) {
-    if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
-      start = &e;
-      break;
-    }
-  }
-  ASSERT_NE(start, nullptr) << "no nemesis start in " << run_dir_ << "/history.jsonl";
-  const nlohmann::json& v = (*start)["value"];
-  EXPECT_EQ(v.value("point", ""), "between-get-and-del") << start->dump();
-  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start->dump();
+      "windows = 1\n";
+  nlohmann::json start;
+  auto h = RunToFirstWindow(text, &start);
+  ASSERT_FALSE(start.is_null());
+  const nlohmann::json& v = start["value"];
+  EXPECT_EQ(v.value("point", ""), "between-get-and-del") << start.dump();
+  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start.dump();
   const nlohmann::json target = v["targets"][0];
-  const int64_t opened = (*start)["time_ns"].get<int64_t>();
+  const int64_t opened = start["time_ns"].get<int64_t>();
   const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
   EXPECT_EQ(v.value("duration_ms", int64_t{0}), 1200);
   // The target's last invoke before the window is a release, and it completes after it.
@@ -131,7 +139,7 @@ TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
 // process, the main thread took it, and the renewal thread ran on past its point: the
 // renewal it was about to send went out in the window's first 40 us, before the stop landed.
 TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThreadThere) {
-  std::string path = WriteScenario(
+  const std::string text =
       "name = \"renewal-due-pause\"\n"
       "duration_ms = 3000\n"
       "seed = 5\n"
@@ -148,25 +156,15 @@ TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThr
       "point = \"watchdog-renewal-due\"\n"
       "first_at_ms = 300\n"
       "duration_ms = 800\n"
-      "windows = 1\n");
-  Invocation inv = Locklab({"run", path, "--no-report", "--out", dir_});
-  run_dir_ = RunDirOf(inv);
-  ASSERT_FALSE(run_dir_.empty()) << inv.output;
-  EXPECT_LT(inv.exit_code, 64) << inv.output;
-  auto h = History();
-  const nlohmann::json* start = nullptr;
-  for (const auto& e : h) {
-    if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
-      start = &e;
-      break;
-    }
-  }
-  ASSERT_NE(start, nullptr) << "no nemesis start in " << run_dir_ << "/history.jsonl";
-  const nlohmann::json& v = (*start)["value"];
-  EXPECT_EQ(v.value("point", ""), "watchdog-renewal-due") << start->dump();
-  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start->dump();
+      "windows = 1\n";
+  nlohmann::json start;
+  auto h = RunToFirstWindow(text, &start);
+  ASSERT_FALSE(start.is_null());
+  const nlohmann::json& v = start["value"];
+  EXPECT_EQ(v.value("point", ""), "watchdog-renewal-due") << start.dump();
+  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start.dump();
   const int64_t renewer = v["targets"][0].get<int64_t>() + 1000;  // its renewal worker
-  const int64_t opened = (*start)["time_ns"].get<int64_t>();
+  const int64_t opened = start["time_ns"].get<int64_t>();
   const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
   const nlohmann::json* next = nullptr;  // the renewal worker's first event in the window
   for (const auto& e : h) {
