@@ -25,23 +25,40 @@ class DriverPointsTest : public TrialTest {
     std::ofstream(path) << text;
     return path;
   }
-  // Runs the scenario `text` (it must run: exit below 64) and returns its history, with the
-  // first window a fault opened (the nemesis `start` event) in *start.
-  std::vector<nlohmann::json> RunToFirstWindow(const std::string& text, nlohmann::json* start) {
+  // The first window a fault opened (the nemesis `start` event) in a run, and its history.
+  struct Window {
+    bool seen = false;  // the window opened at the expected point, on one client
+    nlohmann::json target, start;
+    int64_t opened = 0, closed = 0;  // time_ns
+    std::vector<nlohmann::json> history;
+  };
+  // Runs the scenario `text` (it must run: exit below 64) and finds its first window, which
+  // must be at `point` on one client.
+  Window RunToFirstWindow(const std::string& text, const std::string& point) {
+    Window w;
     Invocation inv = Locklab({"run", WriteScenario(text), "--no-report", "--out", dir_});
     run_dir_ = RunDirOf(inv);
     EXPECT_FALSE(run_dir_.empty()) << inv.output;
     EXPECT_LT(inv.exit_code, 64) << inv.output;
-    if (run_dir_.empty()) return {};
-    auto h = History();
-    for (const auto& e : h) {
+    if (run_dir_.empty()) return w;
+    w.history = History();
+    for (const auto& e : w.history) {
       if (e.value("process", nlohmann::json()) == "nemesis" && e.value("f", "") == "start") {
-        *start = e;
+        w.start = e;
         break;
       }
     }
-    EXPECT_FALSE(start->is_null()) << "no nemesis start in " << run_dir_ << "/history.jsonl";
-    return h;
+    EXPECT_FALSE(w.start.is_null()) << "no nemesis start in " << run_dir_ << "/history.jsonl";
+    if (w.start.is_null()) return w;
+    const nlohmann::json& v = w.start["value"];
+    EXPECT_EQ(v.value("point", ""), point) << w.start.dump();
+    EXPECT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << w.start.dump();
+    if (v.value("point", "") != point || !v.contains("targets") || v["targets"].size() != 1u) return w;
+    w.target = v["targets"][0];
+    w.opened = w.start["time_ns"].get<int64_t>();
+    w.closed = w.opened + v.value("duration_ms", int64_t{0}) * 1000000;
+    w.seen = true;
+    return w;
   }
 };
 
@@ -101,16 +118,12 @@ TEST_F(DriverPointsTest, ClientPauseAtADriversPointStopsTheClientThere) {
       "first_at_ms = 300\n"
       "duration_ms = 1200\n"
       "windows = 1\n";
-  nlohmann::json start;
-  auto h = RunToFirstWindow(text, &start);
-  ASSERT_FALSE(start.is_null());
-  const nlohmann::json& v = start["value"];
-  EXPECT_EQ(v.value("point", ""), "between-get-and-del") << start.dump();
-  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start.dump();
-  const nlohmann::json target = v["targets"][0];
-  const int64_t opened = start["time_ns"].get<int64_t>();
-  const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
-  EXPECT_EQ(v.value("duration_ms", int64_t{0}), 1200);
+  Window w = RunToFirstWindow(text, "between-get-and-del");
+  ASSERT_TRUE(w.seen);
+  const auto& h = w.history;
+  const nlohmann::json& target = w.target;
+  const int64_t opened = w.opened, closed = w.closed;
+  EXPECT_EQ(w.start["value"].value("duration_ms", int64_t{0}), 1200);
   // The target's last invoke before the window is a release, and it completes after it.
   const nlohmann::json* invoke = nullptr;
   const nlohmann::json* completion = nullptr;
@@ -157,15 +170,11 @@ TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThr
       "first_at_ms = 300\n"
       "duration_ms = 800\n"
       "windows = 1\n";
-  nlohmann::json start;
-  auto h = RunToFirstWindow(text, &start);
-  ASSERT_FALSE(start.is_null());
-  const nlohmann::json& v = start["value"];
-  EXPECT_EQ(v.value("point", ""), "watchdog-renewal-due") << start.dump();
-  ASSERT_TRUE(v.contains("targets") && v["targets"].size() == 1u) << start.dump();
-  const int64_t renewer = v["targets"][0].get<int64_t>() + 1000;  // its renewal worker
-  const int64_t opened = start["time_ns"].get<int64_t>();
-  const int64_t closed = opened + v.value("duration_ms", int64_t{0}) * 1000000;
+  Window w = RunToFirstWindow(text, "watchdog-renewal-due");
+  ASSERT_TRUE(w.seen);
+  const auto& h = w.history;
+  const int64_t renewer = w.target.get<int64_t>() + 1000;  // its renewal worker
+  const int64_t opened = w.opened, closed = w.closed;
   const nlohmann::json* next = nullptr;  // the renewal worker's first event in the window
   for (const auto& e : h) {
     if (e.value("process", nlohmann::json()) == renewer && e["time_ns"].get<int64_t>() > opened) {
