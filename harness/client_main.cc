@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 #include "workloads/event_sink.h"
+#include "workloads/lag_meter.h"
 
 namespace locklab::harness {
 namespace {
@@ -36,21 +36,14 @@ void OnTerm(int) { g_stop.store(true); }
 // A stop sent to the process is taken by the main thread, not necessarily by the caller:
 // from a lock's renewal thread, kill() returned and that thread ran on (it sent its
 // renewal) for as long as the main thread took to stop the group. So the caller also waits
-// for the harness's SIGCONT, which main() keeps blocked in every thread so that it stays
-// pending until taken here (a blocked SIGCONT still continues the process).
+// for the harness's SIGCONT, counted by the LagMeter's handler (installed before the
+// workload starts, so before any lock thread can reach a point).
 void StopUntilContinued() {
-  sigset_t cont;
-  sigemptyset(&cont);
-  sigaddset(&cont, SIGCONT);
-  const timespec none{0, 0};
-  while (sigtimedwait(&cont, nullptr, &none) == SIGCONT) {
-  }  // a SIGCONT of an earlier stop (a timed pause) is not this one's
+  const uint64_t continues = workloads::LagMeter::Continues();
   // Only when the client leads its group (as the harness starts it): never stop a caller.
   if (getpgrp() == getpid()) kill(0, SIGSTOP);
   else raise(SIGSTOP);
-  const timespec poll{0, 100 * 1000 * 1000};
-  while (!g_stop.load() && sigtimedwait(&cont, nullptr, &poll) != SIGCONT) {
-  }
+  while (!g_stop.load() && workloads::LagMeter::Continues() == continues) SleepFor(Millis(1));
 }
 
 // Control lines from the harness, read without blocking at pause points.
@@ -180,12 +173,6 @@ int RunClientCommand(const std::vector<std::string>& args) {
   }
   signal(SIGTERM, OnTerm);
   signal(SIGPIPE, SIG_IGN);
-  {  // before any thread starts, so that every thread inherits it (StopUntilContinued)
-    sigset_t cont;
-    sigemptyset(&cont);
-    sigaddset(&cont, SIGCONT);
-    pthread_sigmask(SIG_BLOCK, &cont, nullptr);
-  }
   setenv("LOCKLAB_PROCESS", std::to_string(process).c_str(), 1);  // for lock drivers' logs
 
   workloads::FdEventSink sink(1, process);

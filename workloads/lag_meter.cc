@@ -22,6 +22,8 @@ void LagMeter::InstallSigcontCounter() {
   sigaction(SIGCONT, &sa, nullptr);
 }
 
+uint64_t LagMeter::Continues() { return g_sigconts.load(std::memory_order_relaxed); }
+
 void LagMeter::Sleep(Millis d) {
   const uint64_t conts = g_sigconts.load(std::memory_order_relaxed);
   const Nanos start = MonotonicNow();
