@@ -47,8 +47,9 @@ size_t WeightedIndex(Rng& rng, const std::vector<T>& v, W weight) {
   return v.size() - 1;
 }
 
-// One node, a minority or a majority of the lock's nodes, in increasing order; a majority
-// with probability `majority` (else a third each).
+// One node, a minority or a majority of the lock's nodes, in increasing order: a majority
+// with probability `majority_odds`, else one node or a minority, half each (the default
+// gives each of the three a third).
 std::vector<int> DrawNodes(const SearchSpace& s, Rng& rng, double majority_odds = 1.0 / 3) {
   std::vector<int> all;
   for (int n = 1; n <= s.nodes; ++n) all.push_back(n);

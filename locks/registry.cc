@@ -53,7 +53,7 @@ const std::vector<LockInfo>& ListLocks() {
        "renewal thread, woken to renew, before it sends the renewal",
        {{"renew_period_ms", "0", "time between renewals; 0 = TTL/3"},
         {"renew_ttl_ms", "0", "the TTL each renewal sets (PEXPIRE); 0 = the lock TTL"}},
-       1, "redis", {}, {"watchdog-renewal-due"}},
+       1, "redis", {}, {kPointRenewalDue}},
       {"redlock",
        "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
        "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "
