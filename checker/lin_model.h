@@ -24,11 +24,17 @@ namespace locklab::checker::lin {
 
 constexpr int64_t kNoFence = INT64_MIN;
 
-// kNotHeld (owner models only): a release or renew that definitely failed. It says the
-// token did not hold the lock then; where the model still has it holding, its lease ended
-// (expired, or its session was lost) at the latest there. Dropping such a failure instead
-// left the model holding forever, and the next holder's acquire read as non-linearizable
-// (a ZooKeeper holder whose session expired while it released: a false "violated").
+// kNotHeld (owner models only): a release or renew that definitely failed. `fail` means the
+// call certainly did not take effect, for one of two reasons the history does not tell
+// apart: the lock service answered that the token does not hold the lock (its lease ended,
+// expired or its session lost, at the latest there), or the call never reached it (a
+// connection refused or reset before sending). So the operation has two readings, and
+// Steps() offers both: the token's hold ends here, or nothing happened. Dropping every such
+// failure left the model holding forever, and the next holder's acquire read as
+// non-linearizable (a ZooKeeper holder whose session expired while it released: a false
+// "violated"); ending the hold at every such failure made a holder's later ok release read
+// as non-linearizable (an etcd keep-alive refused by a restarting member, then the holder's
+// own release: a false "violated", found by the member-restart chaos test).
 enum class Kind : uint8_t { kRead, kWrite, kCasOk, kCasFail, kAcquire, kRelease, kRenew, kNotHeld };
 
 // A model state: two integers are enough for every model here (interned values/tokens).
@@ -139,6 +145,15 @@ inline bool Step(Model m, const State& s, const Op& op, State* out) {
       }
   }
   return false;
+}
+
+// Every state `op` may lead to from `s` (0, 1 or 2 of them, into out[0..]): Step()'s one,
+// and for kNotHeld on the token's own hold, both readings (still held, and free).
+inline int Steps(Model m, const State& s, const Op& op, State out[2]) {
+  if (!Step(m, s, op, &out[0])) return 0;
+  if (op.kind != Kind::kNotHeld || out[0] == s) return 1;
+  out[1] = s;
+  return 2;
 }
 
 State InitialState(Model m);

@@ -270,22 +270,25 @@ class Sweep {
       if (visited_.dead(idx)) continue;
       const Config node = visited_[idx];  // a copy: Insert() may move the storage
       State ns;
-      if (Step(model_, node.s, ops_[o], &ns)) {
+      State alt[2];
+      for (int k = 0, n = Steps(model_, node.s, ops_[o], alt); k < n; ++k) {
         Config r = node;
-        r.s = ns;
+        r.s = alt[k];
         r.PushTail(o);
         next_.Insert(std::move(r));
       }
       for (int32_t other : open_) {
         int32_t j = op_slot_[other];
-        if (other == o || node.Bit(j) || !Step(model_, node.s, ops_[other], &ns)) continue;
-        Config child = node;
-        child.s = ns;
-        child.SetBit(j);
-        child.PushTail(other);
-        if (visited_.Insert(std::move(child))) {
-          stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
-          ++states_;
+        if (other == o || node.Bit(j)) continue;
+        for (int k = 0, n = Steps(model_, node.s, ops_[other], alt); k < n; ++k) {
+          Config child = node;
+          child.s = alt[k];
+          child.SetBit(j);
+          child.PushTail(other);
+          if (visited_.Insert(std::move(child))) {
+            stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
+            ++states_;
+          }
         }
       }
       for (size_t u = 0; u < node.pool.size(); ++u) {

@@ -53,7 +53,7 @@ inline std::string TokenIn(const nlohmann::json& v) {
 }
 
 // Applies one op (with its observed outcome) to the spec; false if impossible.
-inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed) {
+inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed, bool end_hold = true) {
   bool fail = o.completes && o.outcome == EventType::kFail;
   if (m == Model::kRegister || m == Model::kCasRegister) {
     if (o.f == "read") return s->value == RegVal(o.out);
@@ -88,8 +88,9 @@ inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed) {
     return true;
   }
   if (fail && m != Model::kMutex && (o.f == "release" || o.f == "renew")) {
-    // Owner models: the token did not hold the lock then (its lease had ended).
-    if (s->holder == tok) s->holder.clear();
+    // Owner models: the token did not hold the lock then (its lease had ended), or the call
+    // never reached the lock (nothing happened); `end_hold` picks the reading.
+    if (end_hold && s->holder == tok) s->holder.clear();
     return true;
   }
   if (o.f == "release") {
@@ -130,12 +131,18 @@ inline bool BruteForce(Model m, const std::vector<GOp>& all, bool cas_fail_obser
           if (!used[r] && r != c && ops[r]->ret < ops[c]->call) allowed = false;
         }
         if (!allowed) continue;
-        Spec n = s;
-        if (!Apply(m, &n, *ops[c], cas_fail_observed)) continue;
-        used[c] = true;
-        bool ok = dfs(n, placed_req + (c < nreq ? 1 : 0));
-        used[c] = false;
-        if (ok) return true;
+        const bool two_readings = m != Model::kMutex && ops[c]->completes &&
+                                  ops[c]->outcome == EventType::kFail &&
+                                  (ops[c]->f == "release" || ops[c]->f == "renew");
+        for (bool end_hold : {true, false}) {
+          if (!end_hold && !two_readings) break;
+          Spec n = s;
+          if (!Apply(m, &n, *ops[c], cas_fail_observed, end_hold)) continue;
+          used[c] = true;
+          bool ok = dfs(n, placed_req + (c < nreq ? 1 : 0));
+          used[c] = false;
+          if (ok) return true;
+        }
       }
       return false;
     };
