@@ -74,7 +74,7 @@ void ClockDriftEffect::Stop(Nanos) {
 }
 
 Status ClientClockEffect::Validate() {
-  if (Status p = PointParam(""); !p.ok()) return p;
+  if (Status p = PointParam(); !p.ok()) return p;
   return CheckOffset("client-clock", o_.Param("offset", "-30s"));
 }
 

@@ -53,7 +53,9 @@ Status Effect::DoubleParam(const std::string& key, const std::string& fallback, 
   return Status::Usage(std::string("fault ") + id() + ": param '" + key + "': " + s.message());
 }
 
-Status Effect::PointParam(const std::string& fallback) const {
+Status Effect::PointParam() const {
+  const FaultParamInfo* info = FindFaultParam(id(), "point");
+  const std::string fallback = info ? info->default_value : "";
   const std::string point = o_.Param("point", fallback);
   if ((point.empty() && fallback.empty()) || IsPausePoint(point)) return Status::Ok();
   return Status::Usage(std::string("fault ") + id() + ": param 'point': '" + point +

@@ -88,10 +88,10 @@ class Effect {
                   int64_t* out) const;
   Status DoubleParam(const std::string& key, const std::string& fallback, double lo, double hi,
                      double* out) const;
-  // Param `point` (or `fallback`) checked as a pause point name (IsPausePoint), refused as
-  // "fault ID: param 'point': 'X': not a point name (...)". An empty value passes when the
-  // fallback is empty (a fault that arms only when given a point).
-  Status PointParam(const std::string& fallback) const;
+  // Param `point` (or the registry's default for it) checked as a pause point name
+  // (IsPausePoint), refused as "fault ID: param 'point': 'X': not a point name (...)". An
+  // empty value passes when the default is empty (a fault that arms only when given a point).
+  Status PointParam() const;
 
   FaultOptions o_;
 

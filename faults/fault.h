@@ -92,6 +92,10 @@ bool IsNodeControlFault(const std::string& id);
 // ([a-z0-9-]+, at most 64 characters): whether the lock has it is the harness's check
 // (ValidateRunOptions), as only it knows the lock.
 bool IsPausePoint(const std::string& point);
+// The point fault `o` arms: its `point` param, or the registry's default for it (client-pause
+// in targeted mode, slow-cs, client-crash: after-acquire); "" when it arms none (a timed
+// fault, client-pause in random mode, client-clock without a point).
+std::string ArmedPoint(const FaultOptions& o);
 
 // Validates options against the fault's FaultInfo (unknown params are errors).
 Status MakeFault(const FaultOptions& options, uint64_t seed, std::unique_ptr<Fault>* out);

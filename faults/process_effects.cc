@@ -9,12 +9,12 @@ Status ClientPauseEffect::Validate() {
   if (mode != "targeted" && mode != "random") {
     return Status::Usage("fault client-pause: param 'mode': '" + mode + "': expected targeted or random");
   }
-  return PointParam("after-acquire");
+  return PointParam();
 }
 
 void ClientPauseEffect::Shape(Schedule* schedule) const {
   if (o_.Param("mode", "targeted") == "targeted") {
-    schedule->armed_point = o_.Param("point", "after-acquire");
+    schedule->armed_point = ArmedPoint(o_);
   }
 }
 
@@ -23,7 +23,7 @@ nlohmann::json ClientPauseEffect::Start(Nanos, int process) {
   nlohmann::json v = {{"mode", mode}};
   if (process != 0) {
     // Targeted: the client already stopped itself at the point.
-    v["point"] = o_.Param("point", "after-acquire");
+    v["point"] = ArmedPoint(o_);
   } else {
     process = PickClient(*clients_);
     if (process == 0 || !clients_->PauseClient(process)) return nullptr;
@@ -40,27 +40,27 @@ void ClientPauseEffect::Stop(Nanos) {
   paused_ = 0;
 }
 
-Status SlowCsEffect::Validate() { return PointParam("after-acquire"); }
+Status SlowCsEffect::Validate() { return PointParam(); }
 
 void SlowCsEffect::Shape(Schedule* schedule) const {
-  schedule->armed_point = o_.Param("point", "after-acquire");
+  schedule->armed_point = ArmedPoint(o_);
 }
 
 nlohmann::json SlowCsEffect::Start(Nanos, int process) {
   Log("slow-cs: client " + std::to_string(process) + " stays in its critical section " +
       std::to_string(o_.duration.count()) + " ms longer");
-  return {{"targets", {process}}, {"point", o_.Param("point", "after-acquire")}};
+  return {{"targets", {process}}, {"point", ArmedPoint(o_)}};
 }
 
-Status ClientCrashEffect::Validate() { return PointParam("after-acquire"); }
+Status ClientCrashEffect::Validate() { return PointParam(); }
 
 void ClientCrashEffect::Shape(Schedule* schedule) const {
-  schedule->armed_point = o_.Param("point", "after-acquire");
+  schedule->armed_point = ArmedPoint(o_);
   if (schedule->max_windows == 0) schedule->max_windows = 1;
 }
 
 nlohmann::json ClientCrashEffect::Start(Nanos, int process) {
-  std::string point = o_.Param("point", "after-acquire");
+  std::string point = ArmedPoint(o_);
   if (!clients_->CrashClient(process)) return nullptr;
   Log("client-crash: client " + std::to_string(process) + " killed (SIGKILL) at " + point);
   return {{"targets", {process}}, {"point", point}};

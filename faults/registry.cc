@@ -103,6 +103,12 @@ const FaultParamInfo* FindFaultParam(const std::string& id, const std::string& n
   return nullptr;
 }
 
+std::string ArmedPoint(const FaultOptions& o) {
+  const FaultParamInfo* point = FindFaultParam(o.id, "point");
+  if (point == nullptr || o.Param("mode", "targeted") == "random") return "";
+  return o.Param("point", point->default_value);
+}
+
 bool IsClientSideFault(const std::string& id) {
   // server-pause, restart, clock-jump, clock-drift, memory-full and failover signal, restart,
   // re-clock or reconfigure the redis-server processes (or need a replica and sentinels the lab started).

@@ -6,13 +6,10 @@
 
 #include "faults/fault.h"
 #include "locks/lock.h"
+#include "workloads/counter_workload.h"
 
 namespace locklab::harness {
 namespace {
-
-// The pause points of the counter workload (workloads/counter_workload.h): faults that arm
-// a point but act on the workload only (a slow critical section, a crash) choose among these.
-const std::vector<std::string> kWorkloadPoints = {"after-acquire", "before-write"};
 
 double LogUniform(Rng& rng, double lo, double hi) {
   return std::exp(std::log(lo) + rng.Unit() * (std::log(hi) - std::log(lo)));
@@ -90,7 +87,7 @@ bool BendsLeaseTime(const faults::FaultOptions& f) {
 // else the workload's; within each, by the weights of "id@point".
 std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
   const auto& among = !s.lock_points.empty() && rng.Unit() < 0.5 ? s.lock_points
-                      : s.points.empty()                        ? kWorkloadPoints
+                      : s.points.empty()                        ? workloads::HoldPausePoints()
                                                                 : s.points;
   return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
 }

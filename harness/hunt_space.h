@@ -35,7 +35,7 @@ struct SearchSpace {
   bool can_renew = false;  // the lock renews on request: scenarios may set renew_every
   int nodes = 1;                              // lock nodes
   std::vector<std::string> faults;            // fault ids to draw from (applicable, not none)
-  std::vector<std::string> points;  // the workload's pause points; empty: the counter's (after-acquire, before-write)
+  std::vector<std::string> points;  // the workload's pause points; empty: workloads::HoldPausePoints()
   // The points the lock itself announces (LockInfo::points, a driver's hello): between its
   // own commands, where a stop is most telling. A pause armed at a point picks one of these
   // half the time when there are any.

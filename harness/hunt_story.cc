@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "faults/fault.h"
 #include "harness/child_runs.h"
 #include "harness/run_store.h"
 
@@ -49,12 +50,12 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
     what = f.Param("mode", "targeted") == "random"
                ? "client-pause stops a client (drawn from the seed) wherever it is for " + len
                : "client-pause stops the first client to reach " +
-                     f.Param("point", "after-acquire") + " for " + len;
+                     faults::ArmedPoint(f) + " for " + len;
   } else if (f.id == "slow-cs") {
-    what = "slow-cs keeps the client that reaches " + f.Param("point", "after-acquire") +
+    what = "slow-cs keeps the client that reaches " + faults::ArmedPoint(f) +
            " inside for " + len + " more";
   } else if (f.id == "client-crash") {
-    what = "client-crash kills the first client to reach " + f.Param("point", "after-acquire");
+    what = "client-crash kills the first client to reach " + faults::ArmedPoint(f);
   } else if (f.id == "server-pause") {
     what = "server-pause stops " + NodeList(f.nodes, "node n1") + " for " + len;
   } else if (f.id == "memory-full") {
@@ -71,7 +72,7 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
     what = "clock-drift runs the wall clock of " + NodeList(f.nodes, "node n1") + " at " +
            f.Param("rate", "2.0") + "x for " + len;
   } else if (f.id == "client-clock") {
-    const std::string point = f.Param("point", "");
+    const std::string point = faults::ArmedPoint(f);
     what = (point.empty() ? "client-clock steps a client's wall clock by "
                           : "client-clock steps the wall clock of the first client to reach " +
                                 point + " by ") +

@@ -9,6 +9,7 @@
 #include "harness/run_options.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
+#include "workloads/counter_workload.h"
 
 namespace locklab::harness {
 
@@ -78,22 +79,6 @@ bool LockCanRenew(const RunOptions& o) {
 
 namespace {
 
-// The workload's own pause points (workloads/: the counter client stops at these).
-const std::vector<std::string>& WorkloadPoints() {
-  static const std::vector<std::string> kPoints = {"after-acquire", "before-write",
-                                                   "after-release"};
-  return kPoints;
-}
-
-// The point a fault arms, "" when it arms none (a timed fault, client-pause in random mode).
-std::string ArmedPoint(const faults::FaultOptions& f) {
-  // The fault's own default: after-acquire where it always arms, "" where arming is an
-  // option (client-clock steps at the window's time unless given a point).
-  const faults::FaultParamInfo* point = faults::FindFaultParam(f.id, "point");
-  if (point == nullptr || f.Param("mode", "targeted") == "random") return "";
-  return f.Param("point", point->default_value);
-}
-
 // Refuses a fault armed at a point that neither the workload nor the lock has. A driver's
 // points are in its hello: it is started once (ProbeDriver) only when a fault names a point
 // the workload does not have.
@@ -102,8 +87,8 @@ Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info,
   std::vector<std::string> lock_points;
   bool probed = false;
   for (size_t i = 0; i < o.faults.size(); ++i) {
-    std::string point = ArmedPoint(o.faults[i]);
-    const auto& wp = WorkloadPoints();
+    std::string point = faults::ArmedPoint(o.faults[i]);
+    const auto& wp = workloads::WorkloadPausePoints();
     if (point.empty() || std::find(wp.begin(), wp.end(), point) != wp.end()) continue;
     if (!probed) {
       probed = true;

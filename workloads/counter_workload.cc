@@ -120,7 +120,7 @@ bool CriticalSection(locks::Lock& lock, locks::RedisConnection& resource, EventS
               ErrorValue(r.is_error ? r.str : r.transport_error));
   }
   if (!HoldWithRenewals(lock, sink, key, lease, o, sleep, valid_until)) return false;
-  pause("before-write");
+  pause(kPointBeforeWrite);
   if (!still_valid()) return false;
   if (read_ok && lease.fence >= 0) {
     // The lock issued a fencing token: write through the resource's atomic token check,
@@ -155,6 +155,17 @@ bool CriticalSection(locks::Lock& lock, locks::RedisConnection& resource, EventS
 }
 
 }  // namespace
+
+const std::vector<std::string>& HoldPausePoints() {
+  static const std::vector<std::string> kPoints = {kPointAfterAcquire, kPointBeforeWrite};
+  return kPoints;
+}
+
+const std::vector<std::string>& WorkloadPausePoints() {
+  static const std::vector<std::string> kPoints = {kPointAfterAcquire, kPointBeforeWrite,
+                                                   kPointAfterRelease};
+  return kPoints;
+}
 
 bool LeaseStillValid(const locks::Lease& lease, Nanos now) {
   return now < ValidUntil(lease.acquired_at, lease.validity);
@@ -201,7 +212,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     // A lock that left acquired_at unset: its validity counts from when Acquire returned.
     if (acq.lease.acquired_at <= Nanos(0)) acq.lease.acquired_at = MonotonicNow();
     sink.Emit("ok", "acquire", key, LeaseValue(acq.lease));
-    pause("after-acquire");
+    pause(kPointAfterAcquire);
     // With validity honoured: until when this lease may be used (moved on by renewals).
     Nanos valid_until = ValidUntil(acq.lease.acquired_at, acq.lease.validity);
     auto still_valid = [&] { return !o.honour_validity || MonotonicNow() < valid_until; };
@@ -212,7 +223,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     sink.Emit("invoke", "release", key, rel_value);
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
-    pause("after-release");
+    pause(kPointAfterRelease);
     sleep(Millis(rng.Uniform(0, o.think.count())));
   }
 }

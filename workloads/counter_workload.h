@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/random.h"
@@ -53,6 +54,16 @@ struct CounterWorkloadOptions {
   // client ignores validity and finishes every critical section (the articles' naive client).
   bool honour_validity = false;
 };
+
+// The workload's pause points (a client stops, slows or dies there when a fault arms one):
+// after-acquire (acquire returned ok) and before-write (the counter read, the write not yet
+// sent) fall inside the hold; after-release (the release returned) just after it.
+inline constexpr const char* kPointAfterAcquire = "after-acquire";
+inline constexpr const char* kPointBeforeWrite = "before-write";
+inline constexpr const char* kPointAfterRelease = "after-release";
+// The two inside the hold, then all three.
+const std::vector<std::string>& HoldPausePoints();
+const std::vector<std::string>& WorkloadPausePoints();
 
 // With honour_validity: whether `lease` may still be used at `now` (always true for a
 // lease without a validity, Millis::max()).
