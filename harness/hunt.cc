@@ -302,6 +302,8 @@ class Hunt {
   // The search's first pass (Search): single-fault draws, and how far it got.
   std::vector<FirstPassDraw> first_pass_;
   size_t first_pass_next_ = 0;
+  int first_pass_refusals_ = 0;  // refused draws of first_pass_[first_pass_next_] so far
+  static constexpr int kFirstPassTries = 20;
   Status io_error_;
   HuntStory story_;
   // The kinds of failure a run must show to count as failed (Failed): every kind while
@@ -398,15 +400,7 @@ void Hunt::Search(bool stop_at_first) {
       const bool first_pass = first_pass_next_ < first_pass_.size();
       SearchSpace one;
       if (first_pass) {
-        one = space_;
-        one.faults = {first_pass_[first_pass_next_].fault};
-        one.arm_at = first_pass_[first_pass_next_].point;
-        one.quiet = first_pass_[first_pass_next_].quiet;
-        // Quiet, and (unless --validity says otherwise) with clients that honour validity:
-        // the workload in which a correct lease lock stays safe under any stop, so what
-        // fails is the lock's own code at that point.
-        if (one.quiet && one.validity.empty()) one.validity = "honour";
-        one.max_faults = 1;
+        one = FirstPassSpace(space_, first_pass_[first_pass_next_]);
       }
       RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
       Status v = ValidateRunOptions(o);
@@ -415,13 +409,23 @@ void Hunt::Search(bool stop_at_first) {
         // it this could never fire, and a space the lab always refused (now also a first-pass
         // entry it always refuses) drew forever.
         ++invalid_draws_;
+        // A first-pass entry is redrawn (its nodes, targets and workload are random) a few
+        // times, then skipped: one the lab always refuses (a fault whose every draw this
+        // lock's topology rejects) must not count against the whole search.
+        if (first_pass && ++first_pass_refusals_ >= kFirstPassTries) {
+          ++first_pass_next_;
+          first_pass_refusals_ = 0;
+        }
         if (invalid_draws_ > 1000 && invalid_draws_ > 10 * (drawn_ - invalid_draws_)) {
           io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
           return;
         }
         continue;
       }
-      if (first_pass) ++first_pass_next_;
+      if (first_pass) {
+        ++first_pass_next_;
+        first_pass_refusals_ = 0;
+      }
       batch.push_back(Make(o, "trials", name));
     }
     RunAll(batch);

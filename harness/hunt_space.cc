@@ -198,6 +198,16 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   return pass;
 }
 
+SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) {
+  SearchSpace one = space;
+  one.faults = {draw.fault};
+  one.arm_at = draw.point;
+  one.quiet = draw.quiet;
+  if (one.quiet && one.validity.empty()) one.validity = "honour";
+  one.max_faults = 1;
+  return one;
+}
+
 std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
   std::vector<std::string> kinds = {f.id};
   auto point = f.params.find("point");

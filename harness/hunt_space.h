@@ -82,6 +82,11 @@ struct FirstPassDraw {
   bool quiet = false;  // SearchSpace::quiet for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
+// The space one first-pass draw is drawn from: `space` with that fault alone, armed at its
+// point, and when quiet with clients that honour validity (unless --validity says otherwise):
+// the workload in which a correct lease lock stays safe under any stop, so what fails is the
+// lock's own code at that point.
+SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw);
 
 // One scenario named `name`, with a seed drawn from `rng`.
 RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);

@@ -202,6 +202,27 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
 }
 
+// Every first-pass entry of every lock gets a scenario the lab accepts within the tries the
+// hunt gives it (hunt.cc: 20 refused draws, then the entry is skipped): an entry the lab
+// always refused used to be redrawn until the whole search gave up on "the lab refuses the
+// drawn scenarios".
+TEST(HuntSpaceTest, EveryFirstPassEntryIsAcceptedWithinItsTries) {
+  for (const auto& info : locks::ListLocks()) {
+    SearchSpace space = SpaceFor(info, Millis(500));
+    Rng rng(5);
+    for (const FirstPassDraw& d : FirstPass(space, rng)) {
+      SearchSpace one = FirstPassSpace(space, d);
+      int tries = 0;
+      while (tries < 20 && !ValidateRunOptions(DrawScenario(one, rng, "t")).ok()) ++tries;
+      EXPECT_LT(tries, 20) << info.id << ": " << d.fault << "@" << d.point << (d.quiet ? " quiet" : "");
+      if (d.quiet) {
+        EXPECT_EQ(one.validity, "honour") << info.id;
+      }
+      EXPECT_EQ(one.faults, std::vector<std::string>{d.fault});
+    }
+  }
+}
+
 // A fault armed at a lock's own point comes with holds that reach it: watchdog announces
 // watchdog-renewal-due from its renewal thread every TTL/3, so a shorter hold never gets there.
 TEST(HuntSpaceTest, ArmedAtALockPointHoldsLongEnoughToReachIt) {
