@@ -245,6 +245,12 @@ int RunCheckCommand(const std::vector<std::string>& args) {
       if (fl.has_time_budget) jo.lin_time_budget = fl.options.time_budget;
       jo.memory_budget_bytes = fl.options.memory_budget_bytes;
       Judgement jd = JudgeHistory(h, jo);
+      if (!jd.bad_input.ok()) {  // what --model refuses, the judge refuses too
+        std::cerr << "locklab check: " << path << ":" << jd.bad_input.message() << "\n";
+        worst = WorseCheckExit(worst, kExitBadInput);
+        ++unreadable;
+        continue;
+      }
       file_exit = VerdictExitCode(jd.verdict);
       text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
       for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();

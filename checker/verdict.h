@@ -105,6 +105,10 @@ struct Judgement {
   LivenessReport liveness;
   LinearizabilityResult lock_lin, resource_lin;
   std::vector<FaultCoverage> coverage;
+  // Not ok when the history is malformed for the checker (a completion with no invocation, a
+  // process that invokes twice, a non-integer fence): "LINE: field 'F': ...". The verdict is
+  // then unknown; `locklab check` refuses such a file (exit 65) instead of judging it.
+  Status bad_input;
   nlohmann::ordered_json first_violation;    // null when no overlap
   double first_violation_ms = -1;            // from the first event; -1 when none
 

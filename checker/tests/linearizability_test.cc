@@ -382,6 +382,10 @@ TEST(CheckCommand, NothingCheckedIsNeverAPassAndAViolationIsNeverHidden) {
   EXPECT_EQ(RunCheckCommand({empty}), 65);  // the judge's path too
   EXPECT_EQ(RunCheckCommand({"--model", "mutex", regs}), 2);
   EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", twice}), 65);
+  // The judge (no --model) refuses what --model refuses: it used to call a malformed lock
+  // history "unknown" (exit 2) with the parse error inside the linearizability line.
+  EXPECT_EQ(RunCheckCommand({twice}), 65);
+  EXPECT_EQ(RunCheckCommand({twice, violated}), 1);
   EXPECT_EQ(RunCheckCommand({"--model", "mutex", valid}), 0);
   EXPECT_EQ(RunCheckCommand({"--model", "owner-mutex", violated}), 1);
   // Ranking: violated (1) > unreadable (65) > unknown (2) > valid (0), in any order.
