@@ -141,7 +141,7 @@ class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
             ev(40, 3, "invoke", "acquire"), ev(41, 3, "ok", "acquire"),
             ev(50, "nemesis", "info", "start", "client-crash", {"targets": [3]}),
             ev(60, 4, "invoke", "acquire"), ev(61, 4, "ok", "acquire"),
-            ev(70, "harness", "ok", "read", "counter:0", 1),
+            ev(69, "harness", "invoke", "read", "counter:0"), ev(70, "harness", "ok", "read", "counter:0", 1),
         ])
         r = runfiles.Run(d)
         got = [(h.process, h.start // MS, h.end // MS, h.open_at_end) for h in r.holds]
