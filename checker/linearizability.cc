@@ -238,10 +238,11 @@ Status CheckLinearizability(const History& h, Model m, const LinearizabilityOpti
 }
 
 LinearizabilityResult CheckLinearizability(const History& h, Model m,
-                                           const LinearizabilityOptions& o) {
+                                           const LinearizabilityOptions& o, Status* bad_input) {
   LinearizabilityResult r;
   Status s = CheckLinearizability(h, m, o, "", &r);
   if (!s.ok()) {
+    if (bad_input) *bad_input = s;
     r = LinearizabilityResult();
     r.model = m;
     r.verdict = LinVerdict::kUnknown;

@@ -107,9 +107,11 @@ struct LinearizabilityResult {
 };
 
 // Never fails: a malformed operation (e.g. a read of a non-integer) makes the verdict
-// kUnknown with `reason` naming the line; use the Status overload to tell bad input apart.
+// kUnknown with `reason` naming the line, and sets *bad_input (when given) to the BadInput
+// Status the overload below returns; otherwise *bad_input is left untouched.
 LinearizabilityResult CheckLinearizability(const History& h, Model m,
-                                           const LinearizabilityOptions& o = {});
+                                           const LinearizabilityOptions& o = {},
+                                           Status* bad_input = nullptr);
 // Same, but malformed input gives a BadInput Status ("LINE: field 'value': ...", prefixed
 // with `name` + ":" when `name` is not empty) and leaves *out untouched.
 Status CheckLinearizability(const History& h, Model m, const LinearizabilityOptions& o,

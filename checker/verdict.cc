@@ -298,18 +298,12 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   lin.memory_budget_bytes = o.memory_budget_bytes;
   // With validity honoured, a lease the client stopped using ends (for the lock's model too)
   // where its hold was cut (WithValidityReleases).
-  auto check = [&](const History& events, Model m, LinearizabilityResult* out) {
-    Status s = CheckLinearizability(events, m, lin, "", out);
-    if (s.ok()) return;
-    *out = LinearizabilityResult();
-    out->model = m;
-    out->verdict = LinVerdict::kUnknown;
-    out->reason = "bad input: " + s.message();
-    if (j.bad_input.ok()) j.bad_input = s;
-  };
-  check(WithValidityReleases(WithCrashReleases(sorted), j.holds),
-        fenced ? Model::kFencedMutex : Model::kOwnerMutex, &j.lock_lin);
-  check(sorted, Model::kRegister, &j.resource_lin);
+  Status lock_input, resource_input;
+  j.lock_lin = CheckLinearizability(WithValidityReleases(WithCrashReleases(sorted), j.holds),
+                                    fenced ? Model::kFencedMutex : Model::kOwnerMutex, lin,
+                                    &lock_input);
+  j.resource_lin = CheckLinearizability(sorted, Model::kRegister, lin, &resource_input);
+  j.bad_input = lock_input.ok() ? resource_input : lock_input;
 
   const auto& me = j.mutual_exclusion;
   const auto& res = j.resource;

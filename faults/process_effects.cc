@@ -13,9 +13,7 @@ Status ClientPauseEffect::Validate() {
 }
 
 void ClientPauseEffect::Shape(Schedule* schedule) const {
-  if (o_.Param("mode", "targeted") == "targeted") {
-    schedule->armed_point = ArmedPoint(o_);
-  }
+  schedule->armed_point = ArmedPoint(o_);  // "" in random mode: a timed schedule
 }
 
 nlohmann::json ClientPauseEffect::Start(Nanos, int process) {

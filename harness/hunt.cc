@@ -303,7 +303,6 @@ class Hunt {
   std::vector<FirstPassDraw> first_pass_;
   size_t first_pass_next_ = 0;
   int first_pass_refusals_ = 0;  // refused draws of first_pass_[first_pass_next_] so far
-  static constexpr int kFirstPassTries = 20;
   Status io_error_;
   HuntStory story_;
   // The kinds of failure a run must show to count as failed (Failed): every kind while

@@ -82,6 +82,8 @@ struct FirstPassDraw {
   bool quiet = false;  // SearchSpace::quiet for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
+// Refused draws of one first-pass entry before the search skips it (hunt.cc Search).
+inline constexpr int kFirstPassTries = 20;
 // The space one first-pass draw is drawn from: `space` with that fault alone, armed at its
 // point, and when quiet with clients that honour validity (unless --validity says otherwise):
 // the workload in which a correct lease lock stays safe under any stop, so what fails is the

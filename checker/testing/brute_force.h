@@ -52,6 +52,13 @@ inline std::string TokenIn(const nlohmann::json& v) {
   return "";
 }
 
+// A failed release or renew in an owner model: either the token's hold had ended, or the call
+// never reached the lock (lin_model.h, kNotHeld). Apply takes the reading from `end_hold`.
+inline bool FailedReleaseOrRenew(Model m, const GOp& o) {
+  return m != Model::kMutex && o.completes && o.outcome == EventType::kFail &&
+         (o.f == "release" || o.f == "renew");
+}
+
 // Applies one op (with its observed outcome) to the spec; false if impossible.
 inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed, bool end_hold = true) {
   bool fail = o.completes && o.outcome == EventType::kFail;
@@ -87,7 +94,7 @@ inline bool Apply(Model m, Spec* s, const GOp& o, bool cas_fail_observed, bool e
     s->holder = tok;
     return true;
   }
-  if (fail && m != Model::kMutex && (o.f == "release" || o.f == "renew")) {
+  if (FailedReleaseOrRenew(m, o)) {
     // Owner models: the token did not hold the lock then (its lease had ended), or the call
     // never reached the lock (nothing happened); `end_hold` picks the reading.
     if (end_hold && s->holder == tok) s->holder.clear();
@@ -113,8 +120,7 @@ inline bool BruteForce(Model m, const std::vector<GOp>& all, bool cas_fail_obser
     for (const GOp* o : list) {
       bool unknown = !o->completes || o->outcome == EventType::kInfo;
       bool fail = !unknown && o->outcome == EventType::kFail;
-      const bool not_held = fail && m != Model::kMutex && (o->f == "release" || o->f == "renew");
-      if (fail && !not_held && !(o->f == "cas" && cas_fail_observed)) continue;
+      if (fail && !FailedReleaseOrRenew(m, *o) && !(o->f == "cas" && cas_fail_observed)) continue;
       if (unknown && (o->f == "read" || o->f == "renew")) continue;
       (unknown ? opt : req).push_back(o);
     }
@@ -131,11 +137,8 @@ inline bool BruteForce(Model m, const std::vector<GOp>& all, bool cas_fail_obser
           if (!used[r] && r != c && ops[r]->ret < ops[c]->call) allowed = false;
         }
         if (!allowed) continue;
-        const bool two_readings = m != Model::kMutex && ops[c]->completes &&
-                                  ops[c]->outcome == EventType::kFail &&
-                                  (ops[c]->f == "release" || ops[c]->f == "renew");
         for (bool end_hold : {true, false}) {
-          if (!end_hold && !two_readings) break;
+          if (!end_hold && !FailedReleaseOrRenew(m, *ops[c])) break;
           Spec n = s;
           if (!Apply(m, &n, *ops[c], cas_fail_observed, end_hold)) continue;
           used[c] = true;

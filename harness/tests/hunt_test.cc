@@ -203,7 +203,7 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
 }
 
 // Every first-pass entry of every lock gets a scenario the lab accepts within the tries the
-// hunt gives it (hunt.cc: 20 refused draws, then the entry is skipped): an entry the lab
+// hunt gives it (kFirstPassTries refused draws, then the entry is skipped): an entry the lab
 // always refused used to be redrawn until the whole search gave up on "the lab refuses the
 // drawn scenarios".
 TEST(HuntSpaceTest, EveryFirstPassEntryIsAcceptedWithinItsTries) {
@@ -213,8 +213,8 @@ TEST(HuntSpaceTest, EveryFirstPassEntryIsAcceptedWithinItsTries) {
     for (const FirstPassDraw& d : FirstPass(space, rng)) {
       SearchSpace one = FirstPassSpace(space, d);
       int tries = 0;
-      while (tries < 20 && !ValidateRunOptions(DrawScenario(one, rng, "t")).ok()) ++tries;
-      EXPECT_LT(tries, 20) << info.id << ": " << d.fault << "@" << d.point << (d.quiet ? " quiet" : "");
+      while (tries < kFirstPassTries && !ValidateRunOptions(DrawScenario(one, rng, "t")).ok()) ++tries;
+      EXPECT_LT(tries, kFirstPassTries) << info.id << ": " << d.fault << "@" << d.point << (d.quiet ? " quiet" : "");
       if (d.quiet) {
         EXPECT_EQ(one.validity, "honour") << info.id;
       }
