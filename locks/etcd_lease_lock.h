@@ -23,8 +23,10 @@
 // Knob fencing=false hands out no token: then nothing stops the paused holder's write.
 //
 // Failures: every call goes to one member at a time; a call that fails or times out moves
-// to the next member. A lock call with no answer in time is unknown: the lease is revoked
-// (best effort) so a lock granted after we gave up does not linger for a whole TTL.
+// to the next member. A lock call with no answer is tried again with the same lease, which
+// finds the same lock key and so keeps its place in line. Once the deadline passes with no
+// answer the acquire is unknown: the lease is revoked (each member tried once) so a lock
+// granted after we gave up does not linger for a whole TTL.
 //
 // Thread safety: Acquire/Release from one thread; the keep-alive thread only does HTTP
 // calls on its own sockets and reports through LockConfig::on_event.
