@@ -24,9 +24,9 @@
 // quarters of them fail (and, with --baseline, one run of the baseline then does not), until
 // no step is kept or the shrink budget is spent. The minimal scenario is then rerun 10
 // times; when it fails fewer than 8 times the last kept steps are undone, up to 3, until one
-// that does. (Measured on the first hunts: with two of three, minimal scenarios reproduced
-// 7 to 10 times in 10 and two of three hunts had to undo steps; a step kept on three of four
-// is rarer but holds.)
+// that does; the story tells the one that failed most (ToldReproduction). (Measured on the
+// first hunts: with two of three, minimal scenarios reproduced 7 to 10 times in 10 and two
+// of three hunts had to undo steps; a step kept on three of four is rarer but holds.)
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 //

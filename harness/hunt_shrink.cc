@@ -163,4 +163,31 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
   return out;
 }
 
+std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o) {
+  std::vector<ShrinkStep> out;
+  if (o.faults.empty()) return out;
+  const Millis tail = std::max(Millis(500), o.ttl * 2);
+  for (int times : {2, 3}) {
+    RunOptions c = o;
+    bool fit = false;  // a fault with as many windows as fit
+    std::vector<std::string> what;
+    for (size_t i = 0; i < c.faults.size(); ++i) {
+      auto& f = c.faults[i];
+      if (f.windows == 0) {
+        fit = true;
+        continue;
+      }
+      what.push_back(FaultName(o, i) + ": " + std::to_string(f.windows * times) +
+                     " windows instead of " + std::to_string(f.windows));
+      f.windows *= times;
+    }
+    c.duration = std::max(fit ? o.duration * times : o.duration, DurationFor(c, tail));
+    if (fit) what.push_back("run " + Ms(c.duration) + " instead of " + Ms(o.duration));
+    std::string joined;
+    for (const auto& w : what) joined += (joined.empty() ? "" : "; ") + w;
+    out.push_back({joined, c});
+  }
+  return out;
+}
+
 }  // namespace locklab::harness

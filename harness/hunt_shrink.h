@@ -26,6 +26,14 @@ struct ShrinkStep {
 // a window may become (a tenth of it) and the tail kept after the last window.
 std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o);
 
+// The other way, for a minimal scenario that fails too seldom to replay (fewer than 8 of 10
+// reruns): `o` with more chances to fail, one candidate per size, smallest first. Every
+// fault's windows come twice, then three times as often (the run as long as they need; a
+// fault with as many windows as fit gets a run that much longer). The shrink found the kind
+// of schedule that fails; a thin failure (a drift that wins one time in two per window)
+// comes more often with more windows of it.
+std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o);
+
 // A size that every shrink step decreases: faults, windows, clients, keys, nodes hit,
 // non-default params, then milliseconds of run, windows and waits.
 double ScenarioSize(const RunOptions& o);

@@ -43,6 +43,19 @@ std::string Join(const std::vector<std::string>& v, const std::string& sep) {
 
 }  // namespace
 
+size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
+  size_t told = 0;
+  int best = -2;
+  for (size_t i = 0; i < tries.size(); ++i) {
+    const int score = tries[i].baseline_failed ? -1 : tries[i].failed;
+    if (score > best) {
+      best = score;
+      told = i;
+    }
+  }
+  return told;
+}
+
 std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
   const std::string len = Ms(f.duration) + TtlRatio(f.duration, ttl);
   std::string what;
@@ -179,6 +192,10 @@ std::string Narrative(const HuntStory& story) {
       << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
   }
   p << ".";
+  if (!story.strengthened.empty()) {
+    p << " Its windows were repeated to replay it (" << story.strengthened
+      << "): the shrunk scenario failed in only " << story.strengthened_from << " of 10.";
+  }
   return p.str();
 }
 
@@ -230,6 +247,14 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   for (size_t i = 0; i + s.undone < s.steps.size(); ++i) steps.push_back(s.steps[i].what);
   j["shrink_steps"] = steps;
   j["undone_steps"] = s.undone;
+  nlohmann::ordered_json reproductions = nlohmann::ordered_json::array();
+  for (const auto& t : s.reproductions) {
+    reproductions.push_back({{"scenario", t.what},
+                             {"failed", t.failed},
+                             {"reruns", t.reruns},
+                             {"baseline_failed", t.baseline_failed}});
+  }
+  j["reproductions"] = reproductions;
   if (s.minimal) {
     std::vector<std::string> ids;
     for (const auto& x : s.minimal->faults) ids.push_back(x.id);
@@ -239,6 +264,8 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
                     {"baseline_failed", s.baseline_failed_on_rerun},
+                    {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
+                                                            : nlohmann::ordered_json(s.strengthened)},
                     {"failing_run", s.failing_run}};
   } else {
     j["minimal"] = nullptr;
@@ -312,6 +339,11 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
       md << "\nThe last " << s.undone << " step" << (s.undone == 1 ? " was" : "s were")
          << " undone: the scenario after " << (s.undone == 1 ? "it" : "them")
          << " failed in fewer than 8 of 10 reruns.\n";
+    }
+    md << "\n## Reproducing (10 reruns each)\n\n";
+    for (const auto& t : s.reproductions) {
+      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
+         << (t.baseline_failed ? ", baseline failed" : "") << "\n";
     }
     md << "\n## Minimal scenario (failed in " << s.reproduced << " of " << s.reruns
        << " reruns)\n\n"

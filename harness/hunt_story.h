@@ -63,10 +63,19 @@ struct HuntStory {
   std::optional<RunOptions> minimal;
   std::set<std::string> kinds;  // what minimal.toml fails by (its first counted find's kinds)
   int reproduced = 0, reruns = 0, undone = 0;
+  std::vector<ShrinkTry> reproductions;  // every scenario rerun 10 times, in order
+  std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
+  int strengthened_from = 0;  // the failures in 10 of the scenario it strengthened
   bool baseline_failed_on_rerun = false;
   std::string failing_run;
   nlohmann::ordered_json failing_results;
 };
+
+// Which reproduction the story tells, of those tried in order (the minimal scenario, then
+// with the last kept steps undone, one more each): the one that failed most with a baseline
+// that never failed (a baseline failure ranks below any count), the simplest of equals.
+// Not the last tried: an undone step that failed less says nothing better. `tries` not empty.
+size_t ToldReproduction(const std::vector<ShrinkTry>& tries);
 
 // One sentence per fault: "At 300 ms, client-pause stops the client that reaches
 // before-write for 1200 ms (2.4 x TTL)".

@@ -356,6 +356,55 @@ TEST(HuntShrinkTest, DroppingAFaultComesFirst) {
   EXPECT_EQ(c[2].what, "fault 2 (partition): one window instead of 2");
 }
 
+// A thin failure (mutation_score, fifth run: no-drift's minimal, a 1.02x drift in 2
+// windows, failed 7 of 10 and the kill was not counted) gets more windows of the same kind:
+// each candidate is the scenario with every window repeated, the run long enough for them.
+TEST(HuntShrinkTest, StrengtheningRepeatsEveryWindowAndLengthensTheRun) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  Rng rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    std::vector<ShrinkStep> c = StrengthenCandidates(o);
+    ASSERT_EQ(c.size(), 2u);
+    for (size_t k = 0; k < c.size(); ++k) {
+      const RunOptions& s = c[k].options;
+      const int times = static_cast<int>(k) + 2;
+      ASSERT_EQ(s.faults.size(), o.faults.size());
+      EXPECT_GT(ScenarioSize(s), ScenarioSize(k == 0 ? o : c[0].options)) << c[k].what;
+      bool fit = false;
+      for (size_t i = 0; i < o.faults.size(); ++i) {
+        EXPECT_EQ(s.faults[i].windows, o.faults[i].windows * times) << c[k].what;
+        fit = fit || o.faults[i].windows == 0;
+      }
+      // Every window closes before the run ends, with the shrink's tail after the last.
+      EXPECT_GE(s.duration, LastWindowEnd(s) + std::max(Millis(500), 2 * s.ttl)) << c[k].what;
+      if (fit) {
+        EXPECT_GE(s.duration, o.duration * times) << c[k].what;
+      }
+      EXPECT_TRUE(ValidateRunOptions(s).ok()) << ValidateRunOptions(s).message();
+      EXPECT_EQ(s.seed, o.seed);  // the rest of the scenario as found
+      EXPECT_EQ(s.clients, o.clients);
+    }
+  }
+  RunOptions o;
+  o.lock = "redlock";
+  o.ttl = Millis(500);
+  faults::FaultOptions drift;
+  drift.id = "clock-drift";
+  drift.windows = 2;
+  drift.first_at = Millis(800);
+  drift.duration = Millis(800);
+  drift.interval = Millis(460);
+  o.faults = {drift};
+  o.duration = Millis(4300);
+  std::vector<ShrinkStep> c = StrengthenCandidates(o);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].what, "fault 1 (clock-drift): 4 windows instead of 2");
+  EXPECT_EQ(c[0].options.duration, Millis(800 + 4 * 800 + 3 * 460 + 1000));
+  EXPECT_EQ(c[1].what, "fault 1 (clock-drift): 6 windows instead of 2");
+  EXPECT_TRUE(StrengthenCandidates(RunOptions{}).empty());
+}
+
 TEST(HuntStoryTest, TheNarrativeSaysWhatTheScenarioAndTheRerunSay) {
   HuntStory s;
   s.lock = "redlock";
@@ -388,6 +437,32 @@ TEST(HuntStoryTest, TheNarrativeSaysWhatTheScenarioAndTheRerunSay) {
             "redlock-replies-in-flight for 1200 ms (2.4 x TTL). In a failing rerun, clients 2 and 3 both "
             "held lock:0 for 52 ms, 1.95 s into the run, while client-pause was on. 1 acknowledged "
             "counter update was lost. minimal.toml failed in 9 of 10 reruns.");
+  s.strengthened = "fault 1 (client-pause): 2 windows instead of 1";
+  s.strengthened_from = 6;
+  const std::string n = Narrative(s);
+  EXPECT_EQ(n.substr(n.find("minimal.toml")),
+            "minimal.toml failed in 9 of 10 reruns. Its windows were repeated to replay it "
+            "(fault 1 (client-pause): 2 windows instead of 1): the shrunk scenario failed in "
+            "only 6 of 10.");
+}
+
+// Regression (mutation_score, fifth run: mutant:no-drift): the minimal failed 7 of 10,
+// the scenario with its one kept step undone also 7, and the story told the last tried. Had
+// the undone one failed 5, the story would have told 5 where 7 was seen.
+TEST(HuntStoryTest, TheToldReproductionIsTheBestTriedNotTheLast) {
+  auto told = [](std::vector<std::pair<int, bool>> tries) {
+    std::vector<ShrinkTry> t;
+    for (auto [failed, baseline_failed] : tries)
+      t.push_back({"undo", failed, 10, baseline_failed});
+    return ToldReproduction(t);
+  };
+  EXPECT_EQ(told({{9, false}}), 0u);
+  EXPECT_EQ(told({{7, false}, {5, false}, {6, false}}), 0u);  // not the last
+  EXPECT_EQ(told({{5, false}, {8, false}}), 1u);              // an undone step that holds
+  EXPECT_EQ(told({{7, false}, {7, false}, {7, false}}), 0u);  // the simplest of equals
+  EXPECT_EQ(told({{10, true}, {3, false}}), 1u);              // the baseline failed on the first
+  EXPECT_EQ(told({{10, true}, {0, false}}), 1u);              // even a count of none beats it
+  EXPECT_EQ(told({{10, true}, {9, true}}), 0u);
 }
 
 // Regression (mutation_score: fence-read-then-set survived every hunt): a fenced lock's
