@@ -163,7 +163,7 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
   return out;
 }
 
-std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o) {
+std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_duration) {
   std::vector<ShrinkStep> out;
   if (o.faults.empty()) return out;
   const Millis tail = std::max(Millis(500), o.ttl * 2);
@@ -182,6 +182,7 @@ std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o) {
       f.windows *= times;
     }
     c.duration = std::max(fit ? o.duration * times : o.duration, DurationFor(c, tail));
+    if (c.duration > max_duration) break;  // the next is longer still
     if (fit) what.push_back("run " + Ms(c.duration) + " instead of " + Ms(o.duration));
     std::string joined;
     for (const auto& w : what) joined += (joined.empty() ? "" : "; ") + w;

@@ -31,8 +31,10 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o);
 // fault's windows come twice, then three times as often (the run as long as they need; a
 // fault with as many windows as fit gets a run that much longer). The shrink found the kind
 // of schedule that fails; a thin failure (a drift that wins one time in two per window)
-// comes more often with more windows of it.
-std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o);
+// comes more often with more windows of it. A candidate whose run would last longer than
+// `max_duration` (a hunt trial's longest) is left out: ten reruns of it would cost more than
+// the search did (a 5 s pause repeated six times made a 47 s run).
+std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_duration);
 
 // A size that every shrink step decreases: faults, windows, clients, keys, nodes hit,
 // non-default params, then milliseconds of run, windows and waits.

@@ -188,8 +188,11 @@ std::string Narrative(const HuntStory& story) {
     << (resource_only ? " (its resource was broken)" : stuck_only ? " (stuck)" : "") << " in "
     << story.reproduced << " of " << story.reruns << " reruns";
   if (!story.baseline.empty()) {
-    p << "; the same scenario on " << story.baseline
-      << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
+    p << "; the same scenario on " << story.baseline;
+    if (story.baseline_failures > 0)
+      p << " failed in " << story.baseline_failures << " of " << story.reruns;
+    else
+      p << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
   }
   p << ".";
   if (!story.strengthened.empty()) {
@@ -252,7 +255,8 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
     reproductions.push_back({{"scenario", t.what},
                              {"failed", t.failed},
                              {"reruns", t.reruns},
-                             {"baseline_failed", t.baseline_failed}});
+                             {"baseline_failed", t.baseline_failed},
+                             {"baseline_failures", t.baseline_failures}});
   }
   j["reproductions"] = reproductions;
   if (s.minimal) {
@@ -264,6 +268,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
                     {"baseline_failed", s.baseline_failed_on_rerun},
+                    {"baseline_failures", s.baseline_failures},
                     {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
                                                             : nlohmann::ordered_json(s.strengthened)},
                     {"failing_run", s.failing_run}};
@@ -342,8 +347,9 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     }
     md << "\n## Reproducing (10 reruns each)\n\n";
     for (const auto& t : s.reproductions) {
-      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
-         << (t.baseline_failed ? ", baseline failed" : "") << "\n";
+      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns;
+      if (!s.baseline.empty()) md << ", the baseline " << t.baseline_failures << " of " << t.reruns;
+      md << "\n";
     }
     md << "\n## Minimal scenario (failed in " << s.reproduced << " of " << s.reruns
        << " reruns)\n\n"

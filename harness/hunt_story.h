@@ -47,6 +47,7 @@ struct ShrinkTry {
   std::string what;
   int failed = 0, reruns = 0;
   bool baseline_failed = false;
+  int baseline_failures = 0;  // a reproduction's: of as many baseline runs as `reruns`
 };
 
 struct HuntStory {
@@ -67,6 +68,7 @@ struct HuntStory {
   std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
   int strengthened_from = 0;  // the failures in 10 of the scenario it strengthened
   bool baseline_failed_on_rerun = false;
+  int baseline_failures = 0;  // of `reruns` runs of minimal.toml on the baseline
   std::string failing_run;
   nlohmann::ordered_json failing_results;
 };

@@ -364,7 +364,7 @@ TEST(HuntShrinkTest, StrengtheningRepeatsEveryWindowAndLengthensTheRun) {
   Rng rng(11);
   for (int trial = 0; trial < 20; ++trial) {
     RunOptions o = DrawScenario(space, rng, "t");
-    std::vector<ShrinkStep> c = StrengthenCandidates(o);
+    std::vector<ShrinkStep> c = StrengthenCandidates(o, Millis(3600000));
     ASSERT_EQ(c.size(), 2u);
     for (size_t k = 0; k < c.size(); ++k) {
       const RunOptions& s = c[k].options;
@@ -397,12 +397,15 @@ TEST(HuntShrinkTest, StrengtheningRepeatsEveryWindowAndLengthensTheRun) {
   drift.interval = Millis(460);
   o.faults = {drift};
   o.duration = Millis(4300);
-  std::vector<ShrinkStep> c = StrengthenCandidates(o);
+  std::vector<ShrinkStep> c = StrengthenCandidates(o, Millis(20000));
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].what, "fault 1 (clock-drift): 4 windows instead of 2");
   EXPECT_EQ(c[0].options.duration, Millis(800 + 4 * 800 + 3 * 460 + 1000));
   EXPECT_EQ(c[1].what, "fault 1 (clock-drift): 6 windows instead of 2");
-  EXPECT_TRUE(StrengthenCandidates(RunOptions{}).empty());
+  EXPECT_TRUE(StrengthenCandidates(RunOptions{}, Millis(20000)).empty());
+  // No longer than a hunt trial may last (the 6 windows need a 9 s run, the 4 windows 6.4 s).
+  EXPECT_EQ(StrengthenCandidates(o, Millis(8000)).size(), 1u);
+  EXPECT_TRUE(StrengthenCandidates(o, Millis(6000)).empty());
 }
 
 TEST(HuntStoryTest, TheNarrativeSaysWhatTheScenarioAndTheRerunSay) {
@@ -517,6 +520,13 @@ TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
                    "scenario on fenced did not fail."),
             std::string::npos)
       << n;
+  // A reproduction reruns the baseline as often as the lock, and says how often it failed.
+  s.baseline_failed_on_rerun = true;
+  s.baseline_failures = 2;
+  const std::string b = Narrative(s);
+  EXPECT_NE(b.find("in 10 of 10 reruns; the same scenario on fenced failed in 2 of 10."),
+            std::string::npos)
+      << b;
 }
 
 }  // namespace
