@@ -104,14 +104,24 @@ HttpResult EtcdLeaseLock::Call(const std::string& path, const std::string& body,
   return r;
 }
 
+bool EtcdLeaseLock::TryRevoke(const std::string& lease_id) {
+  // One call (a failed one moves to the next member): a revoke must not hold up an acquire
+  // whose deadline passed, nor each attempt of a later one, by a timeout per member.
+  HttpResult r =
+      Call("/v3/lease/revoke", nlohmann::json{{"ID", lease_id}}.dump(), config_.command_timeout);
+  return r.outcome == Outcome::kOk && r.status < 500;
+}
+
 void EtcdLeaseLock::Revoke(const std::string& lease_id) {
-  if (lease_id.empty()) return;
-  // Each member once, until one answers: a lease left behind keeps its lock key ahead of
-  // every waiter for a TTL or longer, so one member being down must not leave it.
-  for (size_t i = 0; i < config_.nodes.size(); ++i) {
-    HttpResult r =
-        Call("/v3/lease/revoke", nlohmann::json{{"ID", lease_id}}.dump(), config_.command_timeout);
-    if (r.outcome == Outcome::kOk && r.status < 500) return;
+  if (lease_id.empty() || TryRevoke(lease_id)) return;
+  pending_revokes_.push_back(lease_id);
+  if (pending_revokes_.size() > kMaxPendingRevokes) pending_revokes_.pop_front();
+}
+
+void EtcdLeaseLock::RevokePending() {
+  // Oldest first; the first that fails ends the round (the cluster takes no revokes now).
+  while (!pending_revokes_.empty() && TryRevoke(pending_revokes_.front())) {
+    pending_revokes_.pop_front();
   }
 }
 
@@ -165,6 +175,7 @@ LockResult EtcdLeaseLock::Acquire(const std::string& key, Nanos deadline) {
   std::string detail;
   const std::string name = Base64Encode(key);
   for (;;) {
+    RevokePending();
     Nanos now = MonotonicNow();
     if (now >= deadline) break;
     Millis left = std::chrono::duration_cast<Millis>(deadline - now);
@@ -186,36 +197,23 @@ LockResult EtcdLeaseLock::Acquire(const std::string& key, Nanos deadline) {
     keepalive_ = std::make_unique<Renewer>(
         options_.keepalive, options_.keepalive, RenewSchedule::kFixedDelay,
         [this, key, lease_id] { return KeepAliveAndRecord(key, lease_id); });
-    // 2. The lock: the server answers once we are first in line. A call with no answer
-    // (member killed, our timeout, no leader) is tried again with the same lease while the
-    // deadline allows: the server names the lock key after the lease (name/lease-id) and
-    // reuses a key that is already there, so the retry keeps our place in line instead of
-    // leaving an orphan key ahead of everyone until the lease is revoked or expires (and a
-    // leader change extends every lease: found by the one-member-down test on a loaded
-    // machine, where orphans from a killed leader held the lock for seconds).
+    // 2. The lock: the server answers once we are first in line.
+    now = MonotonicNow();
+    Millis wait =
+        std::max(config_.command_timeout, std::chrono::duration_cast<Millis>(deadline - now));
+    HttpResult l =
+        Call("/v3/lock/lock", nlohmann::json{{"name", name}, {"lease", lease_id}}.dump(), wait);
     std::string lock_key;
-    bool refused = false;
-    for (;;) {
-      now = MonotonicNow();
-      Millis wait =
-          std::max(config_.command_timeout, std::chrono::duration_cast<Millis>(deadline - now));
-      HttpResult l =
-          Call("/v3/lock/lock", nlohmann::json{{"name", name}, {"lease", lease_id}}.dump(), wait);
-      if (l.outcome == Outcome::kOk && l.status == 200) {
-        Base64Decode(Str(Parse(l.body), "key"), &lock_key);
-      }
-      if (!lock_key.empty()) break;
+    if (l.outcome == Outcome::kOk && l.status == 200) {
+      Base64Decode(Str(Parse(l.body), "key"), &lock_key);
+    }
+    if (lock_key.empty()) {
       Outcome o = l.outcome == Outcome::kOk ? ErrorOutcome(l) : l.outcome;
       detail = "lock: " + (l.outcome == Outcome::kOk ? l.body.substr(0, 200) : l.error);
       if (o == Outcome::kUnknown) any_unknown = true;
-      refused = o != Outcome::kUnknown;
-      if (refused || MonotonicNow() + config_.retry_delay >= deadline) break;
-      SleepFor(config_.retry_delay);
-    }
-    if (lock_key.empty()) {
       StopKeepAlive();
       Revoke(lease_id);  // a lock granted after we gave up ends with its lease
-      if (!refused || MonotonicNow() + config_.retry_delay >= deadline) break;
+      if (MonotonicNow() + config_.retry_delay >= deadline) break;
       SleepFor(config_.retry_delay);
       continue;
     }

@@ -23,16 +23,22 @@
 // Knob fencing=false hands out no token: then nothing stops the paused holder's write.
 //
 // Failures: every call goes to one member at a time; a call that fails or times out moves
-// to the next member. A lock call with no answer is tried again with the same lease, which
-// finds the same lock key and so keeps its place in line. Once the deadline passes with no
-// answer the acquire is unknown: the lease is revoked (each member tried once) so a lock
-// granted after we gave up does not linger for a whole TTL.
+// to the next member. A lock call with no answer in time is unknown: the lease is revoked
+// so a lock granted after we gave up does not linger, and the next try starts over with a
+// new lease. (Not a retry with the same lease: etcd 3.4's lock call deletes its key when its
+// caller goes away, maybe late, and would take the key from under the retry.) A revoke
+// that fails (the member down, or no leader yet) is tried again, on the next member,
+// before each later attempt. A lease left behind keeps its key ahead of every waiter, and
+// each leader change extends every lease: with the leader killed every 1.3 s, orphans from
+// lost revokes held the lock for seconds (found by the one-member-down chaos test on a
+// loaded machine).
 //
 // Thread safety: Acquire/Release from one thread; the keep-alive thread only does HTTP
 // calls on its own sockets and reports through LockConfig::on_event.
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -63,7 +69,10 @@ class EtcdLeaseLock : public Lock {
   // One JSON call to the current member; moves to the next member on anything but a whole
   // answer. Thread-safe (the member index is atomic).
   HttpResult Call(const std::string& path, const std::string& body, Millis timeout);
+  // Revokes `lease_id`, or keeps it for RevokePending when no member answered.
   void Revoke(const std::string& lease_id);
+  bool TryRevoke(const std::string& lease_id);  // one call; true when a member answered
+  void RevokePending();
   bool KeepAliveAndRecord(const std::string& key, const std::string& lease_id);
   void StopKeepAlive();
 
@@ -73,6 +82,8 @@ class EtcdLeaseLock : public Lock {
   std::atomic<size_t> member_{0};
   std::unique_ptr<Renewer> keepalive_;
   std::string lease_id_;  // the current lease (decimal, as the gateway writes it)
+  static constexpr size_t kMaxPendingRevokes = 16;
+  std::deque<std::string> pending_revokes_;  // leases no member took a revoke for yet
   std::mutex mu_;
   std::string held_token_;  // guarded by mu_: the lock key while held, "" before (not recorded)
 };
