@@ -556,7 +556,7 @@ void Hunt::Reproduce() {
   }
   if (tried.empty()) return;
   const size_t best = ToldReproduction(tries);
-  if (!done && !tries[best].baseline_failed) {
+  if (!done && !tries[best].baseline_failed && tries[best].failed > 0) {
     const RunOptions base = tried[best].options;
     const int base_undone = tried[best].undone;
     story_.strengthened_from = tries[best].failed;

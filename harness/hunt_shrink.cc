@@ -173,6 +173,7 @@ std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_dur
     std::vector<std::string> what;
     for (size_t i = 0; i < c.faults.size(); ++i) {
       auto& f = c.faults[i];
+      if (OneWindowOnly(f.id)) continue;
       if (f.windows == 0) {
         fit = true;
         continue;
@@ -182,6 +183,7 @@ std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_dur
       f.windows *= times;
     }
     c.duration = std::max(fit ? o.duration * times : o.duration, DurationFor(c, tail));
+    if (what.empty() && !fit) break;  // nothing to repeat
     if (c.duration > max_duration) break;  // the next is longer still
     if (fit) what.push_back("run " + Ms(c.duration) + " instead of " + Ms(o.duration));
     std::string joined;

@@ -29,7 +29,8 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o);
 // The other way, for a minimal scenario that fails too seldom to replay (fewer than 8 of 10
 // reruns): `o` with more chances to fail, one candidate per size, smallest first. Every
 // fault's windows come twice, then three times as often (the run as long as they need; a
-// fault with as many windows as fit gets a run that much longer). The shrink found the kind
+// fault with as many windows as fit gets a run that much longer; OneWindowOnly faults stay
+// as they are). The shrink found the kind
 // of schedule that fails; a thin failure (a drift that wins one time in two per window)
 // comes more often with more windows of it. A candidate whose run would last longer than
 // `max_duration` (a hunt trial's longest) is left out: ten reruns of it would cost more than

@@ -105,6 +105,7 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   f.duration = TtlTimes(s, LogUniform(rng, 0.3, 5));
   f.interval = TtlTimes(s, LogUniform(rng, 0.5, 4));
   f.windows = static_cast<int>(rng.Uniform(1, 3));
+  if (OneWindowOnly(id)) f.windows = 1;  // drawn all the same: a seed replays its draws
   if (id == "client-pause") {
     if (forced || rng.Unit() < 0.6) {
       f.params["point"] = point_for();  // targeted: the client that reaches it stops
@@ -117,7 +118,6 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     // Anywhere a pause may go, the lock's own points included: a client that dies between
     // two of its lock's commands is the classic leftover key.
     f.params["point"] = point_for();
-    f.windows = 1;  // a crashed client does not come back
   } else if (id == "server-pause" || id == "memory-full") {
     f.nodes = DrawNodes(s, rng);
   } else if (id == "restart") {
@@ -161,7 +161,6 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
     f.params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
   } else if (id == "failover") {
-    f.windows = 1;
     f.params["kill_after_ms"] = std::to_string(TtlTimes(s, LogUniform(rng, 0.2, 2)).count());
   } else if (id == "delay") {
     f.params["delay_ms"] = std::to_string(f.duration.count());
@@ -238,6 +237,10 @@ RunOptions OnBaselineLock(RunOptions o, const std::string& baseline) {
   o.lock = baseline;
   o.knobs.clear();
   return o;
+}
+
+bool OneWindowOnly(const std::string& fault_id) {
+  return fault_id == "client-crash" || fault_id == "failover";
 }
 
 Millis LastWindowEnd(const RunOptions& o) {

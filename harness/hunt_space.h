@@ -110,6 +110,10 @@ RunOptions OnBaselineLock(RunOptions o, const std::string& baseline);
 // faults with windows = 0 count as one window.
 Millis LastWindowEnd(const RunOptions& o);
 
+// Faults the hunt draws with one window only, and never repeats: a crashed client does not
+// come back, and a failover's window is stretched to its kill plus the promotion.
+bool OneWindowOnly(const std::string& fault_id);
+
 // The run length that leaves `tail` after the last window: at least 1 s.
 Millis DurationFor(const RunOptions& o, Millis tail);
 

@@ -1,6 +1,7 @@
 #include "harness/hunt_story.h"
 
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "faults/fault.h"
@@ -45,9 +46,12 @@ std::string Join(const std::vector<std::string>& v, const std::string& sep) {
 
 size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
   size_t told = 0;
-  int best = -2;
+  int best = std::numeric_limits<int>::min();
   for (size_t i = 0; i < tries.size(); ++i) {
-    const int score = tries[i].baseline_failed ? -1 : tries[i].failed;
+    // Failures with a clean baseline first; below them, failures net of the baseline's.
+    const ShrinkTry& t = tries[i];
+    const int score = !t.baseline_failed && t.failed > 0 ? 1000 + t.failed
+                                                          : t.failed - t.baseline_failures;
     if (score > best) {
       best = score;
       told = i;
@@ -197,7 +201,7 @@ std::string Narrative(const HuntStory& story) {
   p << ".";
   if (!story.strengthened.empty()) {
     p << " Its windows were repeated to replay it (" << story.strengthened
-      << "): the shrunk scenario failed in only " << story.strengthened_from << " of 10.";
+      << "): without that it failed in only " << story.strengthened_from << " of 10.";
   }
   return p.str();
 }
@@ -343,7 +347,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     if (s.undone > 0) {
       md << "\nThe last " << s.undone << " step" << (s.undone == 1 ? " was" : "s were")
          << " undone: the scenario after " << (s.undone == 1 ? "it" : "them")
-         << " failed in fewer than 8 of 10 reruns.\n";
+         << " did not fail 8 of 10 reruns with a baseline that failed none.\n";
     }
     md << "\n## Reproducing (10 reruns each)\n\n";
     for (const auto& t : s.reproductions) {

@@ -74,9 +74,10 @@ struct HuntStory {
 };
 
 // Which reproduction the story tells, of those tried in order (the minimal scenario, then
-// with the last kept steps undone, one more each): the one that failed most with a baseline
-// that never failed (a baseline failure ranks below any count), the simplest of equals.
-// Not the last tried: an undone step that failed less says nothing better. `tries` not empty.
+// with the last kept steps undone, one more each, then strengthened): the one that failed
+// most with a baseline that never failed; when none failed with a clean baseline, the most
+// failures net of the baseline's; the simplest (earliest) of equals. Not the last tried: an
+// undone step that failed less says nothing better. `tries` not empty.
 size_t ToldReproduction(const std::vector<ShrinkTry>& tries);
 
 // One sentence per fault: "At 300 ms, client-pause stops the client that reaches

@@ -281,7 +281,10 @@ TEST_F(HostileUserTest, TensOfThousandsOfWindowsNeverBlockTheHarness) {
             << " ms after SIGTERM\n";
   EXPECT_EQ(inv.exit_code, 2) << inv.output;
   EXPECT_LT(ms, 1000.0);
-  EXPECT_GT(windows, 10u);
+  // Windows kept opening after the first: the schedule was busy when the signal came. (How
+  // many depends on the machine: 17 to 150 in 1 s here with busy cores beside the test; it
+  // was "more than 10", and failed once with the unit and integration tests beside it.)
+  EXPECT_GE(windows, 2u);
   nlohmann::json r = Results(RunDirOf(inv));
   ASSERT_TRUE(r.is_object()) << inv.output;
   EXPECT_EQ(r["interrupted"], true);
