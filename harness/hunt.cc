@@ -262,11 +262,10 @@ class Hunt {
     });
     if (!s.ok() && io_error_.ok()) io_error_ = s;
   }
-  // How many of `n` reruns of `o` fail, and whether the baseline (if any) failed too (in how
-  // many of its runs: `baseline_failures`).
+  // How many of `n` reruns of `o` fail, and in how many of its runs the baseline (if any)
+  // failed too.
   int Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
-             bool* baseline_failed, std::vector<ChildRun>* kept = nullptr,
-             int* baseline_failures = nullptr);
+             int* baseline_failures, std::vector<ChildRun>* kept = nullptr);
   // Until the budget is spent, or (stop_at_first) a failure that counts is found.
   void Search(bool stop_at_first);
   // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
@@ -317,7 +316,7 @@ class Hunt {
 };
 
 int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
-                 bool* baseline_failed, std::vector<ChildRun>* kept, int* baseline_failures) {
+                 int* baseline_failures, std::vector<ChildRun>* kept) {
   // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
   // failures reached, or out of reach), then the baseline's run only when the step would be
   // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. (One
@@ -354,17 +353,16 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
     std::vector<ChildRun> batch = {Make(OnBaseline(o), sub, tag + "-baseline")};
     count(batch);
   }
-  if (baseline_failed) *baseline_failed = base_failures > 0;
-  if (baseline_failures) *baseline_failures = base_failures;
+  *baseline_failures = base_failures;
   if (kept) *kept = std::move(all);
   return failed;
 }
 
 bool Hunt::ConfirmDifference(const RunOptions& o) {
   const int need = (3 * f_.reruns + 3) / 4;
-  bool base_failed = false;
-  int failed = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm", &base_failed);
-  if (failed < need || base_failed || Stop()) return false;
+  int base_failures = 0;
+  int failed = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm", &base_failures);
+  if (failed < need || base_failures > 0 || Stop()) return false;
   std::vector<ChildRun> more;
   for (int i = 0; i < 2; ++i) {
     more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
@@ -508,11 +506,11 @@ void Hunt::Shrink() {
         if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
         // --validity holds for every scenario, shrunk ones too.
         if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
-        bool baseline_failed = false;
+        int baseline_failures = 0;
         int failed = Reruns(cand.options, f_.reruns, need, "shrink", "s" + std::to_string(++step),
-                            &baseline_failed);
-        story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failed});
-        if (failed >= need && !baseline_failed) {
+                            &baseline_failures);
+        story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failures});
+        if (failed >= need && baseline_failures == 0) {
           story_.steps.push_back({cand.what, failed, f_.reruns, false});
           current = cand.options;
           story_.chain.push_back(current);
@@ -540,13 +538,11 @@ void Hunt::Reproduce() {
   std::vector<Tried> tried;
   auto& tries = story_.reproductions;
   auto rerun = [&](Tried t, const std::string& what, const std::string& tag) {
-    bool baseline_failed = false;
     int baseline_failures = 0;
-    int failed =
-        Reruns(t.options, 10, 0, "reruns", tag, &baseline_failed, &t.runs, &baseline_failures);
-    tries.push_back({what, failed, 10, baseline_failed, baseline_failures});
+    int failed = Reruns(t.options, 10, 0, "reruns", tag, &baseline_failures, &t.runs);
+    tries.push_back({what, failed, 10, baseline_failures});
     tried.push_back(std::move(t));
-    return failed >= 8 && !baseline_failed;
+    return failed >= 8 && baseline_failures == 0;
   };
   bool done = false;
   for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {
@@ -556,7 +552,7 @@ void Hunt::Reproduce() {
   }
   if (tried.empty()) return;
   const size_t best = ToldReproduction(tries);
-  if (!done && !tries[best].baseline_failed && tries[best].failed > 0) {
+  if (!done && !tries[best].baseline_failed() && tries[best].failed > 0) {
     const RunOptions base = tried[best].options;
     const int base_undone = tried[best].undone;
     story_.strengthened_from = tries[best].failed;
@@ -572,7 +568,6 @@ void Hunt::Reproduce() {
   story_.minimal = t.options;
   story_.reproduced = tries[told].failed;
   story_.reruns = tries[told].reruns;
-  story_.baseline_failed_on_rerun = tries[told].baseline_failed;
   story_.baseline_failures = tries[told].baseline_failures;
   story_.undone = t.undone;
   story_.strengthened = t.strengthened;

@@ -24,6 +24,10 @@ Millis Round(Millis t) {
 
 std::string Ms(Millis t) { return std::to_string(t.count()) + " ms"; }
 
+// The run a shrunk or strengthened scenario keeps after its last window: 2 TTLs, at least
+// 500 ms (time for a late second holder to show).
+Millis TailAfterWindows(const RunOptions& o) { return std::max(Millis(500), o.ttl * 2); }
+
 std::string FaultName(const RunOptions& o, size_t i) {
   return "fault " + std::to_string(i + 1) + " (" + o.faults[i].id + ")";
 }
@@ -51,7 +55,7 @@ double ScenarioSize(const RunOptions& o) {
 
 std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
   std::vector<ShrinkStep> out;
-  const Millis tail = std::max(Millis(500), o.ttl * 2);
+  const Millis tail = TailAfterWindows(o);
   auto add = [&](std::string what, RunOptions c) {
     // A shorter schedule can leave the run longer than it needs: cut it with the step.
     c.duration = std::min(c.duration, DurationFor(c, tail));
@@ -166,7 +170,7 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
 std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_duration) {
   std::vector<ShrinkStep> out;
   if (o.faults.empty()) return out;
-  const Millis tail = std::max(Millis(500), o.ttl * 2);
+  const Millis tail = TailAfterWindows(o);
   for (int times : {2, 3}) {
     RunOptions c = o;
     bool fit = false;  // a fault with as many windows as fit

@@ -50,7 +50,7 @@ size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
   for (size_t i = 0; i < tries.size(); ++i) {
     // Failures with a clean baseline first; below them, failures net of the baseline's.
     const ShrinkTry& t = tries[i];
-    const int score = !t.baseline_failed && t.failed > 0 ? 1000 + t.failed
+    const int score = !t.baseline_failed() && t.failed > 0 ? 1000 + t.failed
                                                           : t.failed - t.baseline_failures;
     if (score > best) {
       best = score;
@@ -196,7 +196,7 @@ std::string Narrative(const HuntStory& story) {
     if (story.baseline_failures > 0)
       p << " failed in " << story.baseline_failures << " of " << story.reruns;
     else
-      p << (story.baseline_failed_on_rerun ? " failed too" : " did not fail");
+      p << " did not fail";
   }
   p << ".";
   if (!story.strengthened.empty()) {
@@ -247,7 +247,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
     tried.push_back({{"step", t.what},
                      {"failed", t.failed},
                      {"reruns", t.reruns},
-                     {"baseline_failed", t.baseline_failed}});
+                     {"baseline_failed", t.baseline_failed()}});
   }
   j["shrink_tried"] = tried;
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
@@ -259,7 +259,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
     reproductions.push_back({{"scenario", t.what},
                              {"failed", t.failed},
                              {"reruns", t.reruns},
-                             {"baseline_failed", t.baseline_failed},
+                             {"baseline_failed", t.baseline_failed()},
                              {"baseline_failures", t.baseline_failures}});
   }
   j["reproductions"] = reproductions;
@@ -271,7 +271,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"kinds", s.kinds},
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
-                    {"baseline_failed", s.baseline_failed_on_rerun},
+                    {"baseline_failed", s.baseline_failures > 0},
                     {"baseline_failures", s.baseline_failures},
                     {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
                                                             : nlohmann::ordered_json(s.strengthened)},
@@ -339,7 +339,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     md << "\n## Shrinking\n\n";
     for (const auto& t : s.tried) {
       md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
-         << (t.baseline_failed ? ", baseline failed" : "") << "\n";
+         << (t.baseline_failed() ? ", baseline failed" : "") << "\n";
     }
     md << "\nSteps kept:" << (s.steps.size() <= static_cast<size_t>(s.undone) ? " none" : "") << "\n\n";
     for (size_t i = 0; i + s.undone < s.steps.size(); ++i)

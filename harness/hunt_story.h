@@ -46,8 +46,10 @@ struct FoundScenario {
 struct ShrinkTry {
   std::string what;
   int failed = 0, reruns = 0;
-  bool baseline_failed = false;
-  int baseline_failures = 0;  // a reproduction's: of as many baseline runs as `reruns`
+  // Of the baseline's runs: one for a shrink step (when the step would be kept), as many as
+  // `reruns` for a reproduction.
+  int baseline_failures = 0;
+  bool baseline_failed() const { return baseline_failures > 0; }
 };
 
 struct HuntStory {
@@ -67,7 +69,6 @@ struct HuntStory {
   std::vector<ShrinkTry> reproductions;  // every scenario rerun 10 times, in order
   std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
   int strengthened_from = 0;  // the failures in 10 of the scenario it strengthened
-  bool baseline_failed_on_rerun = false;
   int baseline_failures = 0;  // of `reruns` runs of minimal.toml on the baseline
   std::string failing_run;
   nlohmann::ordered_json failing_results;

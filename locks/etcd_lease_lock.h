@@ -69,7 +69,7 @@ class EtcdLeaseLock : public Lock {
   // One JSON call to the current member; moves to the next member on anything but a whole
   // answer. Thread-safe (the member index is atomic).
   HttpResult Call(const std::string& path, const std::string& body, Millis timeout);
-  // Revokes `lease_id`, or keeps it for RevokePending when no member answered.
+  // Revokes `lease_id`, or keeps it for RevokePending when the member called did not answer.
   void Revoke(const std::string& lease_id);
   bool TryRevoke(const std::string& lease_id);  // one call; true when a member answered
   void RevokePending();

@@ -479,7 +479,7 @@ TEST(HuntStoryTest, TheToldReproductionIsTheBestTriedNotTheLast) {
   // {failed, baseline failures}, each of 10.
   auto told = [](std::vector<std::pair<int, int>> tries) {
     std::vector<ShrinkTry> t;
-    for (auto [failed, base] : tries) t.push_back({"undo", failed, 10, base > 0, base});
+    for (auto [failed, base] : tries) t.push_back({"undo", failed, 10, base});
     return ToldReproduction(t);
   };
   EXPECT_EQ(told({{9, 0}}), 0u);
@@ -546,7 +546,6 @@ TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
             std::string::npos)
       << n;
   // A reproduction reruns the baseline as often as the lock, and says how often it failed.
-  s.baseline_failed_on_rerun = true;
   s.baseline_failures = 2;
   const std::string b = Narrative(s);
   EXPECT_NE(b.find("in 10 of 10 reruns; the same scenario on fenced failed in 2 of 10."),
