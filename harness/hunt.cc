@@ -526,9 +526,10 @@ void Hunt::Shrink() {
 
 void Hunt::Reproduce() {
   phase_ = "reproduce";
-  // The minimal scenario, else the last kept steps undone, until one reproduces in 8 of 10
-  // with the baseline never failing; still short of that, the best of them strengthened
-  // (StrengthenCandidates). The story tells the best tried (ToldReproduction).
+  // The minimal scenario, else the last kept steps undone, until one reproduces
+  // (kReproductionNeeded of kReproductionReruns, the baseline never failing); still short
+  // of that, the best of them strengthened (StrengthenCandidates). The story tells the best
+  // tried (ToldReproduction).
   struct Tried {
     RunOptions options;
     int undone = 0;
@@ -539,10 +540,10 @@ void Hunt::Reproduce() {
   auto& tries = story_.reproductions;
   auto rerun = [&](Tried t, const std::string& what, const std::string& tag) {
     int baseline_failures = 0;
-    int failed = Reruns(t.options, 10, 0, "reruns", tag, &baseline_failures, &t.runs);
-    tries.push_back({what, failed, 10, baseline_failures});
+    int failed = Reruns(t.options, kReproductionReruns, 0, "reruns", tag, &baseline_failures, &t.runs);
+    tries.push_back({what, failed, kReproductionReruns, baseline_failures});
     tried.push_back(std::move(t));
-    return failed >= 8 && baseline_failures == 0;
+    return failed >= kReproductionNeeded && baseline_failures == 0;
   };
   bool done = false;
   for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {

@@ -44,6 +44,18 @@ std::string Join(const std::vector<std::string>& v, const std::string& sep) {
 
 }  // namespace
 
+int HuntStory::Counted() const {
+  int n = 0;
+  for (const auto& f : found) n += !f.baseline_failed;
+  return n;
+}
+
+std::vector<std::string> HuntStory::KeptSteps() const {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i + undone < steps.size(); ++i) kept.push_back(steps[i].what);
+  return kept;
+}
+
 size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
   size_t told = 0;
   int best = std::numeric_limits<int>::min();
@@ -221,12 +233,10 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   j["interrupted"] = s.interrupted;
   nlohmann::ordered_json found = nlohmann::ordered_json::array();
   for (const auto& f : s.found) {
-    std::vector<std::string> ids;
-    for (const auto& x : f.options.faults) ids.push_back(x.id);
     found.push_back({{"scenario", "found/" + f.options.name + ".toml"},
                      {"run_dir", f.run_dir},
                      {"at_s", f.at_s},
-                     {"faults", ids},
+                     {"faults", FaultIdList(f.options)},
                      {"kinds", f.kinds},
                      {"counted", !f.baseline_failed}});
   }
@@ -250,9 +260,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                      {"baseline_failed", t.baseline_failed()}});
   }
   j["shrink_tried"] = tried;
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (size_t i = 0; i + s.undone < s.steps.size(); ++i) steps.push_back(s.steps[i].what);
-  j["shrink_steps"] = steps;
+  j["shrink_steps"] = s.KeptSteps();
   j["undone_steps"] = s.undone;
   nlohmann::ordered_json reproductions = nlohmann::ordered_json::array();
   for (const auto& t : s.reproductions) {
@@ -264,10 +272,8 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   }
   j["reproductions"] = reproductions;
   if (s.minimal) {
-    std::vector<std::string> ids;
-    for (const auto& x : s.minimal->faults) ids.push_back(x.id);
     j["minimal"] = {{"scenario", "minimal.toml"},
-                    {"faults", ids},
+                    {"faults", FaultIdList(*s.minimal)},
                     {"kinds", s.kinds},
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
@@ -285,8 +291,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
 
 std::string HuntSummary(const HuntStory& s, const std::string& dir) {
   std::ostringstream out;
-  int counted = 0;
-  for (const auto& f : s.found) counted += !f.baseline_failed;
+  const int counted = s.Counted();
   out << "\nhunt: " << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s; " << counted
       << " failing scenario" << (counted == 1 ? "" : "s") << " found";
   if (static_cast<int>(s.found.size()) > counted)
@@ -295,7 +300,7 @@ std::string HuntSummary(const HuntStory& s, const std::string& dir) {
   if (s.minimal) {
     out << "minimal: " << dir << "/minimal.toml (" << s.minimal->faults.size() << " fault"
         << (s.minimal->faults.size() == 1 ? "" : "s") << ", "
-        << s.steps.size() - static_cast<size_t>(s.undone) << " shrink steps; failed in "
+        << s.KeptSteps().size() << " shrink steps; failed in "
         << s.reproduced << " of " << s.reruns << " reruns)\n";
     out << Narrative(s) << "\n";
   } else if (counted == 0) {
@@ -329,10 +334,8 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
      << " s, shrink " << Fixed(s.shrink_s, 0) << " s).\n\n## Failing scenarios found\n\n";
   if (s.found.empty()) md << "None within the budget (not a proof that the lock is safe).\n";
   for (const auto& f : s.found) {
-    std::vector<std::string> ids;
-    for (const auto& x : f.options.faults) ids.push_back(x.id);
     md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
-       << " s: " << Join(ids, " + ")
+       << " s: " << Join(FaultIdList(f.options), " + ")
        << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
   }
   if (s.minimal) {
@@ -341,15 +344,16 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
       md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
          << (t.baseline_failed() ? ", baseline failed" : "") << "\n";
     }
-    md << "\nSteps kept:" << (s.steps.size() <= static_cast<size_t>(s.undone) ? " none" : "") << "\n\n";
-    for (size_t i = 0; i + s.undone < s.steps.size(); ++i)
-      md << i + 1 << ". " << s.steps[i].what << "\n";
+    const std::vector<std::string> kept = s.KeptSteps();
+    md << "\nSteps kept:" << (kept.empty() ? " none" : "") << "\n\n";
+    for (size_t i = 0; i < kept.size(); ++i) md << i + 1 << ". " << kept[i] << "\n";
     if (s.undone > 0) {
       md << "\nThe last " << s.undone << " step" << (s.undone == 1 ? " was" : "s were")
          << " undone: the scenario after " << (s.undone == 1 ? "it" : "them")
-         << " did not fail 8 of 10 reruns with a baseline that failed none.\n";
+         << " did not fail " << kReproductionNeeded << " of " << kReproductionReruns
+         << " reruns with a baseline that failed none.\n";
     }
-    md << "\n## Reproducing (10 reruns each)\n\n";
+    md << "\n## Reproducing (" << kReproductionReruns << " reruns each)\n\n";
     for (const auto& t : s.reproductions) {
       md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns;
       if (!s.baseline.empty()) md << ", the baseline " << t.baseline_failures << " of " << t.reruns;

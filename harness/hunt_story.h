@@ -33,6 +33,11 @@ std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool l
 // "resource" alone, verdict and resource violated; for "stuck" alone, stuck yes.
 void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o);
 
+// A minimal scenario is told as reproducing when it fails at least kReproductionNeeded of
+// kReproductionReruns reruns and the baseline (with --baseline) fails none of as many.
+inline constexpr int kReproductionReruns = 10;
+inline constexpr int kReproductionNeeded = 8;
+
 struct FoundScenario {
   RunOptions options;
   std::string run_dir;
@@ -72,6 +77,11 @@ struct HuntStory {
   int baseline_failures = 0;  // of `reruns` runs of minimal.toml on the baseline
   std::string failing_run;
   nlohmann::ordered_json failing_results;
+
+  // The found scenarios that count (the baseline did not fail them too).
+  int Counted() const;
+  // The shrink steps kept and not undone, in order.
+  std::vector<std::string> KeptSteps() const;
 };
 
 // Which reproduction the story tells, of those tried in order (the minimal scenario, then

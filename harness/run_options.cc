@@ -57,10 +57,16 @@ std::string LockDisplayName(const std::string& lock_id) {
   return "driver-" + base;
 }
 
+std::vector<std::string> FaultIdList(const RunOptions& o) {
+  std::vector<std::string> ids;
+  for (const auto& f : o.faults) ids.push_back(f.id);
+  return ids;
+}
+
 std::string FaultIds(const RunOptions& o) {
   if (o.faults.empty()) return "none";
   std::string out;
-  for (const auto& f : o.faults) out += (out.empty() ? "" : "+") + f.id;
+  for (const std::string& id : FaultIdList(o)) out += (out.empty() ? "" : "+") + id;
   return out;
 }
 

@@ -110,6 +110,8 @@ int LockNodes(const RunOptions& o);
 // (its own check says why) and for a driver, whose hello alone says it.
 bool LockCanRenew(const RunOptions& o);
 
+// The ids of the faults of `o`, in order.
+std::vector<std::string> FaultIdList(const RunOptions& o);
 // "none", or the fault ids joined by "+".
 std::string FaultIds(const RunOptions& o);
 

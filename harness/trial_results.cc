@@ -35,8 +35,7 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   TrialSummary& s = out.summary;
   r["scenario"] = o.name;
   r["algorithm"] = o.lock;
-  r["faults"] = nlohmann::ordered_json::array();
-  for (const auto& f : o.faults) r["faults"].push_back(f.id);
+  r["faults"] = FaultIdList(o);
   r["seed"] = o.seed;
   s.seed = o.seed;
   checker::History h;
