@@ -153,6 +153,12 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     // drew 12 drifts in 5 minutes, 3 of them fine, none on a majority, and it survived; by
     // hand, 1.01x on 3 of 5 nodes killed it in 3 of 3 runs.)
     f.nodes = DrawNodes(s, rng, fine ? 2.0 / 3 : 1.0 / 3);
+    if (s.fine_drift) {  // SearchSpace::fine_drift: one window, the longest that fits
+      f.params["rate"] = Pick(rng, std::vector<std::string>{"1.005", "1.01"});
+      f.nodes = DrawNodes(s, rng, 1.0);
+      f.windows = 1;
+      f.duration = std::max(TtlTimes(s, 1.5), room);
+    }
   } else if (id == "client-clock") {
     // Half the time armed at a point (the lock's own half the time: inside an acquire, where
     // a lock timing itself on the wall clock reads it); a timed step lands inside a 1 ms
@@ -194,6 +200,7 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   std::vector<FirstPassDraw> pass;
   for (const auto& id : s.faults) {
     pass.push_back({id, ""});
+    if (id == "clock-drift") pass.push_back({id, "", false, true});
     if (!CanBeArmed(id)) continue;
     for (const auto& p : s.lock_points) {
       pass.push_back({id, p, false});
@@ -211,6 +218,7 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.faults = {draw.fault};
   one.arm_at = draw.point;
   one.quiet = draw.quiet;
+  one.fine_drift = draw.fine_drift;
   if (one.quiet && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   return one;
@@ -320,7 +328,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   }
   // A fault that bends lease time (BendsLeaseTime) comes with clients that honour validity
   // and work to its end two times in three (else one in six), unless --validity fixed it.
-  if (std::any_of(o.faults.begin(), o.faults.end(), BendsLeaseTime) && rng.Unit() < 2.0 / 3 &&
+  if (std::any_of(o.faults.begin(), o.faults.end(), BendsLeaseTime) && (s.fine_drift || rng.Unit() < 2.0 / 3) &&
       (s.validity.empty() || s.validity == "honour")) {
     o.validity = "honour";
     o.hold = TtlTimes(s, 1 + 0.5 * rng.Unit(), Millis(1));

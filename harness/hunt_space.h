@@ -47,6 +47,12 @@ struct SearchSpace {
   // Every scenario's workload is quiet (two clients that think one to three holds between
   // turns, so the key is mostly free); else a quarter of them are.
   bool quiet = false;
+  // Every clock drift is fine (0.5% or 1%: within the common allowance of 1% of the TTL,
+  // which Redlock's reference implementation uses) on a majority of the nodes, as long as
+  // the trial allows, and the clients honour validity and work to its end: drift in its
+  // subtlest form, where a lock that misjudges drift and one that does not differ by a few
+  // milliseconds per lease (the first pass tries it once).
+  bool fine_drift = false;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
   // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
@@ -66,7 +72,8 @@ struct SearchSpace {
 // Whether fault `id` can be armed at a pause point (it has a `point` parameter).
 bool CanBeArmed(const std::string& id);
 
-// The search's first pass: every fault alone once, and every fault that can be armed twice
+// The search's first pass: every fault alone once (clock-drift twice, the second time
+// fine: SearchSpace::fine_drift), and every fault that can be armed twice
 // at each of the lock's own points (SearchSpace::lock_points: where its code is; against a
 // baseline, where the two differ), once with a workload drawn as usual and once with a
 // quiet one, in an order `rng` shuffles. With a dozen faults and a few dozen trials in a
@@ -78,8 +85,9 @@ bool CanBeArmed(const std::string& id);
 // watchdog-renewal-due with 5 clients).
 struct FirstPassDraw {
   std::string fault;
-  std::string point;   // SearchSpace::arm_at for this draw; "" = drawn as usual
-  bool quiet = false;  // SearchSpace::quiet for this draw
+  std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual
+  bool quiet = false;       // SearchSpace::quiet for this draw
+  bool fine_drift = false;  // SearchSpace::fine_drift for this draw (clock-drift's second entry)
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 // Refused draws of one first-pass entry before the search skips it (hunt.cc Search).

@@ -101,6 +101,31 @@ TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
   EXPECT_TRUE(long_hold) << "no client working until its validity ends in 100 draws";
 }
 
+// The first pass's fine drift: 0.5% or 1% on a majority of redlock's 5 nodes, one window
+// as long as the trial allows, clients that honour validity and work to its end.
+TEST(HuntSpaceTest, AFineDriftLastsOnAMajorityWithLeasesUsedToTheirEnd) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  space.faults = {"clock-drift"};
+  FirstPassDraw fine{"clock-drift", "", false, true};
+  SearchSpace one = FirstPassSpace(space, fine);
+  Rng rng(9);
+  std::set<std::string> rates;
+  for (int i = 0; i < 100; ++i) {
+    RunOptions o = DrawScenario(one, rng, "t");
+    ASSERT_EQ(o.faults.size(), 1u);
+    const faults::FaultOptions& f = o.faults[0];
+    rates.insert(f.params.at("rate"));
+    EXPECT_EQ(f.nodes.size(), 3u);
+    EXPECT_EQ(f.windows, 1);
+    EXPECT_GE(f.duration, Millis(15000));  // 20 s trial, first window by 1.5 s, 1.5 s tail
+    EXPECT_LE(f.first_at + f.duration, o.duration);
+    EXPECT_EQ(o.validity, "honour");
+    EXPECT_GE(o.hold, o.ttl);
+    EXPECT_TRUE(ValidateRunOptions(o).ok());
+  }
+  EXPECT_EQ(rates, (std::set<std::string>{"1.005", "1.01"}));
+}
+
 // With a baseline, hunt draws less of what also broke the baseline (hunt.cc): the
 // validity choice is one of those kinds, so a search whose "ignore" scenarios broke both
 // locks moves to clients that honour validity.
@@ -167,19 +192,21 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   ASSERT_EQ(space.lock_points, std::vector<std::string>{"redlock-replies-in-flight"});
   Rng a(3), b(3);
   std::vector<FirstPassDraw> pass = FirstPass(space, a);
-  std::set<std::tuple<std::string, std::string, bool>> seen;
-  for (const auto& d : pass) EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet}).second) << d.fault << "@" << d.point;
+  std::set<std::tuple<std::string, std::string, bool, bool>> seen;
+  for (const auto& d : pass)
+    EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet, d.fine_drift}).second) << d.fault << "@" << d.point;
+  EXPECT_TRUE(seen.count({"clock-drift", "", false, true})) << "no fine drift";
   size_t armable = 0;
   for (const auto& id : space.faults) {
-    EXPECT_TRUE(seen.count({id, "", false})) << id;
+    EXPECT_TRUE(seen.count({id, "", false, false})) << id;
     if (CanBeArmed(id)) {
       ++armable;
-      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", false})) << id;
-      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true})) << id << ", quiet";
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", false, false})) << id;
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true, false})) << id << ", quiet";
     }
   }
   EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
-  EXPECT_EQ(pass.size(), space.faults.size() + 2 * armable);
+  EXPECT_EQ(pass.size(), space.faults.size() + 1 + 2 * armable);
   std::vector<FirstPassDraw> again = FirstPass(space, b);
   ASSERT_EQ(again.size(), pass.size());
   bool same = true, sorted = true;
