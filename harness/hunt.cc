@@ -655,7 +655,10 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
       for (const auto& p : hello.points) space.lock_points.push_back(p);
-      if (hello.ttl && !flags.ttl_given) space.ttl = flags.ttl = *hello.ttl;
+      if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
+        space.ttl = flags.ttl = *hello.ttl;
+        space.ttls.clear();
+      }
     }
   }
   if (!s.ok()) {

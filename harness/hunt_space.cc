@@ -260,13 +260,27 @@ bool OneWindowOnly(const std::string& fault_id) {
   return fault_id == "client-crash" || fault_id == "failover";
 }
 
+Millis WindowsEnd(const faults::FaultOptions& f) {
+  const int w = std::max(1, f.windows);
+  return f.first_at + w * f.duration + (w - 1) * f.interval;
+}
+
 Millis LastWindowEnd(const RunOptions& o) {
   Millis end{0};
-  for (const auto& f : o.faults) {
-    int w = std::max(1, f.windows);
-    end = std::max(end, f.first_at + w * f.duration + (w - 1) * f.interval);
-  }
+  for (const auto& f : o.faults) end = std::max(end, WindowsEnd(f));
   return end;
+}
+
+void TrimWindowsToFit(RunOptions* o, Millis tail, Millis max_duration) {
+  while (DurationFor(*o, tail) > max_duration) {
+    faults::FaultOptions* last = nullptr;
+    for (auto& f : o->faults) {
+      if (last == nullptr || WindowsEnd(f) > WindowsEnd(*last)) last = &f;
+    }
+    // One window that does not fit: the others' windows would not shorten the run.
+    if (last == nullptr || last->windows <= 1) return;
+    --last->windows;
+  }
 }
 
 Millis DurationFor(const RunOptions& o, Millis tail) {
@@ -345,17 +359,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   if (quiet) o.think = Millis(static_cast<int64_t>(std::llround(quiet_thinks * static_cast<double>(o.hold.count()))));
   const Millis tail = TailFor(s);
-  // Too long for a hunt trial: fewer windows first, so that every window still closes
-  // before the run ends (a window cut by the end says less about the lock).
-  for (bool trimmed = true; trimmed && DurationFor(o, tail) > s.max_duration;) {
-    trimmed = false;
-    for (auto& f : o.faults) {
-      if (f.windows > 1 && DurationFor(o, tail) > s.max_duration) {
-        --f.windows;
-        trimmed = true;
-      }
-    }
-  }
+  TrimWindowsToFit(&o, tail, s.max_duration);
   o.duration = std::min(s.max_duration, DurationFor(o, tail));
   return o;
 }

@@ -114,8 +114,10 @@ std::vector<std::string> ScenarioKinds(const RunOptions& o);
 // left as it is; the baseline's run is then refused.
 RunOptions OnBaselineLock(RunOptions o, const std::string& baseline);
 
-// When the last window of `o`'s faults closes (first_at + windows x (duration + interval));
-// faults with windows = 0 count as one window.
+// When the last window of `f` closes, from the run's start (first_at + windows x duration
+// + (windows - 1) x interval); windows = 0 counts as one window.
+Millis WindowsEnd(const faults::FaultOptions& f);
+// The latest WindowsEnd of `o`'s faults.
 Millis LastWindowEnd(const RunOptions& o);
 
 // Faults the hunt draws with one window only, and never repeats: a crashed client does not
@@ -124,5 +126,10 @@ bool OneWindowOnly(const std::string& fault_id);
 
 // The run length that leaves `tail` after the last window: at least 1 s.
 Millis DurationFor(const RunOptions& o, Millis tail);
+// Takes windows off `o`'s faults, one at a time off the fault whose windows end last, until
+// DurationFor(o, tail) fits `max_duration` or that fault is down to one window: a window
+// cut by the run's end says less about the lock, and a fault that fits keeps its repeats
+// (trimming every fault in turn took them off a partition because of a long drift).
+void TrimWindowsToFit(RunOptions* o, Millis tail, Millis max_duration);
 
 }  // namespace locklab::harness

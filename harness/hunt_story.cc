@@ -213,7 +213,8 @@ std::string Narrative(const HuntStory& story) {
   p << ".";
   if (!story.strengthened.empty()) {
     p << " Its windows were repeated to replay it (" << story.strengthened
-      << "): without that it failed in only " << story.strengthened_from << " of 10.";
+      << "): without that it failed in only " << story.strengthened_from << " of "
+      << kReproductionReruns << ".";
   }
   return p.str();
 }

@@ -6,6 +6,7 @@
 // is checked and says why a cell too long to run is n/a.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tests/run_locklab.h"
@@ -187,6 +188,27 @@ TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThr
   EXPECT_GE((*next)["time_ns"].get<int64_t>(), closed)
       << "renewed inside the window: " << next->dump();
   for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+}
+
+// A driver's hello declares the TTL it really sets (get_compare_del.py --ttl-ms): every
+// scenario hunt draws uses it, not the TTLs hunt draws from without --ttl (a hunt drew
+// 500, 750 and 1250 ms for a driver that had declared another).
+TEST_F(DriverPointsTest, HuntDrawsAtTheTtlADriverDeclares) {
+  Invocation inv = Locklab({"hunt", "--lock", kGcd, "--driver-arg", "--ttl-ms", "--driver-arg", "900", "--faults",
+                            "client-pause", "--budget", "2s", "--jobs", "2", "--no-shrink", "--seed", "4",
+                            "--no-report", "--out", dir_},
+                           Millis(120000));
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(inv.output, m, std::regex("hunt: (\\S+)/hunt\\.md"))) << inv.output;
+  int scenarios = 0;
+  for (const auto& e : std::filesystem::directory_iterator(m[1].str() + "/trials")) {
+    if (e.path().extension() != ".toml") continue;
+    ++scenarios;
+    std::string toml = ReadAll(e.path());
+    EXPECT_NE(toml.find("ttl_ms = 900\n"), std::string::npos) << e.path() << ":\n" << toml;
+  }
+  EXPECT_GE(scenarios, 2);
 }
 
 TEST_F(DriverPointsTest, MatrixTtlFlagIsChecked) {
