@@ -118,7 +118,13 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     }
   } else if (id == "slow-cs") {
     f.params["point"] = point_for();
-  } else if (id == "client-crash") {
+  }
+  // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
+  // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
+  // lets the key expire under the stopped client, and what its next command does to a key
+  // that is gone is what the quiet try is for. (The seventh whole run drew 0.3 TTL for
+  // renew-resurrects' quiet try at watchdog-renewal-due, and it survived.)
+  if (s.quiet && (id == "client-pause" || id == "slow-cs")) f.duration = TtlTimes(s, LogUniform(rng, 1, 5)); else if (id == "client-crash") {
     // Anywhere a pause may go, the lock's own points included: a client that dies between
     // two of its lock's commands is the classic leftover key.
     f.params["point"] = point_for();

@@ -45,7 +45,8 @@ struct SearchSpace {
   // fault at each of the lock's own points, twice (hunt.cc Search, FirstPass).
   std::string arm_at;
   // Every scenario's workload is quiet (two clients that think one to three holds between
-  // turns, so the key is mostly free); else a quarter of them are.
+  // turns, so the key is mostly free), and a client-pause or slow-cs stop outlasts the lease
+  // (1 to 5 TTLs); else a quarter of the workloads are quiet.
   bool quiet = false;
   // Every clock drift is fine (0.5% or 1%: within the common allowance of 1% of the TTL,
   // which Redlock's reference implementation uses) on a majority of the nodes, as long as

@@ -131,6 +131,27 @@ TEST(HuntSpaceTest, WindowsAreTrimmedOffTheFaultThatEndsLast) {
   EXPECT_EQ(o.faults[1].windows, 1);
 }
 
+// The first pass's quiet tries stop a client for longer than its lease (1 to 5 TTLs): on a
+// free key a shorter stop shows nothing.
+TEST(HuntSpaceTest, AQuietTryStopsTheClientPastItsLease) {
+  SearchSpace space = SpaceFor(*locks::FindLock("watchdog"), Millis(500));
+  for (const char* id : {"client-pause", "slow-cs"}) {
+    space.faults = {id};
+    SearchSpace one = FirstPassSpace(space, {id, "watchdog-renewal-due", true});
+    Rng rng(11);
+    Millis longest{0};
+    for (int i = 0; i < 100; ++i) {
+      RunOptions o = DrawScenario(one, rng, "t");
+      ASSERT_EQ(o.faults.size(), 1u);
+      EXPECT_GE(o.faults[0].duration, o.ttl) << id;
+      EXPECT_LE(o.faults[0].duration, 5 * o.ttl) << id;
+      EXPECT_EQ(o.clients, 2) << id;
+      longest = std::max(longest, o.faults[0].duration);
+    }
+    EXPECT_GT(longest, Millis(1000)) << id;
+  }
+}
+
 // The first pass's fine drift: 0.5% or 1% on a majority of redlock's 5 nodes, one window
 // as long as the trial allows, clients that honour validity and work to its end.
 TEST(HuntSpaceTest, AFineDriftLastsOnAMajorityWithLeasesUsedToTheirEnd) {
