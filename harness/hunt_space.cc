@@ -118,13 +118,7 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     }
   } else if (id == "slow-cs") {
     f.params["point"] = point_for();
-  }
-  // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
-  // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
-  // lets the key expire under the stopped client, and what its next command does to a key
-  // that is gone is what the quiet try is for. (The seventh whole run drew 0.3 TTL for
-  // renew-resurrects' quiet try at watchdog-renewal-due, and it survived.)
-  if (s.quiet && (id == "client-pause" || id == "slow-cs")) f.duration = TtlTimes(s, LogUniform(rng, 1, 5)); else if (id == "client-crash") {
+  } else if (id == "client-crash") {
     // Anywhere a pause may go, the lock's own points included: a client that dies between
     // two of its lock's commands is the classic leftover key.
     f.params["point"] = point_for();
@@ -185,6 +179,15 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["kill_after_ms"] = std::to_string(TtlTimes(s, LogUniform(rng, 0.2, 2)).count());
   } else if (id == "delay") {
     f.params["delay_ms"] = std::to_string(f.duration.count());
+  }
+  // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
+  // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
+  // lets the key expire under the stopped client, and what its next command does to a key
+  // that is gone is what the quiet try is for. (The seventh whole run drew 0.3 TTL for
+  // renew-resurrects' quiet try at watchdog-renewal-due, and it survived.) Drawn after the
+  // point and before the target: the order a seed replays.
+  if (s.quiet && (id == "client-pause" || id == "slow-cs")) {
+    f.duration = TtlTimes(s, LogUniform(rng, 1, 5));
   }
   if (TakesTarget(id) && !f.params.count("target")) {
     // Whom the window hits: anyone, the client holding the lock now, or the one that just

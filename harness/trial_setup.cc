@@ -65,8 +65,7 @@ Status Trial::Setup() {
   }
   // What the judge needs beyond the events goes into the history itself, so that
   // `locklab check history.jsonl` judges exactly as this run does (checker/verdict.h).
-  const std::vector<std::string> fault_ids = FaultIdList(o_);
-  facts_.faults.insert(facts_.faults.end(), fault_ids.begin(), fault_ids.end());
+  facts_.faults = FaultIdList(o_);
   facts_.stuck_after = o_.stuck_after;
   facts_.validity_honoured = o_.validity == "honour";
   recorder_.WriteRunEvent("start", checker::RunStartValue(facts_));
