@@ -27,18 +27,31 @@ bool JudgedStuck(const nlohmann::ordered_json& results) {
 
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,
                    const std::function<void(const ChildRun&, size_t finished)>& on_done) {
+  size_t i = 0;
+  return RunChildrenFrom(
+      jobs, [&]() { return i < runs.size() ? runs[i++] : nullptr; }, on_done);
+}
+
+Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
+                       const std::function<void(const ChildRun&, size_t finished)>& on_done) {
   const std::string exe = SelfExe();
-  size_t next = 0, finished = 0, running = 0;
+  size_t finished = 0, running = 0;
+  bool exhausted = false;
+  std::vector<ChildRun*> started;  // every run this call spawned, to match pids and interrupt
   Status io_error;
   auto finish = [&](ChildRun& r) {
     r.done = true;
     ++finished;
     if (on_done) on_done(r, finished);
   };
-  while (finished < runs.size()) {
-    while (running < static_cast<size_t>(jobs) && next < runs.size() && !Interrupted() &&
-           io_error.ok()) {
-      ChildRun& r = *runs[next++];
+  for (;;) {
+    while (!exhausted && running < static_cast<size_t>(jobs) && !Interrupted() && io_error.ok()) {
+      ChildRun* rp = next();
+      if (rp == nullptr) {
+        exhausted = true;
+        break;
+      }
+      ChildRun& r = *rp;
       if (r.done) {
         ++finished;
         continue;
@@ -55,12 +68,14 @@ Status RunChildren(std::vector<ChildRun*> runs, int jobs,
         WriteFile(r.log, "locklab: trial not started: " + ss.message() + "\n");
         finish(r);
       } else {
+        started.push_back(rp);
         ++running;
       }
     }
-    if ((Interrupted() || !io_error.ok()) && running == 0) break;
+    // Nothing running: the supplier is spent, or an interrupt or write error stops new runs.
+    if (running == 0) break;
     if (Interrupted()) {
-      for (ChildRun* r : runs) {
+      for (ChildRun* r : started) {
         if (r->pid > 0 && !r->done) kill(r->pid, SIGINT);  // each trial heals and keeps its history
       }
     }
@@ -70,7 +85,7 @@ Status RunChildren(std::vector<ChildRun*> runs, int jobs,
       if (errno == EINTR) continue;
       break;
     }
-    for (ChildRun* rp : runs) {
+    for (ChildRun* rp : started) {
       ChildRun& r = *rp;
       if (r.pid != pid || r.done) continue;
       --running;

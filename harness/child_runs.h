@@ -55,5 +55,12 @@ bool JudgedStuck(const nlohmann::ordered_json& results);
 // call). Returns the first scenario write error (ok otherwise).
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,
                    const std::function<void(const ChildRun&, size_t finished)>& on_done);
+// The same with the runs supplied as slots free up: `next()` is called whenever fewer than
+// `jobs` run, and returns the next run (it must stay at that address until the call returns)
+// or null when there is none for now; after a null no more are asked for, and the call returns
+// once the running ones have exited. A pool that never waits for its slowest run to start the
+// next (hunt's search: one 20 s trial no longer holds up the other slot, see hunt.cc).
+Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
+                       const std::function<void(const ChildRun&, size_t finished)>& on_done);
 
 }  // namespace locklab::harness

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -268,6 +270,9 @@ class Hunt {
              int* baseline_failures, std::vector<ChildRun>* kept = nullptr);
   // Until the budget is spent, or (stop_at_first) a failure that counts is found.
   void Search(bool stop_at_first);
+  // The next scenario of the search (the first pass's, then drawn from the space), redrawing
+  // those the lab refuses; nothing when the lab refuses nearly all of them (io_error_ set).
+  std::optional<ChildRun> DrawTrial();
   // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
   // not run (nothing was seen to pass there, see BaselineFailed).
   std::set<std::string> Difference(const ChildRun& r, const ChildRun& b) const {
@@ -282,8 +287,19 @@ class Hunt {
   // With a baseline: whether a failure of `o` reproduces on the lock and not on the
   // baseline (3 of 4 reruns fail; the baseline fails none of three runs), judged by target_.
   bool ConfirmDifference(const RunOptions& o);
-  void Shrink();
+  // Shrinks `find` (a counted find) into story_'s shrink fields.
+  void Shrink(const FoundScenario& find);
   void Reproduce();
+  // Shrinks and reruns counted finds, the first found first, until one reproduces; between
+  // them, while budget is left, the search goes on (Search). The story tells the best.
+  void ShrinkUntilOneReproduces();
+  // Draws the fault kinds of `o` less often (never below a twentieth): both locks fail there.
+  void DrawLess(const RunOptions& o) {
+    for (const auto& kind : ScenarioKinds(o)) {
+      double& w = space_.weights.try_emplace(kind, 1.0).first->second;
+      w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
+    }
+  }
   void Progress(bool final_line = false);
   Nanos Elapsed() const { return MonotonicNow() - t0_; }
   bool counted_any() const {
@@ -299,6 +315,7 @@ class Hunt {
   Rng rng_;
   Nanos t0_ = MonotonicNow();
   std::string phase_ = "search";
+  std::string attempt_prefix_;  // of the shrink and rerun files (ShrinkUntilOneReproduces)
   int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
   // The search's first pass (Search): single-fault draws, and how far it got.
   std::vector<FirstPassDraw> first_pass_;
@@ -389,50 +406,76 @@ void Hunt::Progress(bool final_line) {
     std::cerr << "locklab " << line.str() << "\n";
 }
 
-void Hunt::Search(bool stop_at_first) {
-  phase_ = "search";
-  if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
-  while (!Stop() && Elapsed() < f_.budget) {
-    std::vector<ChildRun> batch;
-    while (batch.size() < static_cast<size_t>(f_.jobs)) {
-      char name[32];
-      std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
-      // Small first (QuickCheck's growing size): one fault at a time for the first ten
-      // scenarios, up to two for the next ten, then up to --max-faults.
-      space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
-      // The first pass (Search's start): one fault alone, maybe armed at a given point.
-      const bool first_pass = first_pass_next_ < first_pass_.size();
-      SearchSpace one;
-      if (first_pass) {
-        one = FirstPassSpace(space_, first_pass_[first_pass_next_]);
-      }
-      RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
-      Status v = ValidateRunOptions(o);
-      if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
-        // Against the accepted draws: drawn_ counts the refused ones too, so compared with
-        // it this could never fire, and a space the lab always refused (now also a first-pass
-        // entry it always refuses) drew forever.
-        ++invalid_draws_;
-        // A first-pass entry is redrawn (its nodes, targets and workload are random) a few
-        // times, then skipped: one the lab always refuses (a fault whose every draw this
-        // lock's topology rejects) must not count against the whole search.
-        if (first_pass && ++first_pass_refusals_ >= kFirstPassTries) {
-          ++first_pass_next_;
-          first_pass_refusals_ = 0;
-        }
-        if (invalid_draws_ > 1000 && invalid_draws_ > 10 * (drawn_ - invalid_draws_)) {
-          io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
-          return;
-        }
-        continue;
-      }
-      if (first_pass) {
+std::optional<ChildRun> Hunt::DrawTrial() {
+  for (;;) {
+    char name[32];
+    std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
+    // Small first (QuickCheck's growing size): one fault at a time for the first ten
+    // scenarios, up to two for the next ten, then up to --max-faults.
+    space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
+    // The first pass (Search's start): one fault alone, maybe armed at a given point.
+    const bool first_pass = first_pass_next_ < first_pass_.size();
+    SearchSpace one;
+    if (first_pass) {
+      one = FirstPassSpace(space_, first_pass_[first_pass_next_]);
+    }
+    RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
+    Status v = ValidateRunOptions(o);
+    if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
+      // Against the accepted draws: drawn_ counts the refused ones too, so compared with
+      // it this could never fire, and a space the lab always refused (now also a first-pass
+      // entry it always refuses) drew forever.
+      ++invalid_draws_;
+      // A first-pass entry is redrawn (its nodes, targets and workload are random) a few
+      // times, then skipped: one the lab always refuses (a fault whose every draw this
+      // lock's topology rejects) must not count against the whole search.
+      if (first_pass && ++first_pass_refusals_ >= kFirstPassTries) {
         ++first_pass_next_;
         first_pass_refusals_ = 0;
       }
-      batch.push_back(Make(o, "trials", name));
+      if (invalid_draws_ > 1000 && invalid_draws_ > 10 * (drawn_ - invalid_draws_)) {
+        io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
+        return std::nullopt;
+      }
+      continue;
     }
-    RunAll(batch);
+    if (first_pass) {
+      ++first_pass_next_;
+      first_pass_refusals_ = 0;
+    }
+    return Make(o, "trials", name);
+  }
+}
+
+void Hunt::Search(bool stop_at_first) {
+  phase_ = "search";
+  const Nanos search_start = MonotonicNow();
+  if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
+  while (!Stop() && Elapsed() < f_.budget) {
+    // A rolling pool: a new trial starts as soon as one ends, until one fails (trusted) or
+    // the budget is spent; then the running ones finish and the failures are judged. (In
+    // rounds of `jobs`, each round waited for its slowest trial: a first-pass fine drift
+    // runs 20 s, and the seventh mutation_score run's kill times rose with it.) The draws
+    // are the seed's in the same order; how many are drawn before the pool stops depends on
+    // the trials' lengths.
+    std::deque<ChildRun> batch;
+    bool failure_seen = false;
+    Status ps = RunChildrenFrom(
+        f_.jobs,
+        [&]() -> ChildRun* {
+          if (failure_seen || Stop() || Elapsed() >= f_.budget) return nullptr;
+          std::optional<ChildRun> t = DrawTrial();
+          if (!t) return nullptr;
+          batch.push_back(std::move(*t));
+          return &batch.back();
+        },
+        [&](const ChildRun& r, size_t) {
+          ++trials_;
+          if (!r.ran) ++infra_;
+          if (Failed(r) && Trusted(r)) failure_seen = true;
+          Progress();
+        });
+    if (!ps.ok() && io_error_.ok()) io_error_ = ps;
     for (auto& r : batch) {
       if (!Failed(r)) continue;
       if (!Trusted(r)) {
@@ -458,13 +501,7 @@ void Hunt::Search(bool stop_at_first) {
           target_ = AllKinds();
         }
       }
-      if (baseline_failed) {
-        // Both locks fail here: draw these kinds less (never below a twentieth).
-        for (const auto& kind : ScenarioKinds(r.options)) {
-          double& w = space_.weights.try_emplace(kind, 1.0).first->second;
-          w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
-        }
-      }
+      if (baseline_failed) DrawLess(r.options);  // both locks fail here
       FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
       found.kinds = baseline_failed ? Kinds(r) : kinds;
       RunOptions saved = r.options;
@@ -474,19 +511,21 @@ void Hunt::Search(bool stop_at_first) {
       story_.found.push_back(found);
     }
     if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(),
-                                     [](const FoundScenario& s) { return !s.baseline_failed; }))
-      return;
+                                     [](const FoundScenario& s) {
+                                       return !s.baseline_failed && !s.shrunk;
+                                     }))
+      break;
   }
+  story_.search_s += ToMillis(MonotonicNow() - search_start) / 1000.0;
 }
 
-void Hunt::Shrink() {
+void Hunt::Shrink(const FoundScenario& find) {
   phase_ = "shrink";
-  auto first = std::find_if(story_.found.begin(), story_.found.end(),
-                            [](const FoundScenario& s) { return !s.baseline_failed; });
-  if (first == story_.found.end()) return;
-  target_ = first->kinds;  // shrink, reproduce: keep the failure (difference) found
-  story_.kinds = first->kinds;
-  RunOptions current = first->options;
+  target_ = find.kinds;  // shrink, reproduce: keep the failure (difference) found
+  story_.kinds = find.kinds;
+  story_.minimal_from = "found/" + find.options.name + ".toml";
+  story_.minimal_from_at_s = find.at_s;
+  RunOptions current = find.options;
   current.name = "minimal";
   story_.chain = {current};
   const Nanos shrink_start = MonotonicNow();
@@ -507,7 +546,7 @@ void Hunt::Shrink() {
         // --validity holds for every scenario, shrunk ones too.
         if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
         int baseline_failures = 0;
-        int failed = Reruns(cand.options, f_.reruns, need, "shrink", "s" + std::to_string(++step),
+        int failed = Reruns(cand.options, f_.reruns, need, "shrink", attempt_prefix_ + "s" + std::to_string(++step),
                             &baseline_failures);
         story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failures});
         if (failed >= need && baseline_failures == 0) {
@@ -521,7 +560,7 @@ void Hunt::Shrink() {
       }
     }
   }
-  story_.shrink_s = ToMillis(MonotonicNow() - shrink_start) / 1000.0;
+  story_.shrink_s += ToMillis(MonotonicNow() - shrink_start) / 1000.0;
 }
 
 void Hunt::Reproduce() {
@@ -549,7 +588,7 @@ void Hunt::Reproduce() {
   for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {
     Tried t{story_.chain[story_.chain.size() - 1 - back], static_cast<int>(back), "", {}};
     done = rerun(std::move(t), back == 0 ? "as shrunk" : std::to_string(back) + " kept steps undone",
-                 "r" + std::to_string(back));
+                 attempt_prefix_ + "r" + std::to_string(back));
   }
   if (tried.empty()) return;
   const size_t best = ToldReproduction(tries);
@@ -561,7 +600,7 @@ void Hunt::Reproduce() {
     for (const ShrinkStep& s : StrengthenCandidates(base, space_.max_duration)) {
       if (done || Stop() || !ValidateRunOptions(s.options).ok()) continue;
       Tried t{s.options, base_undone, s.what, {}};
-      done = rerun(std::move(t), "strengthened: " + s.what, "g" + std::to_string(++n));
+      done = rerun(std::move(t), "strengthened: " + s.what, attempt_prefix_ + "g" + std::to_string(++n));
     }
   }
   const size_t told = ToldReproduction(tries);
@@ -583,6 +622,45 @@ void Hunt::Reproduce() {
   }
 }
 
+void Hunt::ShrinkUntilOneReproduces() {
+  // Measured: the seventh mutation_score run's wall-clock-elapsed hunt found a failure at
+  // 110 s whose minimal failed its reference in 4 of 10 reruns; the hunt stopped there with
+  // most of its budget left, and the mutant was not killed.
+  std::vector<HuntStory> stories;  // each shrunk find's story, in order
+  for (;;) {
+    auto next = std::find_if(story_.found.begin(), story_.found.end(), [](const FoundScenario& f) {
+      return !f.baseline_failed && !f.shrunk;
+    });
+    if (next == story_.found.end()) {
+      if (stories.empty() || Stop() || Elapsed() >= f_.budget) break;
+      Search(true);  // on from where the search stopped, for the next counted find
+      continue;
+    }
+    if (Stop()) break;
+    next->shrunk = true;
+    const FoundScenario find = *next;  // Search may grow story_.found
+    // The first find's runs are shrink/s1-1.toml, reruns/r0-1.toml, ...; a later one's are
+    // named after it (shrink/t0012-s1-1.toml), so none overwrites another's.
+    attempt_prefix_ = stories.empty() ? "" : find.options.name + "-";
+    story_.TellShrinkOf(HuntStory{});
+    Shrink(find);
+    Reproduce();
+    target_ = AllKinds();
+    if (!story_.minimal) break;  // stopped before anything was rerun
+    const size_t told = ToldReproduction(story_.reproductions);
+    story_.shrunk.push_back({story_.minimal_from, find.at_s, story_.reproductions[told]});
+    stories.push_back(story_);
+    if (story_.shrunk.back().reproduced()) break;
+    // The reference fails the minimal too: the search draws its faults less from here on.
+    if (story_.shrunk.back().told.baseline_failed()) DrawLess(find.options);
+  }
+  if (!stories.empty()) {  // (also over a shrink an interrupt cut short)
+    std::vector<ShrinkTry> each;
+    for (const auto& f : story_.shrunk) each.push_back(f.told);
+    story_.TellShrinkOf(stories[ToldReproduction(each)]);
+  }
+}
+
 int Hunt::Run() {
   story_.lock = f_.lock;
   story_.baseline = f_.baseline;
@@ -601,10 +679,8 @@ int Hunt::Run() {
             << f_.seed << (f_.baseline.empty() ? "" : ", against " + f_.baseline) << ": " << dir_
             << "\n";
   Search(true);
-  story_.search_s = ToMillis(Elapsed()) / 1000.0;
-  if (!story_.found.empty() && !Stop() && f_.shrink) {
-    Shrink();
-    Reproduce();
+  if (f_.shrink) {
+    ShrinkUntilOneReproduces();
     target_ = AllKinds();
     if (f_.keep_searching && !Stop() && Elapsed() < f_.budget) Search(false);
   }

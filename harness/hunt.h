@@ -6,9 +6,9 @@
 //                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
 //                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
 //
-// Search: rounds of `jobs` scenarios drawn from the lock's space (hunt_space.h), each run
-// as an ordinary child `locklab run` (child_runs.h), until one fails or the budget is
-// spent. A trial fails when its verdict is violated (or, with --liveness, it was stuck);
+// Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
+// child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
+// as soon as one ends), until one fails or the budget is spent. A trial fails when its verdict is violated (or, with --liveness, it was stuck);
 // a violation seen while the lab itself ran late (results.json lab_lag.timing_trusted
 // false) is kept but not counted, since the machine, not the lock, may have paused the
 // clients. With --baseline, a failure counts only when the same scenario (same seed) run
@@ -27,12 +27,17 @@
 // that does; the story tells the one that failed most (ToldReproduction). (Measured on the
 // first hunts: with two of three, minimal scenarios reproduced 7 to 10 times in 10 and two
 // of three hunts had to undo steps; a step kept on three of four is rarer but holds.)
+// A find whose told reproduction still falls short (or fails the baseline) is set aside: the
+// search goes on with the budget left, and the next counted find is shrunk and rerun, until
+// one reproduces; the story tells the best of them (hunt.json "shrunk" lists each, and
+// "minimal.found" which one minimal.toml came from, and when it was found).
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 //
 // Outputs, in the run store (runs/hunt-<lock>/<time>-<seed>/): trials/ (every scenario and
 // run), found/ (every failing scenario found, with its [expect]), shrink/ (the candidates'
-// runs), reruns/ (the reproduction), minimal.toml (with [expect]), narrative.md (the
+// runs; a later find's named after it, shrink/t0012-s1-1.toml), reruns/ (the
+// reproduction), minimal.toml (with [expect]), narrative.md (the
 // schedule in a paragraph), hunt.json and hunt.md (the summary, the shrink steps, the
 // reproduction rate, the time to the first find), failing-run (a link to one failing rerun,
 // with its HTML report).

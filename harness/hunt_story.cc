@@ -50,6 +50,25 @@ int HuntStory::Counted() const {
   return n;
 }
 
+void HuntStory::TellShrinkOf(const HuntStory& o) {
+  minimal_from = o.minimal_from;
+  minimal_from_at_s = o.minimal_from_at_s;
+  tried = o.tried;
+  steps = o.steps;
+  chain = o.chain;
+  minimal = o.minimal;
+  kinds = o.kinds;
+  reproduced = o.reproduced;
+  reruns = o.reruns;
+  undone = o.undone;
+  reproductions = o.reproductions;
+  strengthened = o.strengthened;
+  strengthened_from = o.strengthened_from;
+  baseline_failures = o.baseline_failures;
+  failing_run = o.failing_run;
+  failing_results = o.failing_results;
+}
+
 std::vector<std::string> HuntStory::KeptSteps() const {
   std::vector<std::string> kept;
   for (size_t i = 0; i + undone < steps.size(); ++i) kept.push_back(steps[i].what);
@@ -179,7 +198,7 @@ std::string Narrative(const HuntStory& story) {
     p << " In a failing rerun, clients " << Join(who, " and ") << " both held "
       << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
       << " ms, " << Fixed(r.value("first_violation_ms", 0.0) / 1000.0, 2) << " s into the run"
-      << (active.empty() ? ", after the fault windows had closed"
+      << (active.empty() ? ", with no fault window open"
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";
   }
@@ -272,8 +291,20 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                              {"baseline_failures", t.baseline_failures}});
   }
   j["reproductions"] = reproductions;
+  nlohmann::ordered_json shrunk = nlohmann::ordered_json::array();
+  for (const auto& f : s.shrunk) {
+    shrunk.push_back({{"found", f.found},
+                      {"at_s", f.at_s},
+                      {"reproduced", f.told.failed},
+                      {"reruns", f.told.reruns},
+                      {"baseline_failures", f.told.baseline_failures},
+                      {"kept", f.reproduced()}});
+  }
+  j["shrunk"] = shrunk;
   if (s.minimal) {
     j["minimal"] = {{"scenario", "minimal.toml"},
+                    {"found", s.minimal_from},
+                    {"found_at_s", s.minimal_from_at_s},
                     {"faults", FaultIdList(*s.minimal)},
                     {"kinds", s.kinds},
                     {"reproduced", s.reproduced},
@@ -339,8 +370,19 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
        << " s: " << Join(FaultIdList(f.options), " + ")
        << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
   }
+  if (s.shrunk.size() > 1) {
+    md << "\n## Finds shrunk\n\nA find whose minimal scenario did not reproduce ("
+       << kReproductionNeeded << " of " << kReproductionReruns
+       << " reruns, the baseline failing none) is set aside and the search goes on.\n\n";
+    for (const auto& f : s.shrunk) {
+      md << "- `" << f.found << "` (found at " << Fixed(f.at_s, 0) << " s): failed "
+         << f.told.failed << " of " << f.told.reruns;
+      if (!s.baseline.empty()) md << ", the baseline " << f.told.baseline_failures << " of " << f.told.reruns;
+      md << (f.found == s.minimal_from ? " (told below)" : "") << "\n";
+    }
+  }
   if (s.minimal) {
-    md << "\n## Shrinking\n\n";
+    md << "\n## Shrinking `" << s.minimal_from << "`\n\n";
     for (const auto& t : s.tried) {
       md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
          << (t.baseline_failed() ? ", baseline failed" : "") << "\n";

@@ -46,6 +46,7 @@ struct FoundScenario {
   // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
   // baseline's run did not show.
   std::set<std::string> kinds;
+  bool shrunk = false;  // it was shrunk and its minimal rerun (a counted find, one at a time)
 };
 
 struct ShrinkTry {
@@ -57,6 +58,18 @@ struct ShrinkTry {
   bool baseline_failed() const { return baseline_failures > 0; }
 };
 
+// One counted find shrunk and rerun: which, and how its told reproduction went.
+struct ShrunkFind {
+  std::string found;  // "found/t0012.toml"
+  double at_s = 0;    // when the search found it
+  ShrinkTry told;     // its told reproduction (ToldReproduction)
+  // Whether that reproduction makes a kill: kReproductionNeeded of kReproductionReruns, the
+  // baseline failing none.
+  bool reproduced() const {
+    return told.failed >= kReproductionNeeded && !told.baseline_failed();
+  }
+};
+
 struct HuntStory {
   std::string lock, baseline;
   uint64_t seed = 0;
@@ -66,6 +79,15 @@ struct HuntStory {
   int64_t trials = 0, untrusted = 0, invalid_draws = 0;
   bool interrupted = false;
   std::vector<FoundScenario> found;
+  // Every counted find shrunk, in order: the hunt shrinks the first; when its minimal does
+  // not reproduce, it searches on (budget left) and shrinks the next, until one reproduces.
+  std::vector<ShrunkFind> shrunk;
+
+  // From here to the end: the shrinking and reproduction of the find the story tells (of
+  // `shrunk`, the one that reproduced, else the one whose reproduction is best by
+  // ToldReproduction); TellShrinkOf copies them.
+  std::string minimal_from;  // "found/t0012.toml"
+  double minimal_from_at_s = 0;
   std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
   std::vector<RunOptions> chain;        // the found scenario, then each kept step
   std::optional<RunOptions> minimal;
@@ -80,6 +102,9 @@ struct HuntStory {
 
   // The found scenarios that count (the baseline did not fail them too).
   int Counted() const;
+  // Copies the fields of the find `other` tells (minimal_from to the end) over this one's;
+  // TellShrinkOf(HuntStory{}) clears them.
+  void TellShrinkOf(const HuntStory& other);
   // The shrink steps kept and not undone, in order.
   std::vector<std::string> KeptSteps() const;
 };

@@ -62,6 +62,39 @@ TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
   EXPECT_LT(replay.exit_code, 64) << replay.output;
 }
 
+// Regression: the seventh mutation_score run's wall-clock-elapsed hunt found a failure at
+// 110 s whose minimal failed the reference 4 of 10 times, and stopped there with most of its
+// budget left. A find whose minimal does not reproduce is set aside; the hunt shrinks the
+// next. The driver is broken only in runs whose scenario name starts with "t" (the trials,
+// and the runs named after a later find), so t0001's own shrink and reruns cannot fail.
+TEST_F(HuntTest, AFindWhoseMinimalDoesNotReproduceIsSetAsideAndTheNextIsShrunk) {
+  const std::string driver = std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/broken_in_trials_driver.py";
+  Invocation inv = Hunt({"--lock", "driver:" + driver, "--faults", "client-crash,client-clock", "--budget", "60s",
+                         "--shrink-budget", "5s", "--seed", "1", "--jobs", "2"});
+  ASSERT_EQ(inv.exit_code, 1) << inv.output;
+  std::string dir = HuntDirOf(inv);
+  ASSERT_FALSE(dir.empty()) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  const auto& shrunk = j["shrunk"];
+  ASSERT_GE(shrunk.size(), 2u) << j.dump(2);
+  EXPECT_EQ(shrunk[0]["found"], "found/t0001.toml");
+  EXPECT_EQ(shrunk[0]["reproduced"], 0) << j.dump(2);
+  EXPECT_FALSE(shrunk[0]["kept"].get<bool>());
+  const auto& last = shrunk[shrunk.size() - 1];
+  EXPECT_TRUE(last["kept"].get<bool>()) << j.dump(2);
+  EXPECT_GE(last["reproduced"].get<int>(), harness::kReproductionNeeded);
+  // The story tells the find that reproduced, and when the search found it.
+  ASSERT_TRUE(j["minimal"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["minimal"]["found"], last["found"]);
+  EXPECT_EQ(j["minimal"]["found_at_s"], last["at_s"]);
+  EXPECT_GE(j["minimal"]["reproduced"].get<int>(), harness::kReproductionNeeded);
+  // Each find's runs have their own files: none overwrote another's.
+  const std::string name = std::filesystem::path(last["found"].get<std::string>()).stem();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/reruns/r0-1.toml"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/reruns/" + name + "-r0-1.toml"));
+  EXPECT_NE(ReadAll(dir + "/hunt.md").find("## Finds shrunk"), std::string::npos);
+}
+
 TEST_F(HuntTest, ACorrectLockWhereItIsSafeGivesNoFailure) {
   Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash,client-clock", "--budget", "30s",
                          "--seed", "5"});
