@@ -36,7 +36,6 @@ Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
                        const std::function<void(const ChildRun&, size_t finished)>& on_done) {
   const std::string exe = SelfExe();
   size_t finished = 0, running = 0;
-  bool exhausted = false;
   std::vector<ChildRun*> started;  // every run this call spawned, to match pids and interrupt
   Status io_error;
   auto finish = [&](ChildRun& r) {
@@ -45,12 +44,9 @@ Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
     if (on_done) on_done(r, finished);
   };
   for (;;) {
-    while (!exhausted && running < static_cast<size_t>(jobs) && !Interrupted() && io_error.ok()) {
+    while (running < static_cast<size_t>(jobs) && !Interrupted() && io_error.ok()) {
       ChildRun* rp = next();
-      if (rp == nullptr) {
-        exhausted = true;
-        break;
-      }
+      if (rp == nullptr) break;  // none for now: asked again after the next exit
       ChildRun& r = *rp;
       if (r.done) {
         ++finished;
@@ -72,11 +68,17 @@ Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
         ++running;
       }
     }
-    // Nothing running: the supplier is spent, or an interrupt or write error stops new runs.
+    // Nothing running: the supplier has none, or an interrupt or write error stops new runs.
     if (running == 0) break;
     if (Interrupted()) {
+      // Once per child: each trial heals and keeps its history. (Sent on every pass, as each
+      // reap came, a trial still running at the third took it as a user's third Ctrl-C and
+      // exited without healing or writing results.json.)
       for (ChildRun* r : started) {
-        if (r->pid > 0 && !r->done) kill(r->pid, SIGINT);  // each trial heals and keeps its history
+        if (r->pid > 0 && !r->done && !r->interrupted) {
+          kill(r->pid, SIGINT);
+          r->interrupted = true;
+        }
       }
     }
     int status = 0;

@@ -35,6 +35,7 @@ struct ChildRun {
   std::string log;
   pid_t pid = -1;
   bool started = false;
+  bool interrupted = false;  // sent its one SIGINT (a third makes a trial exit unhealed)
   bool done = false;
   bool ran = false;            // left results.json and exited below 64
   int exit_code = -1;
@@ -56,10 +57,11 @@ bool JudgedStuck(const nlohmann::ordered_json& results);
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,
                    const std::function<void(const ChildRun&, size_t finished)>& on_done);
 // The same with the runs supplied as slots free up: `next()` is called whenever fewer than
-// `jobs` run, and returns the next run (it must stay at that address until the call returns)
-// or null when there is none for now; after a null no more are asked for, and the call returns
-// once the running ones have exited. A pool that never waits for its slowest run to start the
-// next (hunt's search: one 20 s trial no longer holds up the other slot, see hunt.cc).
+// `jobs` run (again after each exit), and returns the next run (it must stay at that address
+// until the call returns) or null when there is none for now; `on_done` may make more (hunt's
+// baseline run of a failed trial). The call returns when `next()` has none and nothing runs.
+// A pool that never waits for its slowest run to start the next (hunt's search: one 20 s
+// trial no longer holds up the other slots, see hunt.cc).
 Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
                        const std::function<void(const ChildRun&, size_t finished)>& on_done);
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -293,6 +294,19 @@ class Hunt {
   // Shrinks and reruns counted finds, the first found first, until one reproduces; between
   // them, while budget is left, the search goes on (Search). The story tells the best.
   void ShrinkUntilOneReproduces();
+  // Keeps a failing trial in story_.found and found/NAME.toml (with its [expect] for `kinds`);
+  // `baseline_failed`: the baseline failed it too, or the difference was not confirmed (not
+  // counted; its faults are then drawn less).
+  void RecordFind(const ChildRun& r, bool baseline_failed, const std::set<std::string>& kinds) {
+    if (baseline_failed) DrawLess(r.options);
+    FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
+    found.kinds = kinds;
+    RunOptions saved = r.options;
+    ExpectKinds(found.kinds, &saved);
+    Status w = WriteFile(dir_ + "/found/" + r.options.name + ".toml", ScenarioToToml(saved));
+    if (!w.ok()) io_error_ = w;
+    story_.found.push_back(found);
+  }
   // Draws the fault kinds of `o` less often (never below a twentieth): both locks fail there.
   void DrawLess(const RunOptions& o) {
     for (const auto& kind : ScenarioKinds(o)) {
@@ -452,63 +466,87 @@ void Hunt::Search(bool stop_at_first) {
   const Nanos search_start = MonotonicNow();
   if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
   while (!Stop() && Elapsed() < f_.budget) {
-    // A rolling pool: a new trial starts as soon as one ends, until one fails (trusted) or
-    // the budget is spent; then the running ones finish and the failures are judged. (In
-    // rounds of `jobs`, each round waited for its slowest trial: a first-pass fine drift
-    // runs 20 s, and the seventh mutation_score run's kill times rose with it.) The draws
-    // are the seed's in the same order; how many are drawn before the pool stops depends on
-    // the trials' lengths.
-    std::deque<ChildRun> batch;
-    bool failure_seen = false;
+    // A rolling pool: a new trial starts as soon as one ends. (In rounds of `jobs`, each
+    // round waited for its slowest trial: a first-pass fine drift runs 20 s, and the seventh
+    // mutation_score run's kill times rose with it.) With --baseline, a trusted failure's
+    // baseline run joins the same pool, ahead of new trials; a failure both locks show is
+    // recorded there and the search goes on. (Before, each one drained the pool and then ran
+    // its baseline run alone: the eighth run's plain-del hunt met 13 such failures and ran 67
+    // trials in 5 minutes.) New trials stop once a failure may count: without a baseline,
+    // any trusted failure; with one, a failure whose baseline run did not show it, which is
+    // then confirmed (ConfirmDifference) after the running ones finish. The draws are the
+    // seed's in the same order; how many come before the pool stops depends on the trials'
+    // lengths (and with a baseline, so do the weights: SearchSpace::weights).
+    std::deque<ChildRun> runs;             // this pool's trials and baseline runs
+    std::deque<ChildRun*> baselines_due;   // baseline runs waiting for a slot
+    std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial
+    std::vector<std::pair<ChildRun*, std::set<std::string>>> to_judge;  // and their kinds
+    bool stop_drawing = false;
     Status ps = RunChildrenFrom(
         f_.jobs,
         [&]() -> ChildRun* {
-          if (failure_seen || Stop() || Elapsed() >= f_.budget) return nullptr;
+          if (Stop()) return nullptr;
+          if (!baselines_due.empty()) {
+            ChildRun* b = baselines_due.front();
+            baselines_due.pop_front();
+            return b;
+          }
+          if (stop_drawing || Elapsed() >= f_.budget) return nullptr;
           std::optional<ChildRun> t = DrawTrial();
           if (!t) return nullptr;
-          batch.push_back(std::move(*t));
-          return &batch.back();
+          runs.push_back(std::move(*t));
+          return &runs.back();
         },
-        [&](const ChildRun& r, size_t) {
+        [&](const ChildRun& done, size_t) {
           ++trials_;
-          if (!r.ran) ++infra_;
-          if (Failed(r) && Trusted(r)) failure_seen = true;
+          if (!done.ran) ++infra_;
           Progress();
+          if (auto it = trial_of.find(&done); it != trial_of.end()) {
+            // What failed on the lock and not on the baseline: a verdict both share may
+            // still hide a difference at the resource (or in liveness).
+            std::set<std::string> kinds = Difference(*it->second, done);
+            if (kinds.empty()) {
+              RecordFind(*it->second, true, Kinds(*it->second));
+            } else {
+              to_judge.emplace_back(it->second, kinds);
+              stop_drawing = true;
+            }
+            return;
+          }
+          if (!Failed(done)) return;
+          if (!Trusted(done)) {
+            ++untrusted_;
+            return;
+          }
+          ChildRun* trial = &runs[0];
+          for (auto& r : runs) {
+            if (&r == &done) trial = &r;
+          }
+          if (f_.baseline.empty()) {
+            to_judge.emplace_back(trial, Kinds(done));
+            stop_drawing = true;
+            return;
+          }
+          runs.push_back(Make(OnBaseline(done.options), "trials", done.options.name + "-baseline"));
+          trial_of[&runs.back()] = trial;
+          baselines_due.push_back(&runs.back());
         });
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
-    for (auto& r : batch) {
-      if (!Failed(r)) continue;
-      if (!Trusted(r)) {
-        ++untrusted_;
-        continue;
-      }
-      bool baseline_failed = false;
-      std::set<std::string> kinds = Kinds(r);
-      if (!f_.baseline.empty()) {
-        std::vector<ChildRun> b = {
-            Make(OnBaseline(r.options), "trials", r.options.name + "-baseline")};
-        RunAll(b);
-        // What failed here and not on the baseline: a lock verdict both share may still
-        // hide a difference at the resource (or in liveness).
-        kinds = Difference(r, b[0]);
-        baseline_failed = kinds.empty();
+    for (const auto& [baseline, trial] : trial_of) {
+      // A baseline run an interrupt kept from starting: nothing was seen to pass there.
+      if (!baseline->done) RecordFind(*trial, true, Kinds(*trial));
+    }
+    for (auto& [trial, kinds] : to_judge) {
+      bool counts = true;
+      if (!f_.baseline.empty() && !Stop()) {
         // One baseline run that did not fail is weak evidence of a difference: the failure
         // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
         // more runs of the same scenario, both judged by the kinds that differed.
-        if (!baseline_failed) {
-          target_ = kinds;
-          baseline_failed = !ConfirmDifference(r.options);
-          target_ = AllKinds();
-        }
+        target_ = kinds;
+        counts = ConfirmDifference(trial->options);
+        target_ = AllKinds();
       }
-      if (baseline_failed) DrawLess(r.options);  // both locks fail here
-      FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
-      found.kinds = baseline_failed ? Kinds(r) : kinds;
-      RunOptions saved = r.options;
-      ExpectKinds(found.kinds, &saved);
-      Status w = WriteFile(dir_ + "/found/" + r.options.name + ".toml", ScenarioToToml(saved));
-      if (!w.ok()) io_error_ = w;
-      story_.found.push_back(found);
+      RecordFind(*trial, !counts, counts ? kinds : Kinds(*trial));
     }
     if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(),
                                      [](const FoundScenario& s) {
@@ -637,6 +675,9 @@ void Hunt::ShrinkUntilOneReproduces() {
       continue;
     }
     if (Stop()) break;
+    // Past the budget, a waiting find starts shrinking only within one more shrink budget
+    // (a pool can end with up to `jobs` counted finds, each worth a shrink budget).
+    if (!stories.empty() && Elapsed() >= f_.budget + f_.shrink_budget) break;
     next->shrunk = true;
     const FoundScenario find = *next;  // Search may grow story_.found
     // The first find's runs are shrink/s1-1.toml, reruns/r0-1.toml, ...; a later one's are
@@ -653,6 +694,7 @@ void Hunt::ShrinkUntilOneReproduces() {
     if (story_.shrunk.back().reproduced()) break;
     // The reference fails the minimal too: the search draws its faults less from here on.
     if (story_.shrunk.back().told.baseline_failed()) DrawLess(find.options);
+    story_.TellShrinkOf(HuntStory{});  // the progress line counts the next find's steps
   }
   if (!stories.empty()) {  // (also over a shrink an interrupt cut short)
     std::vector<ShrinkTry> each;

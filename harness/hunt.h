@@ -1,5 +1,6 @@
 // `locklab hunt`: search the fault space for a violation of one lock, then shrink the
-// first one found to a minimal scenario that replays it (issue 17).
+// first one found to a minimal scenario that replays it, or the next when that one's
+// minimal does not reproduce (issue 17).
 //
 //   locklab hunt --lock L [--budget 10m] [--faults a,b,...] [--jobs N] [--seed S]
 //                [--ttl MS] [--baseline LOCK] [--liveness] [--max-faults N]
@@ -30,7 +31,10 @@
 // A find whose told reproduction still falls short (or fails the baseline) is set aside: the
 // search goes on with the budget left, and the next counted find is shrunk and rerun, until
 // one reproduces; the story tells the best of them (hunt.json "shrunk" lists each, and
-// "minimal.found" which one minimal.toml came from, and when it was found).
+// "minimal.found" which one minimal.toml came from, and when it was found). Each find shrunk
+// gets its own --shrink-budget; once the search budget is spent, a find still waiting (one
+// pool can end with several) starts shrinking only within one more --shrink-budget, so a
+// hunt ends within about budget + 2 shrink budgets + their reruns.
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 //

@@ -298,7 +298,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                       {"reproduced", f.told.failed},
                       {"reruns", f.told.reruns},
                       {"baseline_failures", f.told.baseline_failures},
-                      {"kept", f.reproduced()}});
+                      {"reproduces", f.reproduced()}});
   }
   j["shrunk"] = shrunk;
   if (s.minimal) {

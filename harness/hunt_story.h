@@ -46,7 +46,7 @@ struct FoundScenario {
   // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
   // baseline's run did not show.
   std::set<std::string> kinds;
-  bool shrunk = false;  // it was shrunk and its minimal rerun (a counted find, one at a time)
+  bool shrunk = false;  // its shrinking began (a counted find, one at a time)
 };
 
 struct ShrinkTry {
@@ -75,6 +75,7 @@ struct HuntStory {
   uint64_t seed = 0;
   Millis ttl{0};
   std::vector<std::string> faults;  // the space's fault ids
+  // search_s and shrink_s: over the whole hunt (every find shrunk, --keep-searching).
   double budget_s = 0, search_s = 0, shrink_s = 0, elapsed_s = 0;
   int64_t trials = 0, untrusted = 0, invalid_draws = 0;
   bool interrupted = false;
@@ -91,7 +92,7 @@ struct HuntStory {
   std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
   std::vector<RunOptions> chain;        // the found scenario, then each kept step
   std::optional<RunOptions> minimal;
-  std::set<std::string> kinds;  // what minimal.toml fails by (its first counted find's kinds)
+  std::set<std::string> kinds;  // what minimal.toml fails by (the kinds of the find it came from)
   int reproduced = 0, reruns = 0, undone = 0;
   std::vector<ShrinkTry> reproductions;  // every scenario rerun 10 times, in order
   std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
