@@ -518,10 +518,7 @@ void Hunt::Search(bool stop_at_first) {
             ++untrusted_;
             return;
           }
-          ChildRun* trial = &runs[0];
-          for (auto& r : runs) {
-            if (&r == &done) trial = &r;
-          }
+          ChildRun* trial = const_cast<ChildRun*>(&done);  // every run is one of `runs`
           if (f_.baseline.empty()) {
             to_judge.emplace_back(trial, Kinds(done));
             stop_drawing = true;
@@ -532,18 +529,25 @@ void Hunt::Search(bool stop_at_first) {
           baselines_due.push_back(&runs.back());
         });
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
-    for (const auto& [baseline, trial] : trial_of) {
-      // A baseline run an interrupt kept from starting: nothing was seen to pass there.
-      if (!baseline->done) RecordFind(*trial, true, Kinds(*trial));
+    for (const ChildRun& r : runs) {
+      // A baseline run that never started (an interrupt, a write error, a lab that could not
+      // run most trials stopped new runs): nothing was seen to pass there. In draw order.
+      auto it = trial_of.find(&r);
+      if (it != trial_of.end() && !r.done) RecordFind(*it->second, true, Kinds(*it->second));
     }
+    // In draw order (trials' names), not in the order their runs ended: which find comes
+    // first, and is shrunk first, must not depend on timing.
+    std::sort(to_judge.begin(), to_judge.end(),
+              [](const auto& a, const auto& b) { return a.first->options.name < b.first->options.name; });
     for (auto& [trial, kinds] : to_judge) {
-      bool counts = true;
-      if (!f_.baseline.empty() && !Stop()) {
+      bool counts = f_.baseline.empty();
+      if (!counts) {
         // One baseline run that did not fail is weak evidence of a difference: the failure
         // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
-        // more runs of the same scenario, both judged by the kinds that differed.
+        // more runs of the same scenario, both judged by the kinds that differed. Stopped
+        // (an interrupt), it was not confirmed and does not count.
         target_ = kinds;
-        counts = ConfirmDifference(trial->options);
+        counts = !Stop() && ConfirmDifference(trial->options);
         target_ = AllKinds();
       }
       RecordFind(*trial, !counts, counts ? kinds : Kinds(*trial));

@@ -34,7 +34,9 @@
 // "minimal.found" which one minimal.toml came from, and when it was found). Each find shrunk
 // gets its own --shrink-budget; once the search budget is spent, a find still waiting (one
 // pool can end with several) starts shrinking only within one more --shrink-budget, so a
-// hunt ends within about budget + 2 shrink budgets + their reruns.
+// hunt ends within about budget + 2 shrink budgets + their reruns (up to 3 scenarios rerun
+// 10 times each, and the strengthened ones; twice the runs with a baseline) + the trials
+// and confirmations running when the budget ran out.
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 //
