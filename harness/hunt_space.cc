@@ -154,7 +154,13 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     // hand, 1.01x on 3 of 5 nodes killed it in 3 of 3 runs.)
     f.nodes = DrawNodes(s, rng, fine ? 2.0 / 3 : 1.0 / 3);
     if (s.fine_drift) {  // SearchSpace::fine_drift: one window, the longest that fits
-      f.params["rate"] = Pick(rng, std::vector<std::string>{"1.005", "1.01"});
+      // 1%: the most a lock with Redlock's 1% drift allowance is meant to survive (by hand,
+      // redlock 0 of 10 and no-drift 10 of 10 at 17 s). Until the eighth mutation_score run
+      // it was 0.5% or 1%; that run's no-drift hunt drew 0.5%, which failed 2 of 5 runs, and
+      // the difference was not confirmed. The draw that chose is still made, so the rest of a
+      // seed's draws stay as they were.
+      Pick(rng, std::vector<std::string>{"1.005", "1.01"});
+      f.params["rate"] = "1.01";
       f.nodes = DrawNodes(s, rng, 1.0);
       f.windows = 1;
       f.duration = std::max(TtlTimes(s, 1.5), room);
