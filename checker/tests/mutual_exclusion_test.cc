@@ -229,6 +229,38 @@ TEST(LivenessTest, AClientThatMovedToAnotherKeyNoLongerWaitsForTheFirst) {
   EXPECT_FALSE(r.stuck);
 }
 
+// Regression (the eighth mutation_score run's false alarm on watchdog): a holder whose
+// validity ran out while a slow critical section kept it inside, its watchdog renewing the
+// key, holds on the server until its release succeeds; the waiters were rightly refused.
+TEST(LivenessTest, AHoldTheWatchdogKeptPastItsValidityIsNotStarvation) {
+  auto h = SortedByTime(H(R"(
+    1 1 ok acquire L {"token":"a","validity_ms":50}
+    2 2 invoke acquire L
+    200 1 invoke release L
+    201 1 ok release L
+    202 2 ok acquire L
+    203 2 invoke release L
+  )"));
+  auto cut = ComputeHoldIntervals(h, HoldOptions{true});
+  ASSERT_TRUE(cut[0].validity_cut);
+  auto r = CheckLiveness(h, cut, LivenessOptions{Millis(100)});
+  EXPECT_DOUBLE_EQ(r.longest_wait_ms, 1.0);  // 201 (released) to 202
+  EXPECT_FALSE(r.stuck);
+  // The same with a release that failed (the key was no longer its own): the wait from the
+  // cut counts.
+  auto failed = SortedByTime(H(R"(
+    1 1 ok acquire L {"token":"a","validity_ms":50}
+    2 2 invoke acquire L
+    200 1 invoke release L
+    201 1 fail release L
+    202 2 ok acquire L
+    203 2 invoke release L
+  )"));
+  auto rf = CheckLiveness(failed, ComputeHoldIntervals(failed, HoldOptions{true}), LivenessOptions{Millis(100)});
+  EXPECT_DOUBLE_EQ(rf.longest_wait_ms, 151.0);  // 51 (the cut) to 202
+  EXPECT_TRUE(rf.stuck);
+}
+
 TEST(LivenessTest, WaitingBehindALiveHolderIsNotStarvation) {
   auto h = SortedByTime(H(R"(
     1 1 ok acquire L
