@@ -128,17 +128,27 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
   return done;
 }
 
-History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
-  // The holds the validity rule cut, by (process, key, start); each gets a release at its
-  // end unless the client's own release of that lease then succeeded (the lock was still
-  // its own on the server: nobody can have taken it in between).
+namespace {
+
+// A hold the validity rule cut, and the client's own release of that lease that ended (ok,
+// fail or info; null: none before the history ended).
+struct CutHoldRelease {
+  const HoldInterval* hold;
+  const Event* release;
+};
+
+// Every hold of `holds` the validity rule cut, matched by (process, key, start) to its
+// acquire in `sorted`, with its release: those released in the order the releases came,
+// then those never released. One the same client's next acquire of the key closed first is
+// left out. The one reading of "what became of a cut lease" (WithValidityReleases, liveness).
+std::vector<CutHoldRelease> CutHoldReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  std::vector<CutHoldRelease> out;
   std::map<std::tuple<int64_t, std::string, Nanos>, const HoldInterval*> cut;
   for (const auto& h : holds) {
     if (h.validity_cut) cut[{h.process, h.key, h.start}] = &h;
   }
-  if (cut.empty()) return sorted;
+  if (cut.empty()) return out;
   std::map<std::pair<int64_t, std::string>, const HoldInterval*> current;  // hold being closed
-  std::vector<const HoldInterval*> add;
   for (const auto& e : sorted) {
     if (e.process < 0) continue;
     if (e.f == "acquire" && e.type == EventType::kOk) {
@@ -148,11 +158,25 @@ History WithValidityReleases(const History& sorted, const std::vector<HoldInterv
     } else if (e.f == "release" && e.type != EventType::kInvoke) {
       auto it = current.find({e.process, e.key});
       if (it == current.end()) continue;
-      if (e.type != EventType::kOk) add.push_back(it->second);
+      out.push_back({it->second, &e});
       current.erase(it);
     }
   }
-  for (auto& [pk, h] : current) add.push_back(h);  // never released
+  for (auto& [pk, h] : current) out.push_back({h, nullptr});  // never released
+  return out;
+}
+
+}  // namespace
+
+History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  // The holds the validity rule cut each get a release at their end unless the client's own
+  // release of that lease then succeeded (the lock was still its own on the server: nobody
+  // can have taken it in between).
+  std::vector<const HoldInterval*> add;
+  for (const auto& c : CutHoldReleases(sorted, holds)) {
+    if (c.release == nullptr || c.release->type != EventType::kOk) add.push_back(c.hold);
+  }
+  if (add.empty()) return sorted;
   History out = sorted;
   int64_t next_index = 0;
   for (const auto& e : sorted) next_index = std::max(next_index, e.index + 1);
@@ -347,24 +371,10 @@ namespace {
 // a 2.5 s slow-cs read as stuck for 2010 ms while its holder's watchdog renewed the key and
 // every other client was rightly refused.
 std::vector<HoldInterval> HeldOnTheServer(const History& sorted, std::vector<HoldInterval> holds) {
-  std::map<std::tuple<int64_t, std::string, Nanos>, HoldInterval*> cut;
-  for (auto& h : holds) {
-    if (h.validity_cut) cut[{h.process, h.key, h.start}] = &h;
-  }
-  if (cut.empty()) return holds;
-  std::map<std::pair<int64_t, std::string>, HoldInterval*> current;
-  for (const auto& e : sorted) {
-    if (e.process < 0) continue;
-    if (e.f == "acquire" && e.type == EventType::kOk) {
-      auto it = cut.find({e.process, e.key, e.time});
-      if (it != cut.end()) current[{e.process, e.key}] = it->second;
-      else current.erase({e.process, e.key});
-    } else if (e.f == "release" && e.type != EventType::kInvoke) {
-      auto it = current.find({e.process, e.key});
-      if (it == current.end()) continue;
-      if (e.type == EventType::kOk) it->second->end = std::max(it->second->end, e.time);
-      current.erase(it);
-    }
+  for (const auto& c : CutHoldReleases(sorted, holds)) {
+    if (c.release == nullptr || c.release->type != EventType::kOk) continue;
+    HoldInterval& h = holds[static_cast<size_t>(c.hold - holds.data())];
+    h.end = std::max(h.end, c.release->time);
   }
   return holds;
 }

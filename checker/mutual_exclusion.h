@@ -110,7 +110,7 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
 // lock's linearizability model: from there on the lease may have ended on the server (expired)
 // or not (a watchdog kept renewing it). None is added when the client's own release of that
 // lease then succeeded (the lock was still its own on the server). Returns a new sorted
-// history; `sorted` itself when nothing was cut.
+// history; `sorted` itself when none is added.
 History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
