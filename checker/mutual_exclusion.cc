@@ -135,6 +135,8 @@ namespace {
 struct CutHoldRelease {
   const HoldInterval* hold;
   const Event* release;
+  // The lease was still the client's own on the server up to its release.
+  bool released_ok() const { return release != nullptr && release->type == EventType::kOk; }
 };
 
 // Every hold of `holds` the validity rule cut, matched by (process, key, start) to its
@@ -174,7 +176,7 @@ History WithValidityReleases(const History& sorted, const std::vector<HoldInterv
   // can have taken it in between).
   std::vector<const HoldInterval*> add;
   for (const auto& c : CutHoldReleases(sorted, holds)) {
-    if (c.release == nullptr || c.release->type != EventType::kOk) add.push_back(c.hold);
+    if (!c.released_ok()) add.push_back(c.hold);
   }
   if (add.empty()) return sorted;
   History out = sorted;
@@ -372,7 +374,7 @@ namespace {
 // every other client was rightly refused.
 std::vector<HoldInterval> HeldOnTheServer(const History& sorted, std::vector<HoldInterval> holds) {
   for (const auto& c : CutHoldReleases(sorted, holds)) {
-    if (c.release == nullptr || c.release->type != EventType::kOk) continue;
+    if (!c.released_ok()) continue;
     HoldInterval& h = holds[static_cast<size_t>(c.hold - holds.data())];
     h.end = std::max(h.end, c.release->time);
   }

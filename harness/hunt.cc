@@ -254,15 +254,19 @@ class Hunt {
   // Whether a baseline run tells against the difference: it failed, or it could not run
   // (the baseline was not seen to pass, so nothing is confirmed).
   bool BaselineFailed(const ChildRun& r) const { return !r.ran || Failed(r); }
+  // Counts a run that ended (trials, infrastructure failures) and shows the progress line.
+  void CountRun(const ChildRun& r) {
+    ++trials_;
+    if (!r.ran) ++infra_;
+    Progress();
+  }
+  // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
+  static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
   // Runs `runs`; counts trials and infrastructure failures.
   void RunAll(std::vector<ChildRun>& runs) {
     std::vector<ChildRun*> ptrs;
     for (auto& r : runs) ptrs.push_back(&r);
-    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) {
-      ++trials_;
-      if (!r.ran) ++infra_;
-      Progress();
-    });
+    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
     if (!s.ok() && io_error_.ok()) io_error_ = s;
   }
   // How many of `n` reruns of `o` fail, and in how many of its runs the baseline (if any)
@@ -498,9 +502,7 @@ void Hunt::Search(bool stop_at_first) {
           return &runs.back();
         },
         [&](const ChildRun& done, size_t) {
-          ++trials_;
-          if (!done.ran) ++infra_;
-          Progress();
+          CountRun(done);
           if (auto it = trial_of.find(&done); it != trial_of.end()) {
             // What failed on the lock and not on the baseline: a verdict both share may
             // still hide a difference at the resource (or in liveness).
@@ -552,11 +554,7 @@ void Hunt::Search(bool stop_at_first) {
       }
       RecordFind(*trial, !counts, counts ? kinds : Kinds(*trial));
     }
-    if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(),
-                                     [](const FoundScenario& s) {
-                                       return !s.baseline_failed && !s.shrunk;
-                                     }))
-      break;
+    if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(), AwaitsShrinking)) break;
   }
   story_.search_s += ToMillis(MonotonicNow() - search_start) / 1000.0;
 }
@@ -670,9 +668,7 @@ void Hunt::ShrinkUntilOneReproduces() {
   // most of its budget left, and the mutant was not killed.
   std::vector<HuntStory> stories;  // each shrunk find's story, in order
   for (;;) {
-    auto next = std::find_if(story_.found.begin(), story_.found.end(), [](const FoundScenario& f) {
-      return !f.baseline_failed && !f.shrunk;
-    });
+    auto next = std::find_if(story_.found.begin(), story_.found.end(), AwaitsShrinking);
     if (next == story_.found.end()) {
       if (stories.empty() || Stop() || Elapsed() >= f_.budget) break;
       Search(true);  // on from where the search stopped, for the next counted find
@@ -687,8 +683,7 @@ void Hunt::ShrinkUntilOneReproduces() {
     // The first find's runs are shrink/s1-1.toml, reruns/r0-1.toml, ...; a later one's are
     // named after it (shrink/t0012-s1-1.toml), so none overwrites another's.
     attempt_prefix_ = stories.empty() ? "" : find.options.name + "-";
-    story_.TellShrinkOf(HuntStory{});
-    Shrink(find);
+    Shrink(find);  // into shrink fields that are clear: never set yet, or cleared below
     Reproduce();
     target_ = AllKinds();
     if (!story_.minimal) break;  // stopped before anything was rerun
