@@ -10,6 +10,12 @@ namespace locklab::faults {
 
 // Offsets: "+20s", "-30s", "+1.5" (seconds), as libfaketime reads them.
 bool IsClockOffset(const std::string& s);
+// A well-formed offset in seconds ("-1.5m" is -90); 0 when malformed.
+double OffsetSeconds(const std::string& s);
+// Whether a clock read `seen_s` off the real one shows a step of `expected_s` (both in
+// seconds; `noise_s` is the reading's own uncertainty): the same sign, within a quarter of
+// the step plus the noise, and never within half the step of no step at all.
+bool ClockShows(double seen_s, double expected_s, double noise_s);
 
 // Steps the wall clock of lock nodes (default n1) by `offset` when the window opens; with
 // revert=true (default) steps it back to +0 when it closes.
@@ -19,6 +25,8 @@ class ClockJumpEffect : public Effect {
   const char* id() const override { return "clock-jump"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // Each node's own clock (Redis TIME) off the real one by the step.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override { clocks_ = &lab; }
@@ -38,6 +46,8 @@ class ClockDriftEffect : public Effect {
   void Stop(Nanos time) override;
   void WhileOpen(Nanos now) override;
   Nanos OpenWakeup() const override { return next_step_; }
+  // Each node's own clock off the real one by the offset the drift has reached.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override { clocks_ = &lab; }
@@ -46,6 +56,7 @@ class ClockDriftEffect : public Effect {
  private:
   ClockControl* clocks_ = nullptr;
   double rate_ = 2.0;
+  double offset_s_ = 0;  // the offset last written, in seconds
   Nanos opened_at_{0};
   Nanos next_step_{0};
 };
@@ -64,6 +75,8 @@ class ClientClockEffect : public Effect {
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // Each stepped client's own report of its wall clock, asked after the step.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override {
@@ -76,6 +89,7 @@ class ClientClockEffect : public Effect {
   ClientControl* clients_ = nullptr;  // to draw a running client; to let an armed one go
   ClockControl* clocks_ = nullptr;
   std::vector<int> stepped_;
+  Nanos asked_at_{0};  // when the clients were last asked for their clocks
 };
 
 }  // namespace locklab::faults

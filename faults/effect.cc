@@ -62,4 +62,30 @@ Status Effect::PointParam() const {
                        "': not a point name ([a-z0-9-]+, at most 64 characters)");
 }
 
+Evidence Effect::StoppedEvidence(const std::string& what, const ProcessSeen& p) {
+  Evidence e;
+  if (!p.visible) {
+    e.line = what + ": " + p.why;
+    return e;
+  }
+  const std::string stat = "/proc/" + std::to_string(p.pid) + "/stat";
+  e.details = {{"pid", p.pid}, {"state", p.state == 0 ? std::string("gone") : std::string(1, p.state)}};
+  e.seen = p.state == 'T' || p.state == 't';
+  if (p.state == 0) e.line = what + " (pid " + std::to_string(p.pid) + ") not stopped: no " + stat;
+  else e.line = what + " (pid " + std::to_string(p.pid) + ") " + (e.seen ? "stopped" : "not stopped") +
+                ": state " + std::string(1, p.state) + " in " + stat;
+  return e;
+}
+
+Evidence Effect::AllSeen(const std::vector<Evidence>& parts) {
+  Evidence out;
+  out.seen = !parts.empty();
+  for (const auto& e : parts) {
+    out.seen = out.seen && e.seen;
+    out.line += (out.line.empty() ? "" : "; ") + e.line;
+    if (parts.size() == 1) out.details = e.details;
+  }
+  return out;
+}
+
 }  // namespace locklab::faults

@@ -19,6 +19,20 @@
 
 namespace locklab::faults {
 
+// When a window's effect is probed (ScheduledFault): right after Start, on ticks while the
+// window is open (every kProbeEvery until seen), just before Stop, just after it (a restart
+// is seen only once the node is back), and in the grace after the close (EvidenceGrace).
+enum class ProbeMoment { kOpened, kWhileOpen, kBeforeStop, kAfterStop, kLate };
+
+// What one probe saw of the effect: `seen` with the observation, or not yet seen with what
+// was looked at ("node n1 TIME +0.000 s off the real clock after +20s"). `details` are
+// added to the "effect" event's value.
+struct Evidence {
+  bool seen = false;
+  std::string line;
+  nlohmann::json details = nlohmann::json::object();
+};
+
 class Effect {
  public:
   explicit Effect(FaultOptions options) : o_(std::move(options)) {}
@@ -63,6 +77,13 @@ class Effect {
   // How long to wait before trying again when Start declined: the interval, or 20 ms while
   // a `target` of holder / just-released waits for such a client.
   virtual Millis RetryDelay(Millis interval) const;
+  // Looks for the effect of the open window in the lab itself (a stopped process, a stepped
+  // clock, bytes the proxy held, a new pid serving): docs/design.md 3.3, coverage. Called
+  // until it returns seen, at the moments above; never changes the lab.
+  virtual Evidence Probe(Nanos now, ProbeMoment when) = 0;
+  // How long after the close the effect may still show (a slow section's end is reported
+  // by the client just after the window's time is up); 0: the close is the last look.
+  virtual Millis EvidenceGrace() const { return Millis(0); }
   // The `target` param ("any" when absent or the fault has none).
   std::string target_kind() const { return o_.Param("target", "any"); }
 
@@ -92,6 +113,10 @@ class Effect {
   // (IsPausePoint), refused as "fault ID: param 'point': 'X': not a point name (...)". An
   // empty value passes when the default is empty (a fault that arms only when given a point).
   Status PointParam() const;
+  // Evidence that `what` ("client 2", "node n1") is stopped (state T in /proc/PID/stat).
+  static Evidence StoppedEvidence(const std::string& what, const ProcessSeen& p);
+  // Joins per-target evidence: seen only when every part is.
+  static Evidence AllSeen(const std::vector<Evidence>& parts);
 
   FaultOptions o_;
 

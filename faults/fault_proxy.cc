@@ -51,6 +51,7 @@ struct Link {
   int listener = -1;
   ProxyEndpoint upstream;
   LinkState state;
+  LinkBytes counters;  // guarded by Impl::mu, like the state
 };
 
 int Listen(int* port) {
@@ -120,8 +121,9 @@ struct FaultProxy::Impl {
     for (;;) {
       int fd = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;
-      const Link& link = links[listener_link[listener]];
+      Link& link = links[listener_link[listener]];
       if (link.state.reset) {
+        ++link.counters.resets;
         CloseWithReset(fd);
         continue;
       }
@@ -157,13 +159,17 @@ struct FaultProxy::Impl {
 
   // Reads what is available on `p.from` and queues it per the direction's state. Returns
   // false on a read error; sets p.eof when the sender closed.
-  bool ReadInto(Conn& c, Pipe& p, Direction dir, Millis delay) {
+  bool ReadInto(Conn& c, Pipe& p, Direction dir, Millis delay, LinkBytes* counters) {
     if (p.eof || p.done) return true;
     char buf[65536];
     for (;;) {
       ssize_t n = read(p.from, buf, sizeof(buf));
       if (n > 0) {
         Nanos now = MonotonicNow();
+        const auto bytes = static_cast<uint64_t>(n);
+        if (dir == Direction::kDiscard) counters->discarded += bytes;
+        if (dir == Direction::kHold) counters->held += bytes;
+        if (dir == Direction::kDelay) counters->delayed += bytes;
         if (dir == Direction::kDiscard) continue;
         Chunk ch{now, dir == Direction::kHold, std::string(buf, static_cast<size_t>(n))};
         if (&p == &c.up && !c.replication &&
@@ -263,7 +269,8 @@ struct FaultProxy::Impl {
         auto it = by_fd.find(fd);
         if (it == by_fd.end()) continue;
         std::shared_ptr<Conn> c = it->second;
-        LinkState st = links[c->link].state;
+        Link& link = links[c->link];
+        LinkState st = link.state;
         if (st.replication_only && !c->replication) st = LinkState::Pass();
         bool ok = true;
         if (fd == c->server && !c->connected && (events[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
@@ -278,8 +285,8 @@ struct FaultProxy::Impl {
           Watch(fd, c->server_mask = EPOLLIN | EPOLLRDHUP);
         }
         if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-          if (fd == c->client) ok = ReadInto(*c, c->up, st.up, st.delay);
-          else ok = ReadInto(*c, c->down, st.down, st.delay);
+          if (fd == c->client) ok = ReadInto(*c, c->up, st.up, st.delay, &link.counters);
+          else ok = ReadInto(*c, c->down, st.down, st.delay, &link.counters);
         }
         if (!ok) {
           CloseConn(c, false);
@@ -382,6 +389,7 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
     for (auto& c : conns) {
       if (state.replication_only && !c->replication) continue;
       if (state.reset) {
+        ++it->second.counters.resets;
         impl_->CloseConn(c, true);
         continue;
       }
@@ -393,7 +401,10 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
           else if (dir == Direction::kDelay) ch = Chunk{now + state.delay, false, std::move(ch.bytes)};
         }
         if (dir == Direction::kDiscard) {
-          while (!pipe->queue.empty() && pipe->queue.back().held) pipe->queue.pop_back();
+          while (!pipe->queue.empty() && pipe->queue.back().held) {
+            it->second.counters.discarded += pipe->queue.back().bytes.size();
+            pipe->queue.pop_back();
+          }
         }
       }
     }
@@ -401,6 +412,12 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
   uint64_t one = 1;
   (void)!write(impl_->wake, &one, sizeof(one));
   return Status::Ok();
+}
+
+LinkBytes FaultProxy::Counters(const std::string& name) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  auto it = impl_->links.find(name);
+  return it == impl_->links.end() ? LinkBytes() : it->second.counters;
 }
 
 LinkState FaultProxy::GetLink(const std::string& name) {

@@ -45,6 +45,9 @@ class FaultProxy {
   void SetUpstream(const std::string& name, ProxyEndpoint upstream);
   Status SetLink(const std::string& name, const LinkState& state);
   LinkState GetLink(const std::string& name);
+  // What the link's states did to its bytes so far: read while held, discarded or delayed,
+  // and connections reset or refused (a fault's evidence). Zeros for an unknown link.
+  LinkBytes Counters(const std::string& name);
   // Byte counters (for tests and the benchmark).
   uint64_t BytesRelayed() const { return bytes_.load(); }
 

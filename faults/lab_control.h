@@ -18,6 +18,46 @@
 
 namespace locklab::faults {
 
+// What the lab sees of one process, for a fault's evidence: its pid and the state letter of
+// /proc/PID/stat ('R', 'S', 'T' stopped, 'Z' dead, not yet reaped; 0: no such process).
+// `visible` false: the lab cannot look at it (a server it did not start), `why` says so.
+struct ProcessSeen {
+  bool visible = false;
+  int pid = 0;
+  char state = 0;
+  std::string why;
+};
+
+// A client's report of its own wall clock (libfaketime's, when it runs under it), taken
+// against the harness's real CLOCK_REALTIME when the report arrived.
+struct ClockSeen {
+  double offset_s = 0;  // the client's wall clock minus the real one, in seconds
+  Nanos at{0};          // when the report arrived (MonotonicNow)
+};
+
+// A client's report that an armed slow:MS section ended.
+struct SlowSeen {
+  std::string point;
+  Millis slept{0};  // how long it stayed, measured on its monotonic clock
+  Nanos at{0};      // when the report arrived (MonotonicNow)
+};
+
+// A node's own answer about who serves: its pid and, for Redis, its run_id (new at every
+// start). `answered` false: `error` says why.
+struct ServingSeen {
+  bool answered = false;
+  int pid = 0;
+  std::string run_id;
+  std::string error;
+};
+
+// Failover as the servers tell it: the replica's own ROLE and the master the sentinels name.
+struct FailoverSeen {
+  std::string replica_role;    // "master", "slave", or "" when it did not answer
+  std::string replica;         // its address "127.0.0.1:P"
+  std::string sentinel_master;  // the master the sentinels name, "" when none answered
+};
+
 // Client processes: signals, pause points, and what their own events say.
 class ClientControl {
  public:
@@ -40,6 +80,26 @@ class ClientControl {
   virtual int LastReleaser() const { return 0; }
   // How many acquires have completed ok so far (all clients).
   virtual int64_t AcquiresSeen() const = 0;
+  // Evidence probes (faults/effect.h, Probe). Defaults: nothing to see.
+  // The client's process as /proc shows it now.
+  virtual ProcessSeen ClientProcess(int process) const {
+    (void)process;
+    return {false, 0, 0, "the lab does not see client processes here"};
+  }
+  // Asks the client for its wall clock; it answers at its next pause point (ClientClock).
+  virtual void AskClientClock(int process) { (void)process; }
+  // The client's last clock report; false when none arrived.
+  virtual bool ClientClock(int process, ClockSeen* out) const {
+    (void)process;
+    (void)out;
+    return false;
+  }
+  // The client's last report of an armed slow section's end; false when none arrived.
+  virtual bool ClientSlowEnded(int process, SlowSeen* out) const {
+    (void)process;
+    (void)out;
+    return false;
+  }
 };
 
 // Lock node processes (and, for failover, n1's replication stream).
@@ -57,6 +117,30 @@ class NodeControl {
   // proxy, so a partition does not stop it). A node that does not answer in time (paused)
   // still has the command in its socket and runs it when it resumes.
   virtual Status SetNodeConfig(int node, const std::string& name, const std::string& value) = 0;
+  // Evidence probes: short direct connections (not the proxy), at most ~200 ms each.
+  // The node's server process as /proc shows it now.
+  virtual ProcessSeen NodeProcess(int node) const {
+    (void)node;
+    return {false, 0, 0, "the lab does not see node processes here"};
+  }
+  // Who serves on the node now (Redis: INFO server; other servers: the lab's process and
+  // its readiness probe).
+  virtual ServingSeen NodeServing(int node) {
+    (void)node;
+    return {false, 0, "", "no probe for this node"};
+  }
+  // The reply of a write that changes nothing ("SET <probe key> 1 XX": the key never
+  // exists), so a node out of memory answers "OOM ..." and any other node "nil".
+  virtual Status NodeWriteProbe(int node, std::string* reply) {
+    (void)node;
+    (void)reply;
+    return Status::Usage("no write probe for this node");
+  }
+  // The failover topology's replica and sentinels, now.
+  virtual Status ProbeFailover(FailoverSeen* out) {
+    (void)out;
+    return Status::Usage("no failover topology");
+  }
 };
 
 // Wall clocks, through libfaketime control files: offsets "+20s", "-30s", "+0".
@@ -65,6 +149,16 @@ class ClockControl {
   virtual ~ClockControl() = default;
   virtual Status SetNodeClock(int node, const std::string& offset) = 0;
   virtual Status SetClientClock(int process, const std::string& offset) = 0;
+  // The node's own clock through its protocol (Redis TIME over a direct connection), in
+  // seconds since the epoch, and the real CLOCK_REALTIME at the middle of the round trip;
+  // `rtt_s` is the round trip (the reading's uncertainty).
+  virtual Status ReadNodeClock(int node, double* node_s, double* real_s, double* rtt_s) {
+    (void)node;
+    (void)node_s;
+    (void)real_s;
+    (void)rtt_s;
+    return Status::Usage("no clock probe for this node");
+  }
 };
 
 // The fault proxy's links.
@@ -73,6 +167,12 @@ class NetworkControl {
   virtual ~NetworkControl() = default;
   // The link between a client and a node (0 = the resource node).
   virtual Status SetLink(int process, int node, const LinkState& state) = 0;
+  // What the proxy did to the link's bytes so far (evidence probe).
+  virtual LinkBytes LinkCounters(int process, int node) const {
+    (void)process;
+    (void)node;
+    return {};
+  }
 };
 
 // The run's record: when it ends, its history's nemesis events, and the lab log.
@@ -82,7 +182,8 @@ class RunJournal {
   // When the run phase ends (MonotonicNow time); the teardown heals every fault then.
   virtual Nanos run_end() const { return Nanos::max(); }
   // Appends a nemesis event, key = fault id: f = "plan" (the schedule, at setup), "arm" (a
-  // pause point armed), "start" / "stop" (a window opened / closed).
+  // pause point armed), "start" / "stop" (a window opened / closed), "effect" (what the
+  // window was seen to do: {"seen":B,"evidence":"one line","window":N,...}).
   virtual void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
                       Nanos time) = 0;
   virtual void Log(const std::string& line) = 0;

@@ -4,6 +4,7 @@
 // values: thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/clock.h"
@@ -31,6 +32,16 @@ struct LinkState {
   static LinkState BlackHole() { return {Direction::kHold, Direction::kHold, Millis(0), false}; }
   // "reset", or "up <d>, down <d>" with <d> pass, hold, discard or "delay <N>ms".
   std::string ToString() const;
+};
+
+// Bytes the fault proxy held, dropped or delayed on one link, and connections it reset,
+// since the link was added (cumulative: a fault takes differences).
+struct LinkBytes {
+  uint64_t held = 0;
+  uint64_t discarded = 0;
+  uint64_t delayed = 0;
+  uint64_t resets = 0;
+  uint64_t total() const { return held + discarded + delayed + resets; }
 };
 
 }  // namespace locklab::faults

@@ -17,6 +17,31 @@ nlohmann::json LinksJson(const std::vector<std::pair<int, int>>& links) {
   return out;
 }
 
+// The counters of `links` summed.
+LinkBytes SumCounters(const NetworkControl& net, const std::vector<std::pair<int, int>>& links) {
+  LinkBytes sum;
+  for (auto [c, n] : links) {
+    LinkBytes b = net.LinkCounters(c, n);
+    sum.held += b.held;
+    sum.discarded += b.discarded;
+    sum.delayed += b.delayed;
+    sum.resets += b.resets;
+  }
+  return sum;
+}
+
+LinkBytes Since(const LinkBytes& now, const LinkBytes& base) {
+  return {now.held - base.held, now.discarded - base.discarded, now.delayed - base.delayed,
+          now.resets - base.resets};
+}
+
+nlohmann::json BytesJson(const LinkBytes& b) {
+  return {{"bytes_held", b.held}, {"bytes_dropped", b.discarded}, {"bytes_delayed", b.delayed},
+          {"connections_reset", b.resets}};
+}
+
+std::string LinkCount(size_t n) { return std::to_string(n) + (n == 1 ? " cut link" : " cut links"); }
+
 }  // namespace
 
 void PartitionEffect::Attach(LabControl& lab) {
@@ -89,9 +114,22 @@ nlohmann::json PartitionEffect::Start(Nanos, int) {
     }
   }
   LinkState st = CutState();
+  base_ = SumCounters(*network_, cut_);
   for (auto [c, n] : cut_) network_->SetLink(c, n, st);
   Log("partition (" + shape + "): " + std::to_string(cut_.size()) + " links " + st.ToString());
   return {{"shape", shape}, {"links", LinksJson(cut_)}, {"state", st.ToString()}};
+}
+
+Evidence PartitionEffect::Probe(Nanos, ProbeMoment when) {
+  if (when == ProbeMoment::kAfterStop || when == ProbeMoment::kLate) return {};
+  Evidence e;
+  LinkBytes b = Since(SumCounters(*network_, cut_), base_);
+  e.seen = b.total() > 0;
+  e.details = BytesJson(b);
+  e.line = "the proxy held " + std::to_string(b.held) + " bytes, dropped " + std::to_string(b.discarded) +
+           " and reset " + std::to_string(b.resets) + " connections on " + LinkCount(cut_.size()) +
+           (e.seen ? "" : ": nothing crossed the cut");
+  return e;
 }
 
 void PartitionEffect::Stop(Nanos) {
@@ -116,6 +154,13 @@ nlohmann::json ReplyLossEffect::Start(Nanos, int) {
   cut_.clear();
   LinkState st;
   st.down = Direction::kDiscard;
+  base_ = LinkBytes();
+  for (int c : clients) {
+    for (int n : nodes) {
+      LinkBytes b = network_->LinkCounters(c, n);
+      base_.discarded += b.discarded;
+    }
+  }
   for (int c : clients) {
     for (int n : nodes) {
       cut_.push_back({c, n});
@@ -124,6 +169,17 @@ nlohmann::json ReplyLossEffect::Start(Nanos, int) {
   }
   Log("reply-loss: replies dropped on " + std::to_string(cut_.size()) + " links");
   return {{"links", LinksJson(cut_)}};
+}
+
+Evidence ReplyLossEffect::Probe(Nanos, ProbeMoment when) {
+  if (when == ProbeMoment::kAfterStop || when == ProbeMoment::kLate) return {};
+  Evidence e;
+  const uint64_t dropped = SumCounters(*network_, cut_).discarded - base_.discarded;
+  e.seen = dropped > 0;
+  e.details = {{"bytes_dropped", dropped}};
+  e.line = "the proxy dropped " + std::to_string(dropped) + " reply bytes on " + LinkCount(cut_.size()) +
+           (e.seen ? "" : ": no reply came back while the window was open");
+  return e;
 }
 
 void ReplyLossEffect::Stop(Nanos) {
@@ -152,6 +208,7 @@ nlohmann::json DelayEffect::Start(Nanos time, int process) {
   LinkState st;
   st.up = Direction::kDelay;
   st.delay = delay_;
+  base_ = network_->LinkCounters(process, 0);
   network_->SetLink(process, 0, st);
   clients_->ResumeClient(process);  // it stopped itself at before-write; now it sends the write
   client_ = process;
@@ -167,6 +224,18 @@ void DelayEffect::WhileOpen(Nanos now) {
     network_->SetLink(client_, 0, LinkState::Pass());  // the write already queued keeps its time
     restored_ = true;
   }
+}
+
+Evidence DelayEffect::Probe(Nanos, ProbeMoment when) {
+  if (when == ProbeMoment::kLate) return {};
+  Evidence e;
+  const uint64_t delayed = network_->LinkCounters(client_, 0).delayed - base_.delayed;
+  e.seen = delayed > 0;
+  e.details = {{"bytes_delayed", delayed}};
+  e.line = "the proxy delayed " + std::to_string(delayed) + " bytes of client " + std::to_string(client_) +
+           "'s write to the resource by " + std::to_string(delay_.count()) + " ms" +
+           (e.seen ? "" : ": the client sent nothing while its link was slowed");
+  return e;
 }
 
 void DelayEffect::Stop(Nanos) {

@@ -26,6 +26,8 @@ class PartitionEffect : public Effect {
   void Stop(Nanos time) override;
   // Waiting for a holder: look again soon.
   Millis RetryDelay(Millis) const override { return Millis(20); }
+  // Bytes the proxy held or dropped on the cut links, or connections it reset.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override;
@@ -37,6 +39,7 @@ class PartitionEffect : public Effect {
   const NodeControl* nodes_ = nullptr;
   NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;  // (client, node); node 0 = resource
+  LinkBytes base_;                        // the cut links' counters summed, at the cut
 };
 
 // Requests reach the node, replies are dropped (the client sees a timeout: unknown).
@@ -46,6 +49,8 @@ class ReplyLossEffect : public Effect {
   const char* id() const override { return "reply-loss"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // Reply bytes the proxy dropped on the cut links.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override;
@@ -55,6 +60,7 @@ class ReplyLossEffect : public Effect {
   const NodeControl* nodes_ = nullptr;
   NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;
+  LinkBytes base_;
 };
 
 // A client's write to the resource is held `delay_ms` (default: the window duration) and
@@ -70,6 +76,8 @@ class DelayEffect : public Effect {
   void Stop(Nanos time) override;
   void WhileOpen(Nanos now) override;
   Nanos OpenWakeup() const override { return restored_ ? Nanos::max() : restore_at_; }
+  // Bytes of the client's write the proxy delayed on its link to the resource.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override;
@@ -80,6 +88,7 @@ class DelayEffect : public Effect {
   NetworkControl* network_ = nullptr;
   Millis delay_{0};
   int client_ = 0;
+  LinkBytes base_;
   bool restored_ = true;
   Nanos restore_at_{0};
 };

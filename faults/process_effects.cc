@@ -33,6 +33,12 @@ nlohmann::json ClientPauseEffect::Start(Nanos, int process) {
   return v;
 }
 
+Evidence ClientPauseEffect::Probe(Nanos, ProbeMoment when) {
+  // After the stop the client runs again: nothing more to see.
+  if (paused_ == 0 || when == ProbeMoment::kAfterStop || when == ProbeMoment::kLate) return {};
+  return StoppedEvidence("client " + std::to_string(paused_), clients_->ClientProcess(paused_));
+}
+
 void ClientPauseEffect::Stop(Nanos) {
   if (paused_ != 0) clients_->ResumeClient(paused_);
   paused_ = 0;
@@ -44,10 +50,32 @@ void SlowCsEffect::Shape(Schedule* schedule) const {
   schedule->armed_point = ArmedPoint(o_);
 }
 
-nlohmann::json SlowCsEffect::Start(Nanos, int process) {
+nlohmann::json SlowCsEffect::Start(Nanos time, int process) {
+  process_ = process;
+  opened_at_ = time;
   Log("slow-cs: client " + std::to_string(process) + " stays in its critical section " +
       std::to_string(o_.duration.count()) + " ms longer");
   return {{"targets", {process}}, {"point", ArmedPoint(o_)}};
+}
+
+Evidence SlowCsEffect::Probe(Nanos, ProbeMoment) {
+  Evidence e;
+  const std::string who = "client " + std::to_string(process_);
+  const int64_t ms = o_.duration.count();
+  SlowSeen slow;
+  // The report must be of this window's section (it arrived after the window opened) and
+  // of the whole sleep (1 ms of slack for the clock's rounding).
+  if (!clients_->ClientSlowEnded(process_, &slow) || slow.at < opened_at_) {
+    e.line = who + " reported no end of its " + std::to_string(ms) + " ms slow section at " +
+             ArmedPoint(o_);
+    return e;
+  }
+  e.details = {{"slept_ms", slow.slept.count()}, {"point", slow.point}};
+  e.seen = slow.slept.count() + 1 >= ms;
+  e.line = who + " stayed " + std::to_string(slow.slept.count()) + " ms longer in its critical section at " +
+           slow.point + " (its own report when the slow sleep ended" +
+           (e.seen ? ")" : "; " + std::to_string(ms) + " ms were asked)");
+  return e;
 }
 
 Status ClientCrashEffect::Validate() { return PointParam(); }
@@ -60,8 +88,26 @@ void ClientCrashEffect::Shape(Schedule* schedule) const {
 nlohmann::json ClientCrashEffect::Start(Nanos, int process) {
   std::string point = ArmedPoint(o_);
   if (!clients_->CrashClient(process)) return nullptr;
+  crashed_ = process;
   Log("client-crash: client " + std::to_string(process) + " killed (SIGKILL) at " + point);
   return {{"targets", {process}}, {"point", point}};
+}
+
+Evidence ClientCrashEffect::Probe(Nanos, ProbeMoment) {
+  Evidence e;
+  const std::string who = "client " + std::to_string(crashed_);
+  ProcessSeen p = clients_->ClientProcess(crashed_);
+  if (!p.visible) {
+    e.line = who + ": " + p.why;
+    return e;
+  }
+  const std::string stat = "/proc/" + std::to_string(p.pid) + "/stat";
+  e.details = {{"pid", p.pid}, {"state", p.state == 0 ? std::string("gone") : std::string(1, p.state)}};
+  e.seen = p.state == 0 || p.state == 'Z' || p.state == 'X';
+  if (p.state == 0) e.line = who + " (pid " + std::to_string(p.pid) + ") gone after SIGKILL: no " + stat;
+  else e.line = who + " (pid " + std::to_string(p.pid) + ") " + (e.seen ? "dead after SIGKILL" : "still running") +
+                ": state " + std::string(1, p.state) + " in " + stat;
+  return e;
 }
 
 nlohmann::json ServerPauseEffect::Start(Nanos, int) {
@@ -69,6 +115,13 @@ nlohmann::json ServerPauseEffect::Start(Nanos, int) {
   for (int n : nodes) nodes_->PauseNode(n);
   Log("server-pause: nodes stopped for " + std::to_string(o_.duration.count()) + " ms");
   return {{"nodes", nodes}};
+}
+
+Evidence ServerPauseEffect::Probe(Nanos, ProbeMoment when) {
+  if (when == ProbeMoment::kAfterStop || when == ProbeMoment::kLate) return {};
+  std::vector<Evidence> parts;
+  for (int n : NodesOr(1)) parts.push_back(StoppedEvidence("node n" + std::to_string(n), nodes_->NodeProcess(n)));
+  return AllSeen(parts);
 }
 
 void ServerPauseEffect::Stop(Nanos) {
@@ -86,6 +139,25 @@ nlohmann::json MemoryFullEffect::Start(Nanos, int) {
   }
   Log("memory-full: nodes refuse writes (OOM) for " + std::to_string(o_.duration.count()) + " ms");
   return {{"nodes", nodes}};
+}
+
+Evidence MemoryFullEffect::Probe(Nanos, ProbeMoment when) {
+  if (when == ProbeMoment::kAfterStop || when == ProbeMoment::kLate) return {};
+  std::vector<Evidence> parts;
+  for (int n : NodesOr(1)) {
+    Evidence e;
+    std::string reply;
+    Status s = nodes_->NodeWriteProbe(n, &reply);
+    const std::string node = "node n" + std::to_string(n);
+    if (!s.ok()) {
+      e.line = node + " write probe: " + s.message();
+    } else {
+      e.seen = reply.rfind("OOM", 0) == 0;
+      e.line = node + " answered a write with " + (e.seen ? "-" : "") + reply + (e.seen ? "" : " (no OOM error)");
+    }
+    parts.push_back(e);
+  }
+  return AllSeen(parts);
 }
 
 void MemoryFullEffect::Stop(Nanos) {
@@ -113,6 +185,8 @@ Status RestartEffect::Validate() {
 
 nlohmann::json RestartEffect::Start(Nanos, int) {
   std::vector<int> nodes = NodesOr(1);
+  before_.clear();
+  for (int n : nodes) before_[n] = nodes_->NodeServing(n);  // to tell the restarted one apart
   for (int n : nodes) nodes_->KillNode(n);
   Log("restart: nodes killed (SIGKILL), down for " + std::to_string(o_.duration.count()) + " ms");
   return {{"nodes", nodes}, {"restart", o_.Param("restart", "no-persistence")}};
@@ -123,6 +197,33 @@ void RestartEffect::Stop(Nanos) {
     Status s = nodes_->RestartNode(n);
     if (!s.ok()) Log("restart: node n" + std::to_string(n) + " did not come back: " + s.message());
   }
+}
+
+Evidence RestartEffect::Probe(Nanos, ProbeMoment when) {
+  if (when != ProbeMoment::kAfterStop && when != ProbeMoment::kLate) return {};
+  std::vector<Evidence> parts;
+  for (int n : NodesOr(1)) {
+    Evidence e;
+    const std::string node = "node n" + std::to_string(n);
+    const ServingSeen& old = before_[n];
+    ServingSeen now = nodes_->NodeServing(n);
+    if (!old.answered) {
+      e.line = node + " did not say who served it before the kill: " + old.error;
+    } else if (!now.answered) {
+      e.line = node + " does not answer after its restart: " + now.error;
+    } else {
+      // Redis names each start (run_id); other servers are told apart by their pid.
+      bool by_run_id = !old.run_id.empty() && !now.run_id.empty();
+      e.seen = by_run_id ? old.run_id != now.run_id : old.pid != now.pid;
+      e.details = {{"pid_before", old.pid}, {"pid_after", now.pid}};
+      e.line = node + " answers after its restart as pid " + std::to_string(now.pid) + " (was " +
+               std::to_string(old.pid) + ")" +
+               (by_run_id ? std::string(", run_id ") + (e.seen ? "new" : "unchanged") : std::string()) +
+               (e.seen ? "" : ": the same server, not restarted");
+    }
+    parts.push_back(e);
+  }
+  return AllSeen(parts);
 }
 
 Status FailoverEffect::Validate() {
@@ -154,6 +255,7 @@ nlohmann::json FailoverEffect::Start(Nanos time, int process) {
     return nullptr;  // (the driver resumes the client)
   }
   killed_ = false;
+  was_killed_ = false;
   opened_at_ = time;
   acquires_at_cut_ = clients_->AcquiresSeen();
   Log("failover: client " + std::to_string(process) + " released; replication n1 -> r1 cut; n1 dies " +
@@ -174,7 +276,30 @@ void FailoverEffect::WhileOpen(Nanos now) {
   if (clients_->AcquiresSeen() == acquires_at_cut_) return;  // no unreplicated lock yet
   nodes_->KillNode(1);
   killed_ = true;
+  was_killed_ = true;
   Log("failover: n1 killed (SIGKILL); Sentinel promotes r1");
+}
+
+Evidence FailoverEffect::Probe(Nanos, ProbeMoment) {
+  Evidence e;
+  if (!was_killed_) {
+    e.line = "n1 not killed yet (it waits for an acquire while replication is cut)";
+    return e;
+  }
+  FailoverSeen f;
+  Status s = nodes_->ProbeFailover(&f);
+  if (!s.ok()) {
+    e.line = "failover probe: " + s.message();
+    return e;
+  }
+  const bool promoted = f.replica_role == "master";
+  const bool named = !f.sentinel_master.empty() && f.sentinel_master == f.replica;
+  e.seen = promoted || named;
+  e.details = {{"replica_role", f.replica_role}, {"sentinel_master", f.sentinel_master}};
+  e.line = "replica r1 (" + f.replica + ") reports role " + (f.replica_role.empty() ? "(no answer)" : f.replica_role) +
+           "; the sentinels name " + (f.sentinel_master.empty() ? "no master" : f.sentinel_master) +
+           " master" + (e.seen ? "" : " (no promotion yet)");
+  return e;
 }
 
 void FailoverEffect::Stop(Nanos) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 
 #include "faults/effect.h"
 
@@ -19,6 +20,8 @@ class ClientPauseEffect : public Effect {
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // The client's process in state T.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override { clients_ = &lab; }
@@ -41,10 +44,19 @@ class SlowCsEffect : public Effect {
   }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos) override {}
+  // The client's own report that its slow sleep ended after the whole `duration` (it comes
+  // as the window's time is up, hence the grace).
+  Evidence Probe(Nanos now, ProbeMoment when) override;
+  Millis EvidenceGrace() const override { return Millis(1000); }
 
  protected:
-  void Attach(LabControl&) override {}
+  void Attach(LabControl& lab) override { clients_ = &lab; }
   Status Validate() override;
+
+ private:
+  const ClientControl* clients_ = nullptr;
+  int process_ = 0;
+  Nanos opened_at_{0};
 };
 
 // SIGKILL of a client that just acquired (armed at after-acquire): the liveness case.
@@ -56,6 +68,8 @@ class ClientCrashEffect : public Effect {
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos) override {}
+  // The client's process gone (or dead, not yet reaped: state Z).
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 
  protected:
   void Attach(LabControl& lab) override { clients_ = &lab; }
@@ -63,6 +77,7 @@ class ClientCrashEffect : public Effect {
 
  private:
   ClientControl* clients_ = nullptr;
+  int crashed_ = 0;
 };
 
 // An effect that acts on lock node processes only (NodeControl).
@@ -82,6 +97,8 @@ class ServerPauseEffect : public NodeEffect {
   const char* id() const override { return "server-pause"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // Every paused node's server process in state T.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 };
 
 // Lock nodes out of memory: maxmemory is set far below what the node uses, with the
@@ -95,6 +112,8 @@ class MemoryFullEffect : public NodeEffect {
   const char* id() const override { return "memory-full"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // Every node answers a write (one that changes nothing) with an OOM error.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
 };
 
 // kill -9 of lock nodes, restarted when the window closes (`duration` is the downtime).
@@ -106,9 +125,16 @@ class RestartEffect : public NodeEffect {
   std::vector<std::string> NodeArgs() const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
+  // After the restart: every node answers, served by another process than before the kill
+  // (a new pid, or for Redis a new run_id).
+  Evidence Probe(Nanos now, ProbeMoment when) override;
+  Millis EvidenceGrace() const override { return Millis(2000); }
 
  protected:
   Status Validate() override;
+
+ private:
+  std::map<int, ServingSeen> before_;  // node -> who served it before the kill
 };
 
 // Master failover (Redis docs' race): right after a client released the lock (armed at
@@ -131,6 +157,8 @@ class FailoverEffect : public Effect {
   void Stop(Nanos time) override;
   void WhileOpen(Nanos now) override;
   void OnClientEventWhileOpen(Nanos now) override;
+  // Once n1 was killed: the replica reports role master, or the sentinels name it master.
+  Evidence Probe(Nanos now, ProbeMoment when) override;
   Nanos OpenWakeup() const override {
     return killed_ ? Nanos::max() : std::max(opened_at_ + kill_after_, next_check_);
   }
@@ -147,6 +175,7 @@ class FailoverEffect : public Effect {
   NodeControl* nodes_ = nullptr;
   Millis kill_after_{300};
   bool killed_ = false;
+  bool was_killed_ = false;  // in this window (Stop clears killed_ before the last probe)
   int64_t acquires_at_cut_ = 0;
   Nanos opened_at_{0};
   Nanos next_check_{0};

@@ -53,8 +53,43 @@ void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
   if (!v.contains("duration_ms")) v["duration_ms"] = schedule_.duration.count();
   // How the client was picked, when not the default draw (faults/target_draw.h).
   if (effect_->target_kind() != "any") v["target"] = effect_->target_kind();
+  if (!effect_recorded_) ProbeEffect(lab, time, ProbeMoment::kLate, true);  // the last one's grace
   lab.Record("start", id(), v, time);
   state_ = State::kOpen;
+  effect_recorded_ = false;
+  last_evidence_ = Evidence();
+  grace_until_ = Nanos::max();
+  ProbeEffect(lab, time, ProbeMoment::kOpened, false);
+  next_probe_ = time + kProbeEvery;
+}
+
+void ScheduledFault::ProbeEffect(LabControl& lab, Nanos now, ProbeMoment when, bool last) {
+  if (effect_recorded_) return;
+  Evidence e = effect_->Probe(now, when);
+  // A moment the effect does not look at answers an empty line: keep the last real look.
+  if (e.seen || !e.line.empty()) last_evidence_ = e;
+  if (!e.seen && !last) return;
+  nlohmann::json v = last_evidence_.details.is_object() ? last_evidence_.details : nlohmann::json::object();
+  v["seen"] = last_evidence_.seen;
+  v["evidence"] = last_evidence_.line.empty() ? "nothing was looked at" : last_evidence_.line;
+  v["window"] = opened_;
+  lab.Record("effect", id(), v, now);
+  effect_recorded_ = true;
+  grace_until_ = Nanos::max();
+}
+
+void ScheduledFault::CloseWindow(LabControl& lab, Nanos now, bool teardown) {
+  ProbeEffect(lab, now, ProbeMoment::kBeforeStop, false);
+  effect_->Stop(now);
+  nlohmann::json v = {{"opened_ns", opened_at_.count()}};
+  if (teardown) v["healed"] = "teardown";
+  lab.Record("stop", id(), v, now);
+  const Millis grace = effect_->EvidenceGrace();
+  ProbeEffect(lab, now, ProbeMoment::kAfterStop, teardown || grace.count() <= 0);
+  if (!effect_recorded_) {
+    grace_until_ = now + grace;
+    next_probe_ = now + kProbeEvery;
+  }
 }
 
 void ScheduledFault::TryOpen(LabControl& lab, Nanos now) {
@@ -81,19 +116,31 @@ void ScheduledFault::TryOpen(LabControl& lab, Nanos now) {
 }
 
 void ScheduledFault::Tick(LabControl& lab, Nanos now) {
+  if (state_ != State::kOpen && !effect_recorded_) {
+    // The grace after a close: the effect may still show (slow-cs's end report).
+    if (now >= grace_until_) {
+      ProbeEffect(lab, now, ProbeMoment::kLate, true);
+    } else if (now >= next_probe_) {
+      ProbeEffect(lab, now, ProbeMoment::kLate, false);
+      next_probe_ = now + kProbeEvery;
+    }
+  }
   switch (state_) {
     case State::kIdle:
       if (now >= next_at_) TryOpen(lab, now);
       return;
     case State::kOpen:
       if (now >= close_at_) {
-        effect_->Stop(now);
-        lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}}, now);
+        CloseWindow(lab, now, false);
         state_ = State::kIdle;
         next_at_ = schedule_.NextOpenAt(now);
         return;
       }
       effect_->WhileOpen(now);
+      if (!effect_recorded_ && now >= next_probe_) {
+        ProbeEffect(lab, now, ProbeMoment::kWhileOpen, false);
+        next_probe_ = now + kProbeEvery;
+      }
       return;
     case State::kArmed:
     case State::kDone:
@@ -116,22 +163,22 @@ void ScheduledFault::OnClientEvent(LabControl&, Nanos now) {
 
 void ScheduledFault::Teardown(LabControl& lab, Nanos now) {
   if (state_ == State::kArmed) lab.DisarmPoints(armed_client_);
-  if (state_ == State::kOpen) {
-    effect_->Stop(now);
-    lab.Record("stop", id(), {{"opened_ns", opened_at_.count()}, {"healed", "teardown"}}, now);
-  }
+  if (state_ == State::kOpen) CloseWindow(lab, now, true);
+  else ProbeEffect(lab, now, ProbeMoment::kLate, true);  // a closed window's grace, cut short
   state_ = State::kDone;
 }
 
 Nanos ScheduledFault::NextWakeup() const {
+  const Nanos probe = effect_recorded_ ? Nanos::max() : next_probe_;
+  const Nanos grace = effect_recorded_ ? Nanos::max() : std::min(probe, grace_until_);
   switch (state_) {
     case State::kIdle:
-      return next_at_;
+      return std::min(next_at_, grace);
     case State::kOpen:
-      return std::min(close_at_, effect_->OpenWakeup());
+      return std::min({close_at_, effect_->OpenWakeup(), probe});
     case State::kArmed:
     case State::kDone:
-      return Nanos::max();
+      return grace;
   }
   return Nanos::max();
 }

@@ -5,6 +5,9 @@
 // opens `interval` after the close it actually saw. Teardown closes an open window
 // (healing, recorded with "healed": "teardown") and disarms an armed point. The effect's
 // target draws come from the fault's seed (faults/target_draw.h).
+// Every window records one "effect" event: the first time the effect's Probe sees its
+// effect ("seen": true), else at the close (or the end of the effect's grace after it)
+// with what was looked at ("seen": false); the event's "window" is the window's number.
 // Not thread-safe: driven by the harness's single event loop.
 #pragma once
 
@@ -19,6 +22,9 @@ namespace locklab::faults {
 
 class ScheduledFault : public Fault {
  public:
+  // How often an open window's effect is probed until seen.
+  static constexpr Millis kProbeEvery{50};
+
   ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed);
 
   const char* id() const override { return effect_->id(); }
@@ -40,6 +46,10 @@ class ScheduledFault : public Fault {
   // the run (Schedule::Fits).
   bool FitsBeforeTheEnd(LabControl& lab, Nanos time);
   void TryOpen(LabControl& lab, Nanos now);
+  // Probes the window's effect unless already recorded; records it when seen, or, with
+  // `last`, as not seen.
+  void ProbeEffect(LabControl& lab, Nanos now, ProbeMoment when, bool last);
+  void CloseWindow(LabControl& lab, Nanos now, bool teardown);
 
   std::unique_ptr<Effect> effect_;
   Schedule schedule_;
@@ -50,6 +60,12 @@ class ScheduledFault : public Fault {
   Nanos opened_at_{0};      // the open window's start
   Nanos close_at_{0};       // and its end
   Nanos next_at_{0};        // when idle: the next Tick with work to do
+  // The open (or just closed) window's evidence: recorded yet, the last probe's answer,
+  // the next probe while open, the end of the grace after a close (max: none pending).
+  bool effect_recorded_ = true;
+  Evidence last_evidence_;
+  Nanos next_probe_{0};
+  Nanos grace_until_ = Nanos::max();
 };
 
 }  // namespace locklab::faults

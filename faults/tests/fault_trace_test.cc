@@ -1,13 +1,19 @@
 // Pins what every fault does to the lab, call by call, on a simulated clock: the "plan"
 // event at setup, each arm / start / stop, the lab calls that open and heal a window, and
-// the target draws from the seed. The traces in testdata/fault_traces.txt were produced by
-// the code before faults/ was split into schedules and effects; they must not change.
-// LOCKLAB_WRITE_TRACES=1 rewrites the file (only for an intended change of behaviour).
+// the target draws from the seed, and each window's "effect" evidence from the lab's probes
+// (simulated below: the lab answers what it was told to do, so every effect is seen). The
+// traces in testdata/fault_traces.txt were first produced by the code before faults/ was
+// split into schedules and effects, then rewritten when windows began to record their
+// evidence; LOCKLAB_WRITE_TRACES=1 rewrites the file (only for an intended change of
+// behaviour: read the diff).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include "faults/clock_effects.h"
 #include "faults/fault.h"
 
 namespace locklab::faults {
@@ -23,14 +29,40 @@ class TracingLab : public LabControl {
   Nanos now{0};
   int pending_process = 0;  // armed, reports its point at pending_at
   std::string pending_point;
+  std::string pending_action;
   Nanos pending_at{0};
+  // What the simulated lab did, for its probes: clients and nodes stopped, killed,
+  // restarted; clock offsets; slow sections; link states; node config.
+  std::set<int> stopped_clients, paused_nodes, killed_nodes;
+  std::map<int, int> restarts;
+  std::map<int, std::string> node_clock, client_clock, maxmemory;
+  std::map<int, Nanos> clock_asked;
+  std::map<int, SlowSeen> slow;
+  std::map<std::pair<int, int>, LinkState> links;
+  mutable std::map<std::pair<int, int>, LinkBytes> counters;
+  bool n1_killed = false;
+
+  // The armed client reached its point: it stops itself, or starts its slow sleep.
+  void ReachPoint(int p) {
+    if (pending_action == "pause") stopped_clients.insert(p);
+    if (pending_action.rfind("slow:", 0) == 0) {
+      Millis ms(std::stoll(pending_action.substr(5)));
+      slow[p] = {pending_point, ms, now + ms};
+    }
+  }
 
   int client_count() const override { return 3; }
   int node_count() const override { return 3; }
   Nanos run_end() const override { return end_; }
   bool ClientRunning(int p) const override { return p != crashed_; }
-  bool PauseClient(int p) override { return Line("PauseClient " + std::to_string(p)), true; }
-  bool ResumeClient(int p) override { return Line("ResumeClient " + std::to_string(p)), true; }
+  bool PauseClient(int p) override {
+    stopped_clients.insert(p);
+    return Line("PauseClient " + std::to_string(p)), true;
+  }
+  bool ResumeClient(int p) override {
+    stopped_clients.erase(p);
+    return Line("ResumeClient " + std::to_string(p)), true;
+  }
   bool CrashClient(int p) override {
     crashed_ = p;
     return Line("CrashClient " + std::to_string(p)), true;
@@ -39,6 +71,7 @@ class TracingLab : public LabControl {
     Line("ArmPoint " + std::to_string(p) + " " + point + " " + action);
     pending_process = p;
     pending_point = point;
+    pending_action = action;
     pending_at = now + Millis(30);
   }
   void DisarmPoints(int p) override { Line("DisarmPoints " + std::to_string(p)); }
@@ -52,30 +85,104 @@ class TracingLab : public LabControl {
     if (now < Millis(500)) return 0;
     return static_cast<int>((now / Millis(100)) % 3) + 1;
   }
-  bool PauseNode(int n) override { return Line("PauseNode " + std::to_string(n)), true; }
-  bool ResumeNode(int n) override { return Line("ResumeNode " + std::to_string(n)), true; }
-  void KillNode(int n) override { Line("KillNode " + std::to_string(n)); }
+  bool PauseNode(int n) override {
+    paused_nodes.insert(n);
+    return Line("PauseNode " + std::to_string(n)), true;
+  }
+  bool ResumeNode(int n) override {
+    paused_nodes.erase(n);
+    return Line("ResumeNode " + std::to_string(n)), true;
+  }
+  void KillNode(int n) override {
+    killed_nodes.insert(n);
+    n1_killed = n1_killed || n == 1;
+    Line("KillNode " + std::to_string(n));
+  }
   Status RestartNode(int n) override {
+    killed_nodes.erase(n);
+    ++restarts[n];
     Line("RestartNode " + std::to_string(n));
     return Status::Ok();
   }
   Status SetNodeClock(int n, const std::string& offset) override {
+    node_clock[n] = offset;
     Line("SetNodeClock " + std::to_string(n) + " " + offset);
     return Status::Ok();
   }
   Status SetNodeConfig(int n, const std::string& name, const std::string& value) override {
+    if (name == "maxmemory") maxmemory[n] = value;
     Line("SetNodeConfig " + std::to_string(n) + " " + name + " " + value);
     return Status::Ok();
   }
   Status SetClientClock(int p, const std::string& offset) override {
+    client_clock[p] = offset;
     Line("SetClientClock " + std::to_string(p) + " " + offset);
     return Status::Ok();
+  }
+  // Probes: pids 100 + client, 200 + node (+ 10 per restart); a client answers a clock
+  // question 20 ms after it is asked; a link not passing holds (drops, delays, resets) 64
+  // bytes per look.
+  ProcessSeen ClientProcess(int p) const override {
+    char state = p == crashed_ ? 0 : stopped_clients.count(p) ? 'T' : 'S';
+    return {true, 100 + p, state, ""};
+  }
+  void AskClientClock(int p) override { clock_asked[p] = now; }
+  bool ClientClock(int p, ClockSeen* out) const override {
+    auto it = clock_asked.find(p);
+    if (it == clock_asked.end() || now < it->second + Millis(20)) return false;
+    auto c = client_clock.find(p);
+    *out = {c == client_clock.end() ? 0.0 : OffsetSeconds(c->second), it->second + Millis(20)};
+    return true;
+  }
+  bool ClientSlowEnded(int p, SlowSeen* out) const override {
+    auto it = slow.find(p);
+    if (it == slow.end() || now < it->second.at) return false;
+    *out = it->second;
+    return true;
+  }
+  ProcessSeen NodeProcess(int n) const override {
+    char state = killed_nodes.count(n) ? 0 : paused_nodes.count(n) ? 'T' : 'S';
+    return {true, 200 + n, state, ""};
+  }
+  ServingSeen NodeServing(int n) override {
+    if (killed_nodes.count(n)) return {false, 0, "", "connection refused"};
+    int r = restarts[n];
+    return {true, 200 + n + 10 * r, "run" + std::to_string(r), ""};
+  }
+  Status NodeWriteProbe(int n, std::string* reply) override {
+    *reply = maxmemory[n] == "1" ? "OOM command not allowed when used memory > 'maxmemory'." : "nil";
+    return Status::Ok();
+  }
+  Status ProbeFailover(FailoverSeen* out) override {
+    *out = {n1_killed ? "master" : "slave", "127.0.0.1:7001", n1_killed ? "127.0.0.1:7001" : "127.0.0.1:7000"};
+    return Status::Ok();
+  }
+  Status ReadNodeClock(int n, double* node_s, double* real_s, double* rtt_s) override {
+    auto c = node_clock.find(n);
+    *real_s = 1000;
+    *node_s = 1000 + (c == node_clock.end() ? 0.0 : OffsetSeconds(c->second));
+    *rtt_s = 0.001;
+    return Status::Ok();
+  }
+  LinkBytes LinkCounters(int p, int n) const override {
+    LinkBytes& b = counters[{p, n}];
+    auto it = links.find({p, n});
+    if (it == links.end()) return b;
+    const LinkState& st = it->second;
+    if (st.reset) b.resets += 1;
+    for (Direction d : {st.up, st.down}) {
+      if (d == Direction::kHold) b.held += 64;
+      if (d == Direction::kDiscard) b.discarded += 64;
+      if (d == Direction::kDelay) b.delayed += 64;
+    }
+    return b;
   }
   Status CutReplication(bool cut) override {
     Line(std::string("CutReplication ") + (cut ? "true" : "false"));
     return Status::Ok();
   }
   Status SetLink(int p, int node, const LinkState& state) override {
+    links[{p, node}] = state;
     Line("SetLink " + std::to_string(p) + " " + std::to_string(node) + " " + state.ToString());
     return Status::Ok();
   }
@@ -104,6 +211,7 @@ std::string Trace(const FaultOptions& o, uint64_t seed, Millis run, Millis teard
     if (lab.pending_process != 0 && lab.now >= lab.pending_at) {
       int p = lab.pending_process;
       lab.pending_process = 0;
+      lab.ReachPoint(p);
       bool mine = fault->OnPausePoint(lab, p, lab.pending_point, lab.now);
       if (!mine) lab.trace += "(point not this fault's)\n";
     }
@@ -162,6 +270,8 @@ std::vector<Case> Cases() {
   cases.push_back({"client-clock targets", targeted, 2, Millis(9000)});
   cases.push_back({"clock-drift 0.5", Options("clock-drift", {{"rate", "0.5"}}), 2, Millis(3000)});
   cases.push_back({"clock-jump no revert", Options("clock-jump", {{"revert", "false"}}), 2, Millis(6000)});
+  // A step of nothing shows nothing: the window records "seen": false at its close.
+  cases.push_back({"clock-jump +0 not seen", Options("clock-jump", {{"offset", "+0"}}), 2, Millis(3000)});
   cases.push_back({"slow-cs before-write", Options("slow-cs", {{"point", "before-write"}}), 4, Millis(6000)});
   FaultOptions full_majority = Options("memory-full");
   full_majority.nodes = {1, 3};
