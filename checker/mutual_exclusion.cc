@@ -1,5 +1,7 @@
 #include "checker/mutual_exclusion.h"
 
+#include "checker/infra.h"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -47,6 +49,7 @@ std::optional<Nanos> PositiveValidity(const nlohmann::json& v) {
 
 std::vector<int64_t> CrashedClients(const Event& e) {
   std::vector<int64_t> out;
+  if (int64_t dead = InfraDeadClient(e)) return {dead};  // a death the schedule did not cause
   if (e.process != kNemesisProcess || e.f != "start" || e.key != "client-crash") return out;
   if (!e.value.is_object()) return out;
   auto it = e.value.find("targets");
@@ -82,7 +85,7 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
     open.erase(it);
   };
   for (const Event& e : sorted) {
-    if (e.process == kNemesisProcess) {
+    if (e.process == kNemesisProcess || e.process == kHarnessProcess) {
       for (int64_t p : CrashedClients(e)) {
         std::vector<std::string> keys;
         for (auto& [pk, h] : open) {
@@ -303,6 +306,7 @@ ResourceReport CheckResource(const History& sorted) {
   std::map<std::string, int64_t> last_write;
   std::map<std::string, int64_t> newest_fence;
   std::map<std::pair<int64_t, std::string>, int64_t> pending_fence;  // invoke fence per op
+  std::set<std::string> unanswered_read;  // final reads invoked with no ok (info, or none)
   for (const Event& e : sorted) {
     if (e.f != "write" && e.f != "read") continue;
     if (e.f == "read") {
@@ -310,6 +314,9 @@ ResourceReport CheckResource(const History& sorted) {
       if (e.process == kHarnessProcess && e.type == EventType::kOk) {
         if (e.value.is_number_integer()) final_value[e.key] = e.value.get<int64_t>();
         else if (e.value.is_null()) final_value[e.key] = 0;
+        unanswered_read.erase(e.key);
+      } else if (e.process == kHarnessProcess && e.type == EventType::kInvoke) {
+        unanswered_read.insert(e.key);
       }
       continue;
     }
@@ -338,6 +345,13 @@ ResourceReport CheckResource(const History& sorted) {
   }
   for (auto& [key, n] : acked) {
     r.acknowledged_writes += n;
+    if (unanswered_read.count(key)) {
+      // The harness asked for the final value and got none: what was lost is unknown.
+      r.final_value_known = false;
+      if (!r.final_read_failed) r.final_read_failed_key = key;
+      r.final_read_failed = true;
+      continue;
+    }
     int64_t fin;
     if (final_value.count(key)) {
       fin = final_value[key];
@@ -419,6 +433,9 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     for (const auto& w : windows) {
       if (w.end > from && w.start < to && LockServiceBlocked(w, p)) cut.emplace_back(w.start, w.end);
     }
+    for (const auto& [s, e] : options.lab_stalls) {
+      if (e > from && s < to) cut.emplace_back(s, e);
+    }
     std::sort(cut.begin(), cut.end());
     Nanos at = from;
     for (const auto& [s, e] : cut) {
@@ -440,7 +457,7 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
     waiting.erase(it);
   };
   for (const Event& e : sorted) {
-    if (e.process == kNemesisProcess) {
+    if (e.process == kNemesisProcess || e.process == kHarnessProcess) {
       for (int64_t p : CrashedClients(e)) stop_wait(p, e.time);
       continue;
     }

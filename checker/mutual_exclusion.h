@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,11 +71,18 @@ struct ResourceReport {
   int64_t stale_writes_accepted = 0;
   int64_t stale_writes_rejected = 0;
   bool final_value_known = true;
+  // The harness tried to read a counter's final value and got no answer (the resource
+  // died or did not answer): that key's lost updates are unknown, never counted as 0.
+  bool final_read_failed = false;
+  std::string final_read_failed_key;  // the first such key
 };
 
 struct LivenessOptions {
   // A wait with no holder longer than this is "stuck". 0 disables the judgement.
   Millis stuck_after{0};
+  // [from, to) stretches in which the lab itself did not run (a stalled harness: infra
+  // events, checker/infra.h): a wait inside them is the lab's lateness, never the lock's.
+  std::vector<std::pair<Nanos, Nanos>> lab_stalls;
 };
 
 struct LivenessReport {
@@ -95,7 +103,8 @@ struct LivenessReport {
 // them is the lock's liveness answer.
 bool LockServiceBlocked(const FaultWindow& w, int64_t process);
 
-// The clients a nemesis `client-crash` start event names ({"targets":[..]} or {"process":p});
+// The clients a nemesis `client-crash` start event names ({"targets":[..]} or {"process":p}),
+// or the client a harness `infra` event says died outside the schedule (checker/infra.h);
 // empty for any other event. The one place the crash rule reads its facts from.
 std::vector<int64_t> CrashedClients(const Event& e);
 

@@ -1,6 +1,7 @@
 #include "checker/verdict.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -279,8 +280,14 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   j.holds = ComputeHoldIntervals(sorted, ho);
   j.mutual_exclusion = CheckMutualExclusion(j.holds);
   j.resource = CheckResource(sorted);
+  j.infra = ReadInfraEvents(sorted);
   LivenessOptions lo;
   lo.stuck_after = j.facts.stuck_after;
+  for (const InfraEvent& i : j.infra) {
+    if (!i.stall()) continue;
+    lo.lab_stalls.emplace_back(i.stalled_from, i.time);
+    j.longest_lab_stall_ms = std::max(j.longest_lab_stall_ms, ToMillis(i.time - i.stalled_from));
+  }
   j.liveness = CheckLiveness(sorted, j.holds, lo);
   j.coverage = ComputeFaultCoverage(sorted, j.facts, j.holds);
 
@@ -307,20 +314,31 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
 
   const auto& me = j.mutual_exclusion;
   const auto& res = j.resource;
+  // Times are said from the workload's start (the first event of a client or the nemesis),
+  // not from the harness's `run` event: that one comes before the servers start, and a
+  // ZooKeeper ensemble or a JVM driver took 7 to 11 s of it, so "@12.4s" read as late.
+  Nanos origin = sorted.empty() ? Nanos(0) : sorted.front().time;
+  for (const Event& e : sorted) {
+    if (e.process != kHarnessProcess) {
+      origin = e.time;
+      break;
+    }
+  }
   if (!me.episode_list.empty()) {
     j.first_violation = FirstViolation(sorted, me.episode_list.front(), o.counterexample_events);
-    // From the workload's start (the first event of a client or the nemesis), not from the
-    // harness's `run` event: that one comes before the servers start, and a ZooKeeper
-    // ensemble or a JVM driver took 7 to 11 s of it, so "@12.4s" read as late detection.
-    Nanos origin = sorted.empty() ? Nanos(0) : sorted.front().time;
-    for (const Event& e : sorted) {
-      if (e.process != kHarnessProcess) {
-        origin = e.time;
-        break;
-      }
-    }
     j.first_violation_ms = ToMillis(me.episode_list.front().start - origin);
   }
+  // The first death or stop of the lab's own ground that the schedule did not cause.
+  const InfraEvent* lab_failure = nullptr;
+  int64_t lab_failures = 0;
+  for (const InfraEvent& i : j.infra) {
+    if (i.stall()) continue;
+    if (!lab_failure) lab_failure = &i;
+    ++lab_failures;
+  }
+  // An overlap counts only when it began before the lab's ground gave way.
+  const bool overlap_seen = !me.episode_list.empty() &&
+                            (!lab_failure || me.episode_list.front().start < lab_failure->time);
   bool lock_invalid = j.lock_lin.verdict == LinVerdict::kInvalid;
   bool resource_invalid = j.resource_lin.verdict == LinVerdict::kInvalid;
   bool resource_bad = res.lost_updates > 0 || res.stale_writes_accepted > 0 || resource_invalid;
@@ -328,7 +346,12 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   // Why the run cannot vouch for "safe", first reason wins.
   std::string unknown_why;
   const RunFacts& f = j.facts;
-  if (f.interrupted) {
+  if (lab_failure) {
+    char at[32];
+    snprintf(at, sizeof(at), "%.1f", ToMillis(lab_failure->time - origin) / 1000.0);
+    unknown_why = lab_failure->Describe() + " at " + at + " s, not by the schedule";
+    if (lab_failures > 1) unknown_why += " (and " + Plural(lab_failures - 1, "more infra event", "more infra events") + ")";
+  } else if (f.interrupted) {
     unknown_why = "interrupted by a signal; the history prefix was checked";
   } else if (!f.error.empty()) {
     unknown_why = "the run failed: " + f.error;
@@ -341,6 +364,9 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
     unknown_why = Plural(f.client_exits, "client", "clients") + " exited during the run (see clients/N.log)";
   } else if (f.declared && !f.ended) {
     unknown_why = "the history ends before the run's end event (the run was killed?)";
+  } else if (res.final_read_failed) {
+    unknown_why = "the final read of " + res.final_read_failed_key +
+                  " got no answer: lost updates are unknown";
   } else if (j.acquires_ok == 0) {
     unknown_why = "the lock granted no acquire (" + Plural(j.acquires, "acquire", "acquires") + ": " +
                   std::to_string(j.acquires_fail) + " refused, " + std::to_string(j.acquires_unknown) +
@@ -358,10 +384,14 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
     if (!any_bit) unknown_why = "no fault bit: " + dormant;
   }
 
-  if (me.overlapping_pairs > 0) {
+  if (overlap_seen) {
     j.verdict = "violated";
     j.reason = Plural(me.overlapping_pairs, "overlapping hold pair", "overlapping hold pairs") + " in " +
                Plural(me.episodes, "episode", "episodes") + " (first on " + me.episode_list.front().key + ")";
+  } else if (lab_failure) {
+    // A broken resource or history after the lab's own ground gave way proves nothing.
+    j.verdict = "unknown";
+    j.reason = unknown_why;
   } else if (res.lost_updates > 0) {
     j.verdict = "violated";
     j.reason = Plural(res.lost_updates, "lost update", "lost updates");
@@ -377,7 +407,7 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   } else {
     j.verdict = "safe";
   }
-  if (resource_bad) {
+  if (resource_bad && !lab_failure) {
     j.resource_verdict = "violated";
   } else {
     j.resource_verdict = unknown_why.empty() ? "safe" : "unknown";
@@ -399,7 +429,8 @@ nlohmann::ordered_json Judgement::ToJson() const {
                            {"episodes", me.episodes},
                            {"overlap_ms", me.overlap_ms}};
   r["resource"] = {{"acknowledged_writes", resource.acknowledged_writes},
-                   {"lost_updates", resource.lost_updates},
+                   {"lost_updates", resource.final_read_failed ? nlohmann::ordered_json()
+                                                                : nlohmann::ordered_json(resource.lost_updates)},
                    {"stale_writes_accepted", resource.stale_writes_accepted},
                    {"stale_writes_rejected", resource.stale_writes_rejected},
                    {"final_value_known", resource.final_value_known}};
@@ -422,6 +453,18 @@ nlohmann::ordered_json Judgement::ToJson() const {
                    {"summary", c.Summary()}});
   }
   r["coverage"] = cov;
+  nlohmann::ordered_json infra_json = nlohmann::ordered_json::array();
+  for (const InfraEvent& i : infra) {
+    nlohmann::ordered_json e = {{"subject", i.subject}, {"what", i.what}, {"how", i.how},
+                                {"time_ns", i.time.count()}};
+    if (i.pid > 0) e["pid"] = i.pid;
+    if (!i.server.empty()) e["server"] = i.server;
+    if (i.stall()) e["stalled_ms"] = ToMillis(i.time - i.stalled_from);
+    e["summary"] = i.Describe();
+    infra_json.push_back(std::move(e));
+  }
+  r["infra"] = infra_json;
+  r["longest_lab_stall_ms"] = longest_lab_stall_ms;
   if (!first_violation.is_null()) {
     r["first_violation"] = first_violation;
     r["first_violation_ms"] = first_violation_ms;
@@ -432,8 +475,10 @@ nlohmann::ordered_json Judgement::ToJson() const {
                     {"message", std::to_string(me.overlapping_pairs) + " overlapping hold pairs in " +
                                     std::to_string(me.episodes) + " episodes"}});
   checks.push_back({{"name", "lost_updates"},
-                    {"ok", resource.lost_updates == 0},
-                    {"message", std::to_string(resource.lost_updates) + " lost updates"}});
+                    {"ok", resource.lost_updates == 0 && !resource.final_read_failed},
+                    {"message", resource.final_read_failed
+                                    ? "unknown: the final read of " + resource.final_read_failed_key + " got no answer"
+                                    : std::to_string(resource.lost_updates) + " lost updates"}});
   checks.push_back({{"name", "stale_writes"},
                     {"ok", resource.stale_writes_accepted == 0},
                     {"message", std::to_string(resource.stale_writes_accepted) +

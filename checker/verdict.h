@@ -15,6 +15,10 @@
 //             at least once (a window opened while the workload did lock work), the run
 //             finished and the linearizability search answered;
 //   unknown   anything else, with a one-line reason.
+// A death or stop of a lab process that the schedule did not cause (an `infra` event,
+// checker/infra.h) makes the verdict unknown, naming it, unless two holders overlapped
+// before it: what came after it may be the lab's doing. A dead client's holds end at its
+// death. A final read of the resource that got no answer makes lost updates unknown.
 // The checker is never told which lock ran. Pure and thread-compatible.
 #pragma once
 
@@ -27,6 +31,7 @@
 
 #include "base/clock.h"
 #include "checker/history.h"
+#include "checker/infra.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
 
@@ -105,6 +110,10 @@ struct Judgement {
   LivenessReport liveness;
   LinearizabilityResult lock_lin, resource_lin;
   std::vector<FaultCoverage> coverage;
+  // What the lab saw of its own ground (checker/infra.h): deaths and stops the schedule did
+  // not cause, and the harness's stalls.
+  std::vector<InfraEvent> infra;
+  double longest_lab_stall_ms = 0;           // the longest stall of the harness, 0 when none
   // Not ok when the history is malformed for the checker (a completion with no invocation, a
   // process that invokes twice, a non-integer fence): "LINE: field 'F': ...". The verdict is
   // then unknown; `locklab check` refuses such a file (exit 65) instead of judging it.
