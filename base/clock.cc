@@ -14,6 +14,12 @@ Nanos MonotonicNow() {
   return Nanos(static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec);
 }
 
+double RealClockSeconds() {
+  struct timespec ts;
+  syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 Nanos LockClockNow(LockClockKind kind) {
   struct timespec ts;
   clock_gettime(kind == LockClockKind::kWall ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);

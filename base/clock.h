@@ -22,6 +22,10 @@ using Millis = std::chrono::milliseconds;
 // CLOCK_MONOTONIC via the raw syscall: immune to libfaketime.
 Nanos MonotonicNow();
 
+// The real CLOCK_REALTIME in seconds since the epoch, via the raw syscall: what a faked
+// clock is compared with (a fault's evidence that the fake took).
+double RealClockSeconds();
+
 // Time as the lock algorithm sees it (libc, so libfaketime applies in faulted clients).
 enum class LockClockKind { kMonotonic, kWall };
 Nanos LockClockNow(LockClockKind kind);

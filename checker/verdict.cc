@@ -117,6 +117,7 @@ RunFacts ReadRunFacts(const History& h) {
         const auto& w = v["workload"];
         f.validity_honoured = w.contains("validity") && w["validity"] == "honour";
       }
+      f.effects_declared = v.contains("effects") && v["effects"] == true;
     } else if (e.key == "end") {
       f.ended = true;
       f.interrupted = v.value("interrupted", false);
@@ -142,6 +143,7 @@ nlohmann::ordered_json RunStartValue(const RunFacts& f) {
   // Only declared when it changes the judgement: histories of runs that ignore validity
   // stay byte-for-byte what they were.
   if (f.validity_honoured) v["workload"] = {{"validity", "honour"}};
+  if (f.effects_declared) v["effects"] = true;
   return v;
 }
 
@@ -163,6 +165,12 @@ std::string FaultCoverage::Summary() const {
     if (windows_cut > 0) s += ", " + std::to_string(windows_cut) + " cut by the run's end";
     s += ")";
   }
+  if (effects_declared && windows_opened > 0) {
+    if (effects_seen > 0) s += ", effect seen " + std::to_string(effects_seen);
+    else s += ", effect not seen";
+    if (effects_seen > 0 && effects_not_seen > 0) s += " (not seen " + std::to_string(effects_not_seen) + ")";
+    s += ": " + (evidence.empty() ? std::string("no evidence recorded") : evidence);
+  }
   return s;
 }
 
@@ -178,6 +186,9 @@ std::vector<FaultCoverage> ComputeFaultCoverage(const History& sorted, const Run
     return out.back();
   };
   for (const auto& id : facts.faults) entry(id);
+  // Each fault's windows (by number) whose effect was seen; the first lines seen / not seen.
+  std::map<std::string, std::set<int64_t>> proven;
+  std::map<std::string, std::string> first_not_seen;
   // Times of client lock work: invocations and completions of lock operations.
   std::vector<Nanos> work;
   for (const Event& e : sorted) {
@@ -198,17 +209,38 @@ std::vector<FaultCoverage> ComputeFaultCoverage(const History& sorted, const Run
       FaultCoverage& c = entry(e.key);
       bool cut = e.value.is_object() && e.value.value("healed", std::string()) == "teardown";
       ++(cut ? c.windows_cut : c.windows_closed);
+    } else if (e.f == "effect" && e.value.is_object()) {
+      FaultCoverage& c = entry(e.key);
+      const bool seen = e.value.value("seen", false);
+      std::string line = e.value.contains("evidence") && e.value["evidence"].is_string()
+                             ? e.value["evidence"].get<std::string>()
+                             : std::string();
+      ++(seen ? c.effects_seen : c.effects_not_seen);
+      if (seen && c.effects_seen == 1) c.evidence = line;
+      if (!seen && first_not_seen[e.key].empty()) first_not_seen[e.key] = line;
+      if (seen && e.value.contains("window") && e.value["window"].is_number_integer()) {
+        proven[e.key].insert(e.value["window"].get<int64_t>());
+      }
     }
+  }
+  for (auto& c : out) {
+    c.effects_declared = facts.effects_declared;
+    if (c.evidence.empty()) c.evidence = first_not_seen[c.fault];
   }
   // A window met the workload when a client invoked or completed a lock operation while it
   // was open, or a hold overlapped it: a window over an idle or finished run bit nothing.
+  // A window proves its fault when it also showed its effect (its "effect" event, matched
+  // by the window's number among the fault's windows).
+  std::map<std::string, int64_t> window_number;
   for (const FaultWindow& w : ComputeFaultWindows(sorted)) {
+    const int64_t number = ++window_number[w.fault];
     bool met = std::lower_bound(work.begin(), work.end(), w.start) !=
                    std::upper_bound(work.begin(), work.end(), w.end);
     for (size_t i = 0; !met && i < holds.size(); ++i) {
       met = holds[i].start < w.end && holds[i].end > w.start;
     }
     if (met) ++entry(w.fault).windows_met;
+    if (met && proven[w.fault].count(number) > 0) ++entry(w.fault).windows_proven;
   }
   return out;
 }
@@ -451,6 +483,13 @@ nlohmann::ordered_json Judgement::ToJson() const {
                    {"windows_cut", c.windows_cut}, {"windows_met", c.windows_met},
                    {"clients_hit", c.clients_hit}, {"nodes_hit", c.nodes_hit}, {"bit", c.bit()},
                    {"summary", c.Summary()}});
+    if (c.effects_declared) {
+      auto& x = cov.back();
+      x["effects_seen"] = c.effects_seen;
+      x["effects_not_seen"] = c.effects_not_seen;
+      x["windows_proven"] = c.windows_proven;
+      x["evidence"] = c.evidence;
+    }
   }
   r["coverage"] = cov;
   nlohmann::ordered_json infra_json = nlohmann::ordered_json::array();

@@ -52,6 +52,10 @@ struct RunFacts {
   // counter_workload.h), so a hold ends there at the latest (ComputeHoldIntervals).
   // false: absent or "ignore" (and every foreign history).
   bool validity_honoured = false;
+  // The lab records each fault window's effect evidence ("effects":true in the start
+  // event; nemesis "effect" events, faults/scheduled_fault.h): a fault then bites only
+  // with its effect seen. false: older and foreign histories, judged as before.
+  bool effects_declared = false;
   bool ended = false;                   // a run end event was seen
   bool interrupted = false;
   int64_t client_exits = 0;             // clients that exited during the run, not by a fault
@@ -67,7 +71,9 @@ nlohmann::ordered_json RunEndValue(const RunFacts& f);
 
 // What one fault did in a run, from its nemesis events: `plan` (the schedule, at setup),
 // `arm` (a client asked to stop at a pause point), `start` / `stop` (a window opened /
-// closed; a stop with "healed":"teardown" was cut by the run's end).
+// closed; a stop with "healed":"teardown" was cut by the run's end), `effect` (what a
+// window was seen to do: {"seen":B,"evidence":"...","window":N}, N counting the fault's
+// windows from 1).
 struct FaultCoverage {
   std::string fault;
   bool planned = false;
@@ -78,8 +84,17 @@ struct FaultCoverage {
   int64_t windows_met = 0;      // opened while the workload did lock work (see Judge)
   std::vector<int64_t> clients_hit;  // clients named by opened windows
   std::vector<int64_t> nodes_hit;    // nodes named by opened windows
-  bool bit() const { return windows_met > 0; }
-  std::string Summary() const;  // "client-pause: armed 3, opened 0"
+  // Effect evidence (when the run declared it: RunFacts::effects_declared).
+  bool effects_declared = false;
+  int64_t effects_seen = 0;      // windows whose effect was seen
+  int64_t effects_not_seen = 0;  // windows whose effect was looked for and not seen
+  int64_t windows_proven = 0;    // met the workload and showed their effect
+  std::string evidence;          // the first seen evidence line, else the first not seen
+  // Bit: a window met lock work, and, when effects are declared, showed its effect too.
+  bool bit() const { return effects_declared ? windows_proven > 0 : windows_met > 0; }
+  // "client-pause: armed 3, opened 0"; with effects: ", effect seen 1: client 2 (pid
+  // 1234) stopped: state T in /proc/1234/stat" or ", effect not seen: ...".
+  std::string Summary() const;
 };
 std::vector<FaultCoverage> ComputeFaultCoverage(const History& sorted, const RunFacts& facts,
                                                 const std::vector<HoldInterval>& holds);

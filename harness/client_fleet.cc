@@ -107,6 +107,28 @@ Status ClientFleet::SetClock(int process, const std::string& offset) {
   return c->clock->Set(offset);
 }
 
+void ClientFleet::AskClock(int process) {
+  ClientProc* c = Find(process);
+  if (c && c->to_child >= 0) SendControl(*c, "clock\n");
+}
+
+bool ClientFleet::ClockReport(int process, double* offset_s, Nanos* at) const {
+  const ClientProc* c = Find(process);
+  if (!c || c->clock_at.count() == 0) return false;
+  *offset_s = c->clock_offset_s;
+  *at = c->clock_at;
+  return true;
+}
+
+bool ClientFleet::SlowReport(int process, std::string* point, Millis* slept, Nanos* at) const {
+  const ClientProc* c = Find(process);
+  if (!c || c->slow_at.count() == 0) return false;
+  *point = c->slow_point;
+  *slept = c->slow_slept;
+  *at = c->slow_at;
+  return true;
+}
+
 void ClientFleet::Arm(int process, const std::string& point, const std::string& action) {
   ClientProc* c = Find(process);
   if (!c || c->to_child < 0) return;
@@ -253,6 +275,15 @@ void ClientFleet::HandleLine(ClientProc& c, const std::string& line, Listener* l
     } else if (ctl == "note") {
       // A line the client wants in lab.log (an option it could not follow).
       recorder_->Log("client " + std::to_string(c.process) + ": " + j.value("line", std::string()));
+    } else if (ctl == "clock") {
+      // The client's wall clock (libfaketime's, under it) against the real one now: the
+      // line's trip through the pipe is the reading's error (milliseconds).
+      c.clock_offset_s = j.value("wall_ns", int64_t{0}) / 1e9 - RealClockSeconds();
+      c.clock_at = MonotonicNow();
+    } else if (ctl == "slow-done") {
+      c.slow_point = j.value("point", std::string());
+      c.slow_slept = Millis(j.value("slept_ms", int64_t{0}));
+      c.slow_at = MonotonicNow();
     } else if (ctl == "ready") {
       c.ready = true;
     } else if (ctl == "failed") {

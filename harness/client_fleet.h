@@ -46,6 +46,14 @@ struct ClientProc {
   bool paused = false;
   bool ready = false;     // its lock is ready (a driver said hello): it waits for "go"
   std::string failure;    // why its lock could not start (one line), from the client
+  // Its last answers to the faults' evidence probes (faults/lab_control.h): its wall clock
+  // minus the harness's real one, and an armed slow section's end; `*_at` is when the
+  // report arrived (MonotonicNow), 0 for none.
+  double clock_offset_s = 0;
+  Nanos clock_at{0};
+  std::string slow_point;
+  Millis slow_slept{0};
+  Nanos slow_at{0};
 };
 
 // The clients' "lag" reports summed (workloads/lag_meter.h): their hold and think sleeps
@@ -85,6 +93,11 @@ class ClientFleet {
   bool Resume(int process);  // SIGCONT, after its own stop at a pause point took effect
   bool Crash(int process);   // SIGKILL; it holds nothing from now on
   Status SetClock(int process, const std::string& offset);
+  // Evidence probes: asks the client for its wall clock (it answers at its next pause
+  // point), and its last clock and slow-section reports (false when none arrived).
+  void AskClock(int process);
+  bool ClockReport(int process, double* offset_s, Nanos* at) const;
+  bool SlowReport(int process, std::string* point, Millis* slept, Nanos* at) const;
   void Arm(int process, const std::string& point, const std::string& action);
   void Disarm(int process);
   // Running clients that hold at least one lock, by their own events.

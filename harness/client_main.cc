@@ -72,7 +72,15 @@ class ControlChannel {
       else if (cmd == "disarm") armed_.clear();
       else if (cmd == "stop") g_stop.store(true);
       else if (cmd == "go") go_ = true;
+      else if (cmd == "clock") ++clock_asks_;
     }
+  }
+  // Whether the harness asked for this process's wall clock since the last call (a fault's
+  // evidence: the client answers with what libfaketime makes its wall clock read).
+  bool TakeClockAsk() {
+    bool asked = clock_asks_ > 0;
+    clock_asks_ = 0;
+    return asked;
   }
   bool IsArmed(const std::string& point) const { return armed_.count(point) > 0; }
   // Blocks until the harness says "go" (every client's lock is ready) or stops us.
@@ -96,6 +104,7 @@ class ControlChannel {
   std::string pending_;
   std::map<std::string, std::string> armed_;
   bool go_ = false;
+  int clock_asks_ = 0;
 };
 
 }  // namespace
@@ -184,23 +193,42 @@ int RunClientCommand(const std::vector<std::string>& args) {
   // A lock's renewal thread announces points too (watchdog-renewal-due), so the channel is
   // read under a lock; never held across a stop or a slow section.
   std::mutex control_mu;
+  // Answers a clock question with the wall clock as this process reads it (through libc:
+  // libfaketime's, when the client runs under it).
+  auto answer_clock = [&sink](bool asked) {
+    if (!asked) return;
+    sink.Control({{"ctl", "clock"}, {"wall_ns", LockClockNow(LockClockKind::kWall).count()}});
+  };
   config.point_armed = [&](const char* point) {
-    std::lock_guard<std::mutex> l(control_mu);
-    control.Poll();
-    return control.IsArmed(point);
+    bool armed, asked;
+    {
+      std::lock_guard<std::mutex> l(control_mu);
+      control.Poll();
+      armed = control.IsArmed(point);
+      asked = control.TakeClockAsk();
+    }
+    answer_clock(asked);
+    return armed;
   };
   config.pause_point = [&](const char* point) {
     std::string action;
+    bool asked;
     {
       std::lock_guard<std::mutex> l(control_mu);
       control.Poll();
       action = control.TakeArmed(point);
+      asked = control.TakeClockAsk();
     }
+    answer_clock(asked);
     if (action.empty()) return;
     if (action.rfind("slow:", 0) == 0) {
       // A slow critical section: the process keeps running (its threads too), just late.
-      sink.Control({{"ctl", "slowed"}, {"point", point}, {"time_ns", MonotonicNow().count()}});
+      // Its end is reported with how long it lasted (the fault's evidence).
+      const Nanos began = MonotonicNow();
+      sink.Control({{"ctl", "slowed"}, {"point", point}, {"time_ns", began.count()}});
       SleepFor(Millis(std::atoll(action.c_str() + 5)));
+      const int64_t slept_ms = (MonotonicNow() - began).count() / 1000000;
+      sink.Control({{"ctl", "slow-done"}, {"point", point}, {"slept_ms", slept_ms}});
       return;
     }
     sink.Control({{"ctl", "paused"}, {"point", point}, {"time_ns", MonotonicNow().count()}});

@@ -43,6 +43,9 @@ class ExternalEndpoints {
   void Kill(int n);    // down until Restart()
   Status Restart(int n);
   Status SetClock(int n, const std::string& offset);
+  // Node n's server pid from DIR/nN.pid (--endpoint-control), 0 when the lab sees none: a
+  // fault's evidence looks at this process (it must run on this machine's /proc).
+  pid_t ControlledPid(int n) const { return o_->endpoint_control.empty() ? 0 : ServerPid(n); }
 
  private:
   // DIR/n<N>, node N's control files' stem.

@@ -80,6 +80,25 @@ class TrialLabControl : public faults::LabControl {
   }
   Status CutReplication(bool cut) override;
   Status SetNodeConfig(int n, const std::string& name, const std::string& value) override;
+  // Evidence probes (faults/lab_control.h): /proc for processes the lab started (or, with
+  // --endpoint-control, the pid file names), short direct connections to Redis nodes (the
+  // user's too), the proxy's counters, the clients' own reports.
+  faults::ProcessSeen ClientProcess(int p) const override;
+  void AskClientClock(int p) override { clients_->AskClock(p); }
+  bool ClientClock(int p, faults::ClockSeen* out) const override {
+    return clients_->ClockReport(p, &out->offset_s, &out->at);
+  }
+  bool ClientSlowEnded(int p, faults::SlowSeen* out) const override {
+    return clients_->SlowReport(p, &out->point, &out->slept, &out->at);
+  }
+  faults::ProcessSeen NodeProcess(int n) const override;
+  faults::ServingSeen NodeServing(int n) override;
+  Status NodeWriteProbe(int n, std::string* reply) override;
+  Status ProbeFailover(faults::FailoverSeen* out) override;
+  Status ReadNodeClock(int n, double* node_s, double* real_s, double* rtt_s) override;
+  faults::LinkBytes LinkCounters(int p, int node) const override {
+    return lab_->proxy.Counters(TrialLab::LinkName(p, node));
+  }
   void Record(const std::string& f, const std::string& fault, const nlohmann::json& value,
               Nanos time) override {
     recorder_->WriteLabEvent("nemesis", "info", f, fault, value, time);

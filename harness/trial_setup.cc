@@ -68,6 +68,7 @@ Status Trial::Setup() {
   facts_.faults = FaultIdList(o_);
   facts_.stuck_after = o_.stuck_after;
   facts_.validity_honoured = o_.validity == "honour";
+  facts_.effects_declared = true;  // every fault window records its "effect" evidence
   recorder_.WriteRunEvent("start", checker::RunStartValue(facts_));
   if (!recorder_.history_error().ok()) return recorder_.history_error();
 
