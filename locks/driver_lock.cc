@@ -6,6 +6,8 @@
 #include <cstring>
 #include <iostream>
 
+#include "base/process_tree.h"
+#include "base/random.h"
 #include "locks/knobs.h"
 
 extern char** environ;
@@ -58,6 +60,11 @@ DriverLock::~DriverLock() {
   // A polite end first: stdin closes, a driver reads EOF and exits.
   driver_.CloseStdin();
   if (!driver_.WaitExit(Millis(500))) Kill("still running 500 ms after its stdin closed");
+  else LogLeftovers(KillDriverTree(driver_));  // it ended: what its tree left behind
+}
+
+void DriverLock::LogLeftovers(int killed) const {
+  if (killed > 0) LogLine("its tree: " + std::to_string(killed) + " more process(es) killed");
 }
 
 void DriverLock::LogLine(const std::string& msg) const {
@@ -67,8 +74,22 @@ void DriverLock::LogLine(const std::string& msg) const {
 
 void DriverLock::Kill(const std::string& why) {
   if (driver_.pid() > 0) LogLine(why + "; killed (SIGKILL)");
-  driver_.Reset();  // SIGKILL to the driver alone (it shares the client's group), reaped
+  LogLeftovers(KillDriverTree(driver_));
   reader_.Clear();
+}
+
+int KillDriverTree(Subprocess& driver) {
+  // Its descendants first, stopped and then killed while the driver still links them (a
+  // grandchild that called setsid or ignores SIGTERM is still its descendant); then the
+  // driver itself, alone (it shares the client's group), reaped.
+  int killed = 0;
+  if (driver.pid() > 0) killed += KillTree(driver.pid(), /*include_root=*/false);
+  driver.Reset();
+  // Descendants whose parent had already ended were reparented: to this process when it
+  // is a child subreaper (the client makes itself one), where every child but the driver
+  // is such an orphan: killed and reaped too. Elsewhere (a test) they went up the tree.
+  if (IsChildSubreaper()) killed += KillChildrenExcept(-1);
+  return killed;
 }
 
 namespace {
@@ -119,6 +140,13 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
   // up; the Java LockUnderTest.start, kazoo_lock.py) skips that here.
   so.env["LOCKLAB_PROBE"] = "1";
   so.stderr_stream = StdStream::DevNull();  // a probe's chatter is nobody's log
+  // Not in the caller's process group (the harness's: its terminal's Ctrl-C, its group
+  // signals), and marked: whatever the probe's tree leaves (a grandchild that called
+  // setsid and was reparented away from it) still carries this entry in its environment,
+  // and is found by it once the probe ends.
+  so.own_process_group = true;
+  const std::string mark = RandomToken();
+  so.env["LOCKLAB_PROBE_MARK"] = mark;
   Subprocess child;
   Status s = Subprocess::Spawn(so, &child);
   if (!s.ok()) return Status::Infrastructure("driver " + path + ": cannot start: " + s.message());
@@ -141,7 +169,12 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
     said_hello = true;
   }
   child.CloseStdin();
-  if (!child.WaitExit(Millis(500))) child.Reset();  // SIGKILL, reaped
+  if (!child.WaitExit(Millis(500))) {
+    KillTree(child.pid(), /*include_root=*/false);  // its tree, while it still links it
+    child.Reset();                                  // SIGKILL to its group, reaped
+  }
+  // Nothing of the probe outlives it: what its tree left, wherever it went.
+  KillProcessesWithEnv("LOCKLAB_PROBE_MARK=" + mark);
   if (bad.empty()) return Status::Ok();
   // A hello with a bad field is the driver's bad input (exit 64), not a server failure.
   if (said_hello) return Status::Usage("driver " + path + ": " + bad);

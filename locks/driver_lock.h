@@ -29,6 +29,11 @@
 // (or sends no valid hello within start_timeout_ms) makes the operation fail: nothing was
 // sent.
 //
+// A killed driver takes its whole tree with it (KillDriverTree): its descendants are stopped
+// and killed, also those that called setsid or ignore SIGTERM, and, in a process that is a
+// child subreaper (the client, harness/client_main.cc), every orphan the driver's tree left
+// reparented to it. The client does the same at each of its exits.
+//
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.
 // Because PR_SET_PDEATHSIG follows the thread that forked, WaitReady() (or the first
 // operation) should come from a thread that lives as long as the client process (the
@@ -67,13 +72,21 @@ Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 // Starts the driver `path` with `args` (the environment a client gives it, without nodes),
 // reads its hello within `timeout`, closes its stdin and reaps it (SIGKILL when it is still
 // running 500 ms later): the harness learns what a driver announces (its pause points, its
-// TTL, the servers it needs) before a run, and nothing is left running. The error names the
+// TTL, the servers it needs) before a run, and nothing is left running. The probed driver
+// leads a process group of its own (never the caller's) and carries a random
+// LOCKLAB_PROBE_MARK in its environment; after the probe its tree and every process that
+// still carries the mark (a grandchild that called setsid and outlived its parent) are
+// killed. The error names the
 // driver and what went wrong: Status::Usage (exit 64) when its first line is wrong (not a
 // hello, a field of the wrong type or value: "hello: field 'backend' must be ..."),
 // Status::Infrastructure when it could not say anything (cannot start, exited, no line in
 // time). Blocks up to timeout + 500 ms; thread-safe.
 Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
                    DriverHello* out);
+
+// Kills a driver and its whole tree, as above, and reaps the driver (`driver` is then empty).
+// Returns how many processes besides the driver were killed.
+int KillDriverTree(Subprocess& driver);
 
 class DriverLock : public Lock {
  public:
@@ -115,6 +128,7 @@ class DriverLock : public Lock {
   int ReadLine(Nanos until, std::string* line, std::string* why);
   LockResult Unknown(const std::string& what, const nlohmann::json& request, bool kill);
   void LogLine(const std::string& msg) const;
+  void LogLeftovers(int killed) const;  // a line when a driver's tree left processes
 
   LockConfig config_;
   DriverOptions o_;

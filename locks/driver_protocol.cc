@@ -8,22 +8,53 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/json_limits.h"
+
 namespace locklab::locks {
 
 std::string LineExcerpt(const std::string& s, size_t n) {
+  // At most n input bytes, never cut inside a UTF-8 sequence; bytes that are not UTF-8 are
+  // escaped like control characters, so the excerpt can go into JSON (a history event).
+  size_t cut = std::min(n, s.size());
+  for (int k = 0; k < 3 && cut > 0 && cut < s.size() &&
+                  (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80;
+       ++k) {
+    --cut;  // back to the start of the sequence the cut fell into
+  }
+  std::string safe = EscapeInvalidUtf8(std::string_view(s).substr(0, cut));
   std::string out;
-  for (size_t i = 0; i < s.size() && out.size() < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
+  for (char ch : safe) {
+    unsigned char c = static_cast<unsigned char>(ch);
     if (c < 0x20 || c == 0x7f) {
       char buf[8];
       snprintf(buf, sizeof(buf), "\\x%02x", c);
       out += buf;
     } else {
-      out.push_back(static_cast<char>(c));
+      out.push_back(ch);
     }
   }
   if (s.size() > n) out += "... (" + std::to_string(s.size()) + " bytes)";
   return out;
+}
+
+std::string CheckLineBytes(const std::string& line) {
+  size_t bad = FirstInvalidUtf8(line);
+  if (bad != std::string::npos) {
+    char byte[8];
+    snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(line[bad]));
+    std::string field = TopLevelFieldAt(line, bad);
+    return "line is not UTF-8 (byte " + std::string(byte) + " at offset " + std::to_string(bad) +
+           (field.empty() ? "" : ", in field '" + LineExcerpt(field, 40) + "'") + "): '" +
+           LineExcerpt(line) + "'";
+  }
+  std::string field;
+  size_t deep = FirstTooDeep(line, kMaxJsonDepth, &field);
+  if (deep != std::string::npos) {
+    return "line nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (at offset " +
+           std::to_string(deep) + (field.empty() ? "" : ", in field '" + LineExcerpt(field, 40) + "'") +
+           ")";
+  }
+  return "";
 }
 
 int64_t MillisUntil(Nanos t) {
@@ -51,6 +82,7 @@ const std::vector<std::string>& DriverBackends() {
 }
 
 std::string CheckHello(const std::string& line, DriverHello* out) {
+  if (std::string bad = CheckLineBytes(line); !bad.empty()) return "hello: " + bad;
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (!j.is_object() || j.value("hello", nlohmann::json()) != "locklab-driver") {
     return "first line is not a hello {\"hello\":\"locklab-driver\",...}: '" + LineExcerpt(line) +
@@ -111,12 +143,14 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
 }
 
 bool IsPointLine(const std::string& line) {
+  if (!CheckLineBytes(line).empty()) return false;  // CheckAnswer says what is wrong
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   return j.is_object() && j.contains("point");
 }
 
 std::string CheckPointLine(const std::string& line, const std::vector<std::string>& declared,
                            std::string* name) {
+  if (std::string bad = CheckLineBytes(line); !bad.empty()) return "point " + bad;
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (!j.is_object() || !j.contains("point") || !j["point"].is_string() ||
       !IsWellFormedPointName(j["point"].get<std::string>())) {
@@ -140,6 +174,7 @@ std::string PointGoLine(const std::string& name) {
 
 std::string CheckAnswer(const std::string& line, int64_t pending_id, nlohmann::json* answer,
                         std::string* outcome) {
+  if (std::string bad = CheckLineBytes(line); !bad.empty()) return "answer " + bad;
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return "answer is not a JSON object: '" + LineExcerpt(line) + "'";

@@ -17,14 +17,23 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/json_limits.h"
 
 namespace locklab::locks {
 
 constexpr int kDriverProtocolVersion = 1;
 
-// Text for messages: at most `n` characters of a driver's line, control characters escaped
-// (\x0a), and the line's length when it was cut.
+// Text for messages: at most `n` bytes of a driver's line, control characters and bytes that
+// are not UTF-8 escaped (\x0a, \xff), and the line's length when it was cut. Always valid
+// UTF-8: it goes into history events and results, whose JSON dump throws on anything else.
 std::string LineExcerpt(const std::string& line, size_t n = 120);
+
+// What every driver line must be before the JSON library sees it: UTF-8, and nested no
+// deeper than kMaxJsonDepth (base/json_limits.h). "" when it is; else why not ("line is not
+// UTF-8 (byte 0xff at offset 31, in field 'detail'): '...'", "line nested deeper than 64
+// levels (at offset 80, in field 'extra')"). CheckHello, CheckPointLine and CheckAnswer
+// start with it, so such a line is a protocol error like any garbage (docs/driver-protocol.md).
+std::string CheckLineBytes(const std::string& line);
 
 // Whole milliseconds from now until `t`, rounded up; 0 once it passed (a request's
 // timeout_ms).

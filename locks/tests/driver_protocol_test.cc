@@ -199,3 +199,62 @@ TEST_F(DriverLineReaderTest, WriteLineGivesUpOnAFullPipe) {
 
 }  // namespace
 }  // namespace locklab::locks
+
+namespace locklab::locks {
+namespace {
+
+// Issue 29: bytes that are not UTF-8 or nest too deep are protocol errors with one line of
+// UTF-8 (they used to reach the JSON library's dump, which threw type_error 316).
+TEST(DriverProtocolTest, BadBytesAreProtocolErrorsInValidUtf8) {
+  const std::string ff = "{\"id\":3,\"outcome\":\"ok\",\"detail\":\"a\xff\"}";
+  EXPECT_EQ(CheckLineBytes(ff),
+            "line is not UTF-8 (byte 0xff at offset 34, in field 'detail'): "
+            "'{\"id\":3,\"outcome\":\"ok\",\"detail\":\"a\\xff\"}'");
+  nlohmann::json a;
+  std::string outcome;
+  std::string why = CheckAnswer(ff, 3, &a, &outcome);
+  EXPECT_EQ(why.rfind("answer line is not UTF-8 (byte 0xff", 0), 0u) << why;
+  EXPECT_NO_THROW((void)nlohmann::json({{"error", why}}).dump());
+  EXPECT_FALSE(IsPointLine("{\"point\":\"a\xff\"}"));
+
+  DriverHello h;
+  std::string hello = CheckHello("{\"hello\":\"locklab-driver\",\"protocol\":1,\"name\":\"\xff\"}", &h);
+  EXPECT_EQ(hello.rfind("hello: line is not UTF-8 (byte 0xff at offset 47, in field 'name')", 0),
+            0u)
+      << hello;
+  // Well-formed UTF-8 goes through, in a name and in a detail.
+  EXPECT_EQ(CheckHello("{\"hello\":\"locklab-driver\",\"protocol\":1,\"name\":\"caf\xc3\xa9\"}", &h), "");
+  EXPECT_EQ(h.name, "caf\xc3\xa9");
+  EXPECT_EQ(CheckAnswer("{\"id\":3,\"outcome\":\"fail\",\"detail\":\"\xe2\x82\xac\"}", 3, &a, &outcome), "");
+  // Overlong forms, surrogates and a sequence cut short are not UTF-8.
+  for (const char* bad : {"\xc0\x80", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80"}) {
+    EXPECT_NE(CheckLineBytes(std::string("{\"detail\":\"") + bad + "\"}"), "") << bad;
+  }
+}
+
+TEST(DriverProtocolTest, NestingPastTheLimitIsAProtocolError) {
+  auto nested = [](int depth) {
+    return "{\"id\":3,\"outcome\":\"ok\",\"extra\":" + std::string(depth, '[') +
+           std::string(depth, ']') + "}";
+  };
+  nlohmann::json a;
+  std::string outcome;
+  EXPECT_EQ(CheckAnswer(nested(kMaxJsonDepth - 1), 3, &a, &outcome), "");
+  EXPECT_EQ(CheckAnswer(nested(kMaxJsonDepth), 3, &a, &outcome),
+            "answer line nested deeper than 64 levels (at offset 94, in field 'extra')");
+  EXPECT_NE(CheckAnswer(nested(30000), 3, &a, &outcome), "");
+  // Brackets inside strings do not count.
+  EXPECT_EQ(CheckAnswer("{\"id\":3,\"outcome\":\"ok\",\"detail\":\"" + std::string(500, '[') + "\"}",
+                        3, &a, &outcome),
+            "");
+}
+
+TEST(DriverProtocolTest, LineExcerptIsAlwaysUtf8) {
+  EXPECT_EQ(LineExcerpt("a\xff" "b"), "a\\xffb");
+  EXPECT_EQ(LineExcerpt("caf\xc3\xa9"), "caf\xc3\xa9");
+  // Cut inside a sequence: the sequence is left out, not split.
+  EXPECT_EQ(LineExcerpt("ab\xe2\x82\xac", 3), "ab... (5 bytes)");
+}
+
+}  // namespace
+}  // namespace locklab::locks
