@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "base/argv.h"
 #include "base/numbers.h"
+#include "base/process_tree.h"
 #include "base/random.h"
 #include "harness/sentinel_topology.h"
 #include "locks/driver_lock.h"
@@ -45,6 +47,26 @@ void StopUntilContinued() {
   else raise(SIGSTOP);
   while (!g_stop.load() && workloads::LagMeter::Continues() == continues) SleepFor(Millis(1));
 }
+
+// The client's children are its lock driver and whatever the driver's tree leaves: as a
+// child subreaper (set when the client starts), every orphan of that tree is reparented
+// here, also a grandchild that called setsid (it left the client's process group, so no
+// signal to the group reaches it) or ignores SIGTERM. On every way out of
+// RunClientCommand (a normal end, SIGTERM or stdin closed, an error), this kills and reaps
+// them all; DriverLock does the same whenever it replaces a driver.
+class ChildSweep {
+ public:
+  ChildSweep() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~ChildSweep() {
+    int killed = KillChildrenExcept(-1);
+    if (killed > 0) {
+      std::cerr << "locklab client: killed " << killed
+                << " process(es) the lock driver left behind\n" << std::flush;
+    }
+  }
+  ChildSweep(const ChildSweep&) = delete;
+  ChildSweep& operator=(const ChildSweep&) = delete;
+};
 
 // Control lines from the harness, read without blocking at pause points.
 class ControlChannel {
@@ -110,6 +132,7 @@ class ControlChannel {
 }  // namespace
 
 int RunClientCommand(const std::vector<std::string>& args) {
+  ChildSweep sweep;  // before anything that may start a driver: it outlives the lock
   int64_t process = 0, ttl = 1000, retry = 20, timeout = 200, keys = 1, hold = 50, think = 20,
           acquire_timeout = 2000, seed = 1, renew_every = 0;
   std::string validity = "ignore";
