@@ -8,6 +8,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "base/json_limits.h"
+
 namespace locklab::checker {
 namespace {
 
@@ -171,7 +173,8 @@ class LineScanner {
       if (c == '"') {
         in_string = true;
       } else if (c == '{' || c == '[') {
-        ++depth;
+        // Past the lab's limit (the event's object is one level): the general path refuses it.
+        if (++depth > kMaxJsonDepth - 1) return false;
       } else if (c == '}' || c == ']') {
         if (depth == 0) break;
         if (--depth == 0) {
@@ -191,6 +194,14 @@ class LineScanner {
 
 Status ParseOne(const std::string& text, const std::string& name, int line, Event* e) {
   if (LineScanner(text).Parse(line, e)) return Status::Ok();
+  // Before the JSON library sees it: it parses any depth, but copies, compares and dumps
+  // recurse once per level (a `value` 100,000 arrays deep overflowed the stack).
+  std::string deep_field;
+  if (FirstTooDeep(text, kMaxJsonDepth, &deep_field) != std::string::npos) {
+    const std::string what = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    if (deep_field.empty()) return Status::BadInput(name + ":" + std::to_string(line) + ": " + what);
+    return FieldError(name, line, deep_field, what);
+  }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return Status::BadInput(name + ":" + std::to_string(line) + ": not a JSON object");
@@ -269,8 +280,10 @@ Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out
   int line = 0;
   while (std::getline(in, text)) {
     ++line;
-    bool last = in.peek() == std::char_traits<char>::eof();
+    // Read before peek(), which sets eofbit at the end of the input whether or not this
+    // line ended with a newline (a whole bad last line was taken for a torn one).
     bool had_newline = !in.eof();
+    bool last = in.peek() == std::char_traits<char>::eof();
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     Event e;
     Status s = ParseOne(text, name, line, &e);

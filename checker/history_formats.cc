@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_limits.h"
+
 namespace locklab::checker {
 
 namespace {
@@ -22,7 +24,10 @@ class ViewStreamBuf : public std::streambuf {
 }  // namespace
 namespace {
 
-constexpr int kMaxDepth = 64;
+// Nesting of EDN forms an op map may hold (the map is level 1): the lab's one limit for
+// outside data (base/json_limits.h), checked as the reader descends, so it never recurses
+// deeper than that.
+constexpr int kMaxDepth = kMaxJsonDepth;
 
 Status LineError(const std::string& name, int line, const std::string& what) {
   return Status::BadInput(name + ":" + std::to_string(line) + ": " + what);
@@ -66,8 +71,9 @@ class EdnReader {
 
   int line() const { return line_; }
 
-  // Skips whitespace, commas, comments and #_ discards.
-  Status SkipWs() {
+  // Skips whitespace, commas, comments and #_ discards (a discarded form counts one level
+  // below `depth`, so a chain of #_ cannot recurse past the limit either).
+  Status SkipWs(int depth = 0) {
     while (p_ < t_.size()) {
       char c = t_[p_];
       if (c == '\n') {
@@ -80,7 +86,7 @@ class EdnReader {
       } else if (c == '#' && p_ + 1 < t_.size() && t_[p_ + 1] == '_') {
         p_ += 2;
         nlohmann::json discard;
-        Status s = Value(&discard, 0);
+        Status s = Value(&discard, depth + 1);
         if (!s.ok()) return s;
       } else {
         break;
@@ -93,8 +99,11 @@ class EdnReader {
   void Advance() { ++p_; }
 
   Status Value(nlohmann::json* out, int depth) {
-    if (depth > kMaxDepth) return Err("nesting deeper than " + std::to_string(kMaxDepth));
-    Status s = SkipWs();
+    if (depth > kMaxDepth) {
+      too_deep_ = true;
+      return Err("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    Status s = SkipWs(depth);
     if (!s.ok()) return s;
     if (AtEnd()) return Err("unexpected end of input");
     char c = t_[p_];
@@ -135,6 +144,15 @@ class EdnReader {
   Status Err(const std::string& what) const { return LineError(name_, line_, what); }
 
  private:
+  // A key short and plain enough to name in a one-line message.
+  static bool IsPlainKey(const std::string& k) {
+    if (k.empty() || k.size() > 40) return false;
+    for (char c : k) {
+      if (c < 0x21 || c > 0x7e) return false;
+    }
+    return true;
+  }
+
   static bool Delim(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '\f' ||
            c == '[' || c == ']' || c == '(' || c == ')' || c == '{' || c == '}' || c == '"' ||
@@ -144,7 +162,7 @@ class EdnReader {
   Status Seq(char close, nlohmann::json* out, int depth) {
     *out = nlohmann::json::array();
     while (true) {
-      Status s = SkipWs();
+      Status s = SkipWs(depth);
       if (!s.ok()) return s;
       if (AtEnd()) return Err(std::string("missing '") + close + "'");
       if (t_[p_] == close) {
@@ -161,7 +179,7 @@ class EdnReader {
   Status Map(nlohmann::json* out, int depth) {
     *out = nlohmann::json::object();
     while (true) {
-      Status s = SkipWs();
+      Status s = SkipWs(depth);
       if (!s.ok()) return s;
       if (AtEnd()) return Err("missing '}'");
       if (t_[p_] == '}') {
@@ -171,14 +189,21 @@ class EdnReader {
       nlohmann::json k, v;
       s = Value(&k, depth + 1);
       if (!s.ok()) return s;
-      s = SkipWs();
+      s = SkipWs(depth);
       if (!s.ok()) return s;
       if (AtEnd() || t_[p_] == '}') return Err("map with an odd number of forms");
-      s = Value(&v, depth + 1);
-      if (!s.ok()) return s;
       std::string key = k.is_string()
                             ? k.get<std::string>()
                             : k.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      s = Value(&v, depth + 1);
+      if (!s.ok()) {
+        // An op map's value too deep: the error names its field, like the JSONL reader's.
+        if (too_deep_ && depth == 1 && IsPlainKey(key)) {
+          return LineError(name_, line_, "field '" + key + "': nested deeper than " +
+                                             std::to_string(kMaxDepth) + " levels");
+        }
+        return s;
+      }
       (*out)[key] = std::move(v);
     }
   }
@@ -268,6 +293,7 @@ class EdnReader {
   const std::string& name_;
   size_t p_ = 0;
   int line_ = 1;
+  bool too_deep_ = false;  // the error being returned is the nesting limit's
 };
 
 Status EdnOpToEvent(const nlohmann::json& m, const std::string& name, int line, int64_t pos,

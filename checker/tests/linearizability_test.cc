@@ -302,7 +302,18 @@ TEST(Formats, EdnErrorsAreOneLineWithTheLine) {
   EXPECT_EQ(ParseEdnHistory("[{:process 0\n :type :invoke", "h.edn", &h).message(),
             "h.edn:2: missing '}'");
   EXPECT_EQ(ParseEdnHistory(std::string(100, '['), "h.edn", &h).message(),
-            "h.edn:1: nesting deeper than 64");
+            "h.edn:1: nested deeper than 64 levels");
+  // Issue 29: the limit holds for an op's value (named) and for a chain of #_ discards,
+  // which used to recurse without one.
+  EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :invoke :f :read :value " +
+                                std::string(100000, '[') + "}]",
+                            "h.edn", &h)
+                .message(),
+            "h.edn:1: field 'value': nested deeper than 64 levels");
+  std::string discards;
+  for (int i = 0; i < 100000; ++i) discards += "#_ ";
+  EXPECT_EQ(ParseEdnHistory("[" + discards + "1]", "h.edn", &h).message(),
+            "h.edn:1: nested deeper than 64 levels");
   EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :invoke :f :read} 3]", "h.edn", &h).message(),
             "h.edn:1: expected a map {:process .. :type ..}");
 }

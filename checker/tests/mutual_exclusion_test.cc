@@ -343,6 +343,31 @@ TEST(HistoryReaderTest, TornTailOfAKilledRunIsDroppedWhenAllowed) {
   EXPECT_FALSE(ParseJsonlHistory(in2, "h", &h, /*allow_torn_tail=*/false).ok());
 }
 
+// Issue 29: a value nested 100,000 arrays deep overflowed the stack (`check` exit 139). It
+// is refused before the JSON library sees it, naming the line and the field; a whole last
+// line (with its newline) is bad input, not a torn tail.
+TEST(HistoryReaderTest, NestingPastTheLimitIsBadInputNamingLineAndField) {
+  std::string good =
+      "{\"index\":0,\"time_ns\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"L\"}\n";
+  std::string deep = "{\"index\":1,\"time_ns\":2,\"process\":1,\"type\":\"ok\",\"f\":\"acquire\","
+                     "\"key\":\"L\",\"value\":" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}\n";
+  History h;
+  for (bool torn_allowed : {false, true}) {
+    std::istringstream in(good + deep);
+    Status s = ParseJsonlHistory(in, "h", &h, torn_allowed);
+    EXPECT_EQ(s.message(), "h:2: field 'value': nested deeper than 64 levels");
+    EXPECT_EQ(s.ExitCode(), 65);
+    std::istringstream mid(good + deep + good);
+    EXPECT_EQ(ParseJsonlHistory(mid, "h", &h, torn_allowed).ExitCode(), 65);
+  }
+  // 64 levels, the event's own object included, still read.
+  std::istringstream ok(good + "{\"index\":1,\"time_ns\":2,\"process\":1,\"type\":\"ok\","
+                        "\"f\":\"acquire\",\"key\":\"L\",\"value\":" +
+                        std::string(63, '[') + std::string(63, ']') + "}\n");
+  EXPECT_TRUE(ParseJsonlHistory(ok, "h", &h).ok());
+}
+
 // history.cc reads lines of the lab's plain shape with a scanner and everything else with the
 // JSON parser: the same event must come out either way, and the same errors.
 TEST(HistoryReaderTest, PlainAndUnusualLinesReadTheSame) {
