@@ -74,6 +74,11 @@ bool ClientFleet::Running(int process) const {
   return c && c->running;
 }
 
+pid_t ClientFleet::Pid(int process) const {
+  const ClientProc* c = Find(process);
+  return c ? c->pid : -1;
+}
+
 bool ClientFleet::Pause(int process) {
   ClientProc* c = Find(process);
   if (!c || !c->running) return false;

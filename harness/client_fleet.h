@@ -89,6 +89,8 @@ class ClientFleet {
 
   int size() const { return static_cast<int>(clients_.size()); }
   bool Running(int process) const;
+  // Client `process`'s pid (its process group's id), -1 when unknown or reaped.
+  pid_t Pid(int process) const;
   bool Pause(int process);   // SIGSTOP its process group
   bool Resume(int process);  // SIGCONT, after its own stop at a pause point took effect
   bool Crash(int process);   // SIGKILL; it holds nothing from now on

@@ -117,6 +117,14 @@ std::string LabNode::log_path() const { return dir_ + ".log"; }
 
 bool LabNode::Running() const { return ProcessAlive(pid_); }
 
+std::string LabNode::program() const {
+  if (options_.sentinel) return "redis-sentinel";
+  if (options_.kind == "redis") return "redis-server";
+  if (options_.kind == "mariadb") return "mariadbd";
+  if (options_.kind == "zookeeper") return "zookeeper";
+  return options_.kind;  // postgres, etcd
+}
+
 Status LabNode::Start() {
   if (options_.kind != "redis") {
     Status s = Launch();

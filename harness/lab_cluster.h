@@ -90,6 +90,9 @@ class LabNode {
   bool Running() const;
 
   const std::string& name() const { return options_.name; }
+  // The server it runs (NodeOptions::kind) and its program's name, for messages.
+  const std::string& kind() const { return options_.kind; }
+  std::string program() const;
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   const std::string& dir() const { return dir_; }

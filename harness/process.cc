@@ -86,6 +86,26 @@ bool ProcessAlive(pid_t pid) {
   return kill(pid, 0) == 0;
 }
 
+std::string PeekChildState(pid_t pid, Millis wait) {
+  if (pid <= 0) return "exited";
+  const Nanos deadline = MonotonicNow() + wait;
+  for (;;) {
+    siginfo_t info{};
+    int r = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r < 0) return errno == ECHILD ? "exited" : "";
+    if (info.si_pid == pid) {
+      if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+      return "killed by signal " + std::to_string(info.si_status);
+    }
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(pid, &state, &ppid)) return "exited";
+    if (state == 'T') return "stopped";
+    if (MonotonicNow() >= deadline) return "";
+    SleepFor(Millis(2));
+  }
+}
+
 bool ProcessGone(pid_t pid) {
   char state = 0;
   long ppid = 0;

@@ -62,6 +62,12 @@ std::string ReadProcFile(pid_t pid, const char* name);
 // children, which ProcessAlive cannot reap: they linger as zombies until init reaps them).
 bool ProcessGone(pid_t pid);
 
+// What became of a child of ours, without reaping it (waitid with WNOWAIT, so the caller that
+// reaps it later still can): "killed by signal 9", "exited with status 1", "exited" (gone,
+// already reaped), "stopped" (in the stopped state now), or "" while it runs. `wait` is how
+// long to give a child whose streams closed to become a zombie.
+std::string PeekChildState(pid_t pid, Millis wait = Millis(0));
+
 // The live processes whose parent is `pid` (from /proc; a child forked after the scan is
 // missed, so stop the parent first when that matters).
 std::vector<pid_t> ChildrenOf(pid_t pid);

@@ -40,6 +40,7 @@ class SentinelTopology {
   void Stop();
 
   LabNode& replica() { return *replica_; }
+  const std::vector<std::unique_ptr<LabNode>>& sentinel_nodes() const { return sentinels_; }
   std::vector<locks::Endpoint> sentinels() const;
   // The master the sentinels name now (empty host when none answers).
   locks::Endpoint CurrentMaster() const;

@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "base/numbers.h"
+#include "harness/process.h"
+#include "harness/run_store.h"
 #include "harness/interrupts.h"
 #include "harness/trial_results.h"
 #include "workloads/counter_workload.h"
@@ -33,8 +37,37 @@ bool Trial::OnPausePoint(int process, const std::string& point, Nanos time) {
 void Trial::OnClientExit(int process, bool crashed_by_fault) {
   if (phase_ != Phase::kRunning || crashed_by_fault) return;
   ++unexpected_exits_;
-  recorder_.Progress("client " + std::to_string(process) + " exited during the run (see clients/" +
+  // A death the schedule did not cause (the OOM killer, a kill from outside, a client that
+  // failed): an infra event, so the judge ends its holds here and says what died.
+  pid_t pid = clients_.Pid(process);
+  std::string how = PeekChildState(pid, Millis(200));
+  if (how.empty() || how == "stopped") how = "exited";  // its stream closed: it is going
+  nlohmann::json v = {{"what", "client"}, {"process", process}, {"pid", pid}, {"how", how}};
+  recorder_.WriteLabEvent("harness", "info", "infra", "client " + std::to_string(process), v,
+                          MonotonicNow());
+  recorder_.Progress("client " + std::to_string(process) + " " + how +
+                     " during the run, not by the schedule (see clients/" +
                      std::to_string(process) + ".log)");
+}
+
+void Trial::WatchLab(bool now_anyway) {
+  if (!watching_) return;
+  Nanos now = MonotonicNow();
+  if (!now_anyway && now < next_watch_) return;
+  next_watch_ = now + kWatchEvery;
+  for (const auto& [from, to] : stall_meter_.Drain()) RecordStall(&recorder_, from, to);
+  watch_.Check(lab_, control_.paused_nodes());
+}
+
+void Trial::RestoreScenario() {
+  if (run_dir_.empty() || scenario_toml_.empty()) return;
+  const std::string path = run_dir_ + "/scenario.toml";
+  std::ifstream in(path, std::ios::binary);
+  std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (now == scenario_toml_) return;
+  if (WriteFile(path, scenario_toml_).ok()) {
+    recorder_.Progress("scenario.toml was changed during the run: restored as the run ran it");
+  }
 }
 
 Nanos Trial::NextFaultWakeup() const {
@@ -59,6 +92,7 @@ void Trial::EventLoop(Nanos end) {
         if (now >= f->NextWakeup()) f->Tick(control_, now);
       }
     }
+    WatchLab();
     if (stopping && !clients_.AnyReading()) return;  // every client is gone
     Nanos wake = end;
     if (!stopping && fault_started_) wake = std::min(wake, NextFaultWakeup());
@@ -164,6 +198,8 @@ TrialResult Trial::Run() {
       if (s.ok()) s = f->Setup(control_, start);
     }
     fault_started_ = s.ok();
+    watching_ = true;
+    stall_meter_.Start();
     if (s.ok()) {
       recorder_.Progress("running " + o_.name + " for " +
                          std::to_string(o_.duration.count() / 1000.0).substr(0, 5) + " s with " +
@@ -173,11 +209,17 @@ TrialResult Trial::Run() {
       for (auto& f : faults_) f->Teardown(control_, MonotonicNow());
       fault_started_ = false;
       StopClients();
+      WatchLab(true);  // a resource that died is named before its final read fails
       FinalReads();
     }
+    WatchLab(true);
+    stall_meter_.Stop();
+    for (const auto& [from, to] : stall_meter_.Drain()) RecordStall(&recorder_, from, to);
+    watching_ = false;
   }
   end_status_ = s;
   Teardown();  // writes the history's run end event
+  RestoreScenario();
   // A history that could not be written in full is the run's failure (exit 70), whatever
   // else went on; its prefix is still judged, and never judged safe.
   const Status& history_error = recorder_.history_error();

@@ -25,6 +25,7 @@
 #include "faults/fault.h"
 #include "harness/client_fleet.h"
 #include "harness/lab_cluster.h"
+#include "harness/lab_watch.h"
 #include "harness/run_options.h"
 #include "harness/runner.h"
 #include "harness/trial_lab_control.h"
@@ -60,6 +61,14 @@ class Trial : private ClientFleet::Listener {
   void StopClients();
   void FinalReads();
   void Teardown();
+  // The lab's watch over its own ground (lab_watch.h): servers that died or stopped outside
+  // the schedule and the harness's own stalls, recorded as infra events. At most every
+  // kWatchEvery, unless `now_anyway`.
+  void WatchLab(bool now_anyway = false);
+  static constexpr Millis kWatchEvery{100};
+  // scenario.toml as written at setup; a run that changed it (a driver writing its run
+  // directory) gets it back at the end, so the run directory still replays the run.
+  void RestoreScenario();
 
   // ClientFleet::Listener
   void OnClientEvent(const std::string& line) override;
@@ -75,6 +84,11 @@ class Trial : private ClientFleet::Listener {
   TrialLab lab_;
   ClientFleet clients_{&recorder_};
   TrialLabControl control_{&lab_, &clients_, &recorder_};
+  LabWatch watch_{&recorder_};
+  StallMeter stall_meter_;
+  Nanos next_watch_{0};
+  bool watching_ = false;   // from the run's start until the final reads are done
+  std::string scenario_toml_;  // what Setup wrote to scenario.toml
   std::vector<std::unique_ptr<faults::Fault>> faults_;
   Phase phase_ = Phase::kStarting;
   bool fault_started_ = false;

@@ -32,10 +32,12 @@ void TrialLab::Stop() {
 bool TrialLabControl::PauseNode(int n) {
   if (lab_->endpoints) return lab_->endpoints->Pause(n);
   LabNode* node = lab_->Node(n);
+  paused_nodes_.insert(n);  // before the signal: the watch may look at once
   return node && node->Signal(SIGSTOP);
 }
 
 bool TrialLabControl::ResumeNode(int n) {
+  paused_nodes_.erase(n);
   if (lab_->endpoints) return lab_->endpoints->Resume(n);
   LabNode* node = lab_->Node(n);
   return node && node->Signal(SIGCONT);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ class TrialLabControl : public faults::LabControl {
 
   // The run phase's end; Nanos::max() until the run starts.
   void set_run_end(Nanos end) { run_end_ = end; }
+  // The lock nodes a fault holds stopped now (PauseNode until ResumeNode), for LabWatch.
+  const std::set<int>& paused_nodes() const { return paused_nodes_; }
 
   int client_count() const override { return clients_->size(); }
   Nanos run_end() const override { return run_end_; }
@@ -110,6 +113,7 @@ class TrialLabControl : public faults::LabControl {
   ClientFleet* clients_;
   TrialRecorder* recorder_;
   Nanos run_end_ = Nanos::max();
+  std::set<int> paused_nodes_;
 };
 
 }  // namespace locklab::harness

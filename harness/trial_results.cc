@@ -39,6 +39,7 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   r["seed"] = o.seed;
   s.seed = o.seed;
   checker::History h;
+  double harness_stall_ms = 0;  // the longest the harness itself did not run
   Status read = run.run_dir.empty()
                     ? Status::BadInput("no run directory")
                     : checker::ReadJsonlHistory(run.run_dir + "/history.jsonl", &h, true);
@@ -47,6 +48,7 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
     checker::Judgement judgement = checker::JudgeHistory(h);
     r.update(judgement.ToJson());
     SummarizeJudgement(judgement, &s);
+    harness_stall_ms = judgement.longest_lab_stall_ms;
   } else {
     MarkUnknown("the history cannot be read: " + read.message(), read.message(), &out);
     r["checks"] = nlohmann::ordered_json::array();
@@ -55,10 +57,14 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   // than the fault's: flagged, never hidden (the verdict stays what the history shows).
   s.lab_lag.max = run.lag.max;
   s.lab_lag.bound = std::chrono::duration<double, std::milli>(o.ttl.count() / 10.0);
-  s.lab_lag.timing_trusted = s.lab_lag.max <= s.lab_lag.bound;
+  // The harness's own stalls (infra events) count the same: a lab that did not run cannot
+  // vouch for the timing of what it scheduled.
+  s.lab_lag.timing_trusted = s.lab_lag.max <= s.lab_lag.bound &&
+                             harness_stall_ms <= s.lab_lag.bound.count();
   r["lab_lag"] = {{"max_ms", s.lab_lag.max.count()},   {"bound_ms", s.lab_lag.bound.count()},
                   {"sleeps", run.lag.sleeps},          {"over_10ms", run.lag.over_10ms},
                   {"over_50ms", run.lag.over_50ms},    {"clients_reporting", run.lag.reports},
+                  {"harness_stall_ms", harness_stall_ms},
                   {"timing_trusted", s.lab_lag.timing_trusted}};
   r["interrupted"] = run.interrupted;
   s.interrupted = run.interrupted;

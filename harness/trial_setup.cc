@@ -50,7 +50,8 @@ Status Trial::Setup() {
   if (o_.stuck_after.count() == 0) o_.stuck_after = 2 * o_.ttl + Millis(1000);
   Status s = CreateRunDir(o_.out_dir, o_.name, o_.seed, &run_dir_);
   if (!s.ok()) return s;
-  s = WriteFile(run_dir_ + "/scenario.toml", ScenarioToToml(o_));
+  scenario_toml_ = ScenarioToToml(o_);
+  s = WriteFile(run_dir_ + "/scenario.toml", scenario_toml_);
   if (!s.ok()) return s;
   s = recorder_.Open(run_dir_);
   if (!s.ok()) return s;
