@@ -745,15 +745,17 @@ int Hunt::Run() {
     return w.ExitCode();
   }
   std::cout << HuntSummary(story_, dir_);
+  // A report that could not be made (69, 70) is the exit code, as for `locklab report`.
+  int report_exit = 0;
   if (f_.report && !story_.failing_run.empty() && !Interrupted())
-    RunReportScript({story_.failing_run});
+    report_exit = RunReportScript({story_.failing_run});
   if (MostTrialsCouldNotRun() || (infra_ > 0 && trials_ == infra_)) {
     // The hunt stopped because the lab could not run its trials: say so, never "no failure".
     std::cerr << "locklab hunt: " << infra_ << " of " << trials_ << " trials could not run (their logs: " << dir_
               << "/trials/*.log)\n";
     if (!counted_any()) return kExitInfrastructure;
   }
-  if (counted_any()) return kExitViolated;
+  if (counted_any()) return WithReportExit(kExitViolated, report_exit);
   return Interrupted() ? kExitUnknown : kExitOk;
 }
 

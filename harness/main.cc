@@ -204,10 +204,10 @@ int RunCommand(const std::vector<std::string>& args) {
         }
       }
       if (report && !Interrupted()) {
-        // A report that cannot be made is a warning, never a different verdict.
-        // The script prints the `report: PATH` line itself.
-        int rc = RunReportScript({r.run_dir});
-        if (rc != 0) std::cerr << "locklab run: warning: the report failed (exit " << rc << ")\n";
+        // The verdict above stands; a report that could not be made (no Python with
+        // matplotlib: 69, a file it could not write: 70) is the exit code, as for `report`.
+        // The script prints the `report: PATH` line, or its one failure line, itself.
+        code = WithReportExit(code, RunReportScript({r.run_dir}));
       }
     }
     worst = WorseRunExit(worst, code);  // an error (64+) > 1 > 2 > 0 (base/exit_code.h)

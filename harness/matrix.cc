@@ -323,15 +323,19 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
             << matrix_dir << "/cells)\n";
   // The script prints the `report: PATH` line itself (and makes the violated and stuck
   // trials' reports; the safe ones' on demand, `locklab report TRIAL_DIR`).
-  if (flags.report && !Interrupted()) RunReportScript({"--matrix", matrix_dir, "--no-trials"});
+  // A report that could not be made (69, 70) is the exit code, as for `locklab report`.
+  int report_exit = 0;
+  if (flags.report && !Interrupted()) {
+    report_exit = RunReportScript({"--matrix", matrix_dir, "--no-trials"});
+  }
   // Not a ranking of the trials' exit codes (base/exit_code.h) but a precedence: an
   // interrupted matrix is incomplete whatever its trials did (the trials it cut short may
   // have failed because of the interrupt), then a trial that could not run, then the cells'
   // agreement with the expectations, which a shard leaves to the merged matrix.
   if (Interrupted()) return kExitUnknown;
   if (ran.infra_failures > 0) return kExitInfrastructure;
-  if (shard_count > 1) return kExitOk;
-  return mismatches > 0 ? kExitViolated : kExitOk;
+  if (shard_count > 1) return WithReportExit(kExitOk, report_exit);
+  return WithReportExit(mismatches > 0 ? kExitViolated : kExitOk, report_exit);
 }
 
 }  // namespace locklab::harness

@@ -214,9 +214,10 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   }
   std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
             << shards.size() << " shard(s), trial runs under their cells/)\n";
-  if (report) RunReportScript({"--matrix", merged_dir, "--no-trials"});  // prints `report: PATH`
+  // prints `report: PATH`; a report that could not be made (69, 70) is the exit code
+  int report_exit = report ? RunReportScript({"--matrix", merged_dir, "--no-trials"}) : 0;
   if (failed > 0) return kExitInfrastructure;
-  return mismatches > 0 ? kExitViolated : kExitOk;
+  return WithReportExit(mismatches > 0 ? kExitViolated : kExitOk, report_exit);
 }
 
 }  // namespace locklab::harness

@@ -8,10 +8,20 @@ numpy and matplotlib (python3-numpy, python3-matplotlib); nothing else outside t
 library.
 
 It reads run files only, never the live system: a run directory's history.jsonl (every
-operation, one JSON object a line), results.json (the verdict and the checker's holds and
-overlap episodes; for an older run without them, `locklab check --json` is asked) and
-scenario.toml; a matrix directory's matrix.json (its cells and trials, each trial a run
-directory).
+operation, one JSON object a line), results.json and scenario.toml; a matrix directory's
+matrix.json (its cells and trials, each trial a run directory). It never trusts results.json
+for what the judge decides: the verdict, its reason, the counts, coverage, holds and overlap
+episodes are the judgement of history.jsonl by the one judge (`locklab check --json`,
+checker/verdict.h; `locklab report` points LOCKLAB_BINARY at itself). A results.json that
+disagrees (doctored, or written by another checker) is ignored for those fields, and the page
+and one line on stderr name the field ("RUN/results.json: field 'verdict': says safe, the
+history judges violated; the report shows the history's judgement"); the report is still
+made, exit 0. Its other fields (config, lab_lag, interrupted, history_error...) are shown as
+written.
+
+Exit codes: 0 written, 64 usage, 65 a run file that does not read (or a history the judge
+refuses), 69 no interpreter with matplotlib or no judge, 70 a report file that cannot be
+written (permission, read-only or full file system). Library warnings never reach stderr.
 
 Start reading at cli.py (report_run, report_matrix, the command line). Then:
     runfiles.py     a run directory loaded: holds, episodes, fault windows, the verdict

@@ -7,18 +7,31 @@
 
 (python3: Debian's /usr/bin/python3, with the source directory on PYTHONPATH; see
 harness/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
-matrix.json), never the live system. Exit codes: 0 written; 64 usage; 65 a run file is missing
-or malformed (one line naming the file); 70 an internal error (one line, no traceback).
+matrix.json), never the live system. The verdict, counts and holds are the history's judgement
+(`locklab check --json`, runfiles.py), never results.json's: a results.json that disagrees is
+ignored for those fields, one line on stderr and a note on the page naming the field.
+Exit codes: 0 written; 64 usage; 65 a run file is missing or malformed, or the judge refuses
+the history (one line naming the file); 69 the locklab binary that judges the history is
+missing or failed; 70 a report file could not be written (permission, read-only or full file
+system) or an internal error (one line, no traceback). Library warnings (matplotlib's, numpy's)
+never reach stderr.
 """
 
+import errno
 import multiprocessing
 import os
 import sys
 import time
+import warnings
 
 from . import htmlreport, matrixcells, plots, timeline
-from .history import RunError, load_json
-from .runfiles import Run
+from .history import RunError, ToolError, WriteError, load_json
+from .runfiles import Run, disagreement_line
+
+# errno values that mean "this file system will not take the file": exit 70 like every file
+# the lab writes (harness/run_store.h). Anything else (a path through a file, a missing
+# parent) is the run directory's shape: exit 65, as before.
+WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
 
 USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX_DIR [--no-trials]\n"
          "  writes RUN_DIR/report/ (timeline.png, latency.png, index.html)\n"
@@ -26,39 +39,46 @@ USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX
          "  report for each trial that has none (--no-trials: only the violated and stuck ones)")
 
 
+def _make_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        cls = WriteError if e.errno in WRITE_ERRNOS else RunError
+        raise cls(f"{path}: cannot create ({e.strerror})")
+
+
+def _written(path, write):
+    """write() makes `path`; any OSError is a WriteError naming it (exit 70)."""
+    try:
+        return write()
+    except OSError as e:
+        raise WriteError(f"{path}: cannot write ({e.strerror or e})")
+
+
 def _write(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    def write():
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    _written(path, write)
 
 
 def report_run(run_dir):
     """Writes RUN_DIR/report/. Returns (index.html path, run)."""
     run = Run(run_dir)
     out = os.path.join(run.dir, "report")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise RunError(f"{out}: cannot create ({e.strerror})")
-    r = run.results or {}
+    _make_dir(out)
+    r = run.results
     faults = r.get("faults")
     faults_text = " + ".join(map(str, faults)) if isinstance(faults, list) and faults else str(faults or "")
     title = f"{r.get('algorithm', os.path.basename(run.dir))}" + (f" under {faults_text}" if faults_text else "")
     notes = list(run.notes)
     if run.history.truncated_tail:
         notes.append("history.jsonl ends in a half-written line (the run was killed): it was ignored.")
-    me = r.get("mutual_exclusion") if isinstance(r.get("mutual_exclusion"), dict) else None
-    if me is not None:
-        # The drawn overlaps are the exported holds and episodes (or `locklab check`'s for an
-        # older run): their counts must be results.json's.
-        if me.get("overlapping_pairs") not in (None, run.pairs_total) or me.get("episodes") not in (None, len(run.episodes)):
-            notes.append(f"The report draws {run.pairs_total} overlapping pairs in {len(run.episodes)} episodes "
-                         f"({run.holds_source}) but results.json counts {me.get('overlapping_pairs')} in "
-                         f"{me.get('episodes')}: the holds and the verdict disagree.")
     images = {"timeline": os.path.join(out, "timeline.png"), "latency": os.path.join(out, "latency.png")}
-    timeline.timeline(run, images["timeline"], title)
-    plots.latency(run, images["latency"], title)
+    _written(images["timeline"], lambda: timeline.timeline(run, images["timeline"], title))
+    _written(images["latency"], lambda: plots.latency(run, images["latency"], title))
     index = os.path.join(out, "index.html")
     _write(index, htmlreport.run_page(run, images, notes))
     return index, run
@@ -85,7 +105,7 @@ def report_matrix(matrix_dir, make_trials=True):
     mpath = os.path.join(matrix_dir, "matrix.json")
     m = matrixcells.Matrix(matrix_dir, load_json(mpath), mpath)
     out = os.path.join(matrix_dir, "report")
-    os.makedirs(out, exist_ok=True)
+    _make_dir(out)
     todo = [t for t in m.trials
             if t.run_dir is not None and t.report is None and (make_trials or m.needs_report(t))]
     # Trial reports are independent (each writes its own run directory's report/): one
@@ -106,13 +126,16 @@ def report_matrix(matrix_dir, make_trials=True):
             m.notes.append(f"trial {c.lock} / {c.fault} seed {t.seed}: no report: {error}")
     heat = os.path.join(out, "heatmap.png")
     title = f"locklab matrix {os.path.basename(matrix_dir)}"
-    plots.heatmap(m, heat, title)
+    _written(heat, lambda: plots.heatmap(m, heat, title))
     index = os.path.join(out, "index.html")
     _write(index, htmlreport.matrix_page(title, m, out))
     return index, made
 
 
 def main(argv):
+    # This process is the report's own: no library warning reaches the user's terminal (the
+    # figures also silence them where they are drawn, figstyle.styled, for in-process callers).
+    warnings.simplefilter("ignore")
     args = argv[1:]
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stdout if args else sys.stderr)
@@ -131,7 +154,15 @@ def main(argv):
             if len(args) != 1 or args[0].startswith("-"):
                 print(f"report: unexpected arguments {' '.join(args)}\n" + USAGE, file=sys.stderr)
                 return 64
-            index, _ = report_run(args[0])
+            index, run = report_run(args[0])
+            if run.ignored:
+                print(f"report: {disagreement_line(run.results_path, run.ignored)}", file=sys.stderr)
+    except WriteError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 70
+    except ToolError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 69
     except RunError as e:
         print(f"report: {e}", file=sys.stderr)
         return 65

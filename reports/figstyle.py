@@ -3,10 +3,14 @@
 Every figure is a matplotlib.figure.Figure with its own Agg canvas (no pyplot, no backend
 chosen, nothing global), laid out by layout="constrained" and drawn under STYLE through
 matplotlib.rc_context (the `styled` decorator): importing a reports module or drawing a figure
-leaves matplotlib's rcParams as they were.
+leaves matplotlib's rcParams as they were. A figure is drawn with library warnings silenced
+(matplotlib's "No artists with labels found", numpy's, fonts' log lines): they say nothing to
+the user, and the filters and the log level are restored when the drawing returns.
 """
 
 import functools
+import logging
+import warnings
 
 import matplotlib
 import matplotlib.transforms
@@ -36,11 +40,19 @@ STYLE = {
 
 
 def styled(draw):
-    """draw(...) runs under STYLE; matplotlib's rcParams are restored when it returns."""
+    """draw(...) runs under STYLE with library warnings silenced; matplotlib's rcParams, the
+    warning filters and matplotlib's log level are restored when it returns."""
     @functools.wraps(draw)
     def styled(*args, **kwargs):
-        with matplotlib.rc_context(STYLE):
-            return draw(*args, **kwargs)
+        log = logging.getLogger("matplotlib")
+        level = log.level
+        log.setLevel(logging.ERROR)   # e.g. font fallbacks, logged at WARNING
+        try:
+            with warnings.catch_warnings(), matplotlib.rc_context(STYLE):
+                warnings.simplefilter("ignore")
+                return draw(*args, **kwargs)
+        finally:
+            log.setLevel(level)
     return styled
 
 

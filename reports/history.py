@@ -14,7 +14,17 @@ import numpy as np
 
 
 class RunError(Exception):
-    """A run file is missing or malformed. str() is one line naming the file."""
+    """A run file is missing or malformed (exit 65). str() is one line naming the file."""
+
+
+class WriteError(RunError):
+    """A report file could not be written: permission, read-only or full file system, I/O
+    (exit 70, as for every file the lab writes). str() is one line naming the file."""
+
+
+class ToolError(RunError):
+    """A program the report needs did not answer: the locklab binary that judges the history
+    (exit 69, a child process failed). str() is one line."""
 
 
 NEMESIS = -1
@@ -123,8 +133,9 @@ def load_history(path):
                 key = e.get("key")
                 if not isinstance(tn, int) or not isinstance(f, str):
                     raise TypeError
-            except (ValueError, KeyError, TypeError, AttributeError) as ex:
-                what = ("not JSON" if isinstance(ex, ValueError) else
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as ex:
+                what = ("nested too deep" if isinstance(ex, RecursionError) else
+                        "not JSON" if isinstance(ex, ValueError) else
                         f"missing field {ex}" if isinstance(ex, KeyError) else "malformed event")
                 msg = f"{path}: line {lineno}: {what}"
                 if not raw.endswith(b"\n"):
@@ -193,6 +204,8 @@ def load_json(path, required=True):
             return json.loads(fh.read())
     except ValueError as e:
         raise RunError(f"{path}: not valid JSON ({str(e).splitlines()[0]})")
+    except RecursionError:
+        raise RunError(f"{path}: not valid JSON (nested too deep)")
     except OSError as e:
         raise RunError(f"{path}: {e.strerror}")
 

@@ -90,9 +90,9 @@ def run_page(run, images, notes):
         b.append(f'<p class="warn">\u26a0 {expired} acquire{"s were" if expired != 1 else " was"} answered ok with '
                  "validity_ms \u2264 0: the lock library handed back a lock that had already expired "
                  "(the client believed it held a lock nobody was protecting).</p>")
-    if run.results is None:
-        b.append("<p class=\"bad\">results.json is missing (interrupted run?): the verdict is unknown; "
-                 "the holds and overlaps below are those of <code>locklab check --json history.jsonl</code>.</p>")
+    if run.file_results is None:
+        b.append("<p class=\"bad\">results.json is missing (a killed run?): the verdict, the holds and the "
+                 "overlaps below are the judgement of history.jsonl (<code>locklab check --json</code>).</p>")
     for n in notes:
         b.append(f"<p class=\"bad\">{esc(n)}</p>")
     # counterexample
@@ -163,8 +163,8 @@ def results_table(run):
         ("verdict", r.get("verdict")),
         ("operations", r.get("ops")),
         (f"holds ({run.holds_source})", len(run.holds)),
-        ("overlapping pairs (drawn / results.json)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
-        ("overlap episodes (drawn / results.json)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
+        ("overlapping pairs (drawn / judged)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
+        ("overlap episodes (drawn / judged)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
         ("overlapped time", f"{sum(e.end - e.start for e in run.episodes) / 1e6:.1f} ms"),
         ("acknowledged writes", res.get("acknowledged_writes")),
         ("lost updates", res.get("lost_updates")),

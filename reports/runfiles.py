@@ -1,14 +1,20 @@
 """Reading a locklab run directory: history.jsonl (streamed), results.json, scenario.toml.
 
 Everything the report shows is derived here from the run files, never from the live system
-and never from the algorithm id. The judged facts are the checker's (checker/verdict.h, one
-judge for `locklab run`, `matrix` and `check`): hold intervals (the crash rule applied) and
-overlap episodes come from results.json's "holds" and "episodes", never recomputed here; a run
-directory from before that export gets them from `locklab check --json history.jsonl`. From an
-episode and the exported holds the report derives only which holds were in it and which pairs
-intersected (for drawing). Fault windows are read from the history: nemesis `start`/`stop`
-pairs per fault id, healed first-in first-out, open windows ending at the end of the history.
-Events are ordered by (time_ns, index).
+and never from the algorithm id. The judged facts (the verdict and its reason, the counts,
+coverage, hold intervals with the crash rule applied, overlap episodes) are the one judge's
+(checker/verdict.h JudgeHistory, the same for `locklab run`, `matrix` and `check`) on the
+run's history.jsonl, asked through `locklab check --json` every time: results.json is never
+trusted for them. A results.json whose judged fields disagree with the history's judgement
+(doctored, or written by an older checker) is ignored for those fields, and the page and
+`Run.ignored` say which field and what it said. Fields the judge does not own (options,
+config, lab_lag and timing_trusted, interrupted, client_exits, history_error, run_dir, the
+scenario) are results.json's, as written.
+
+From an episode and the judged holds the report derives only which holds were in it and which
+pairs intersected (for drawing). Fault windows are read from the history: nemesis
+`start`/`stop` pairs per fault id, healed first-in first-out, open windows ending at the end of
+the history. Events are ordered by (time_ns, index).
 
 history.jsonl itself is read by history.py (streamed into columns).
 """
@@ -21,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from .history import LOCK_FS, NEMESIS, T_INVOKE, RunError, load_history, load_json, load_text
+from .history import LOCK_FS, NEMESIS, T_INVOKE, RunError, ToolError, load_history, load_json, load_text
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,24 +182,94 @@ def has_judged_holds(results):
     return isinstance(results, dict) and "holds" in results and "episodes" in results
 
 
+# The fields of results.json the judge owns (Judgement::ToJson, checker/verdict.cc): the
+# report takes them from the history's judgement, whatever results.json says. A key the judge
+# adds later is taken from its answer as well (everything in it but check's own keys).
+JUDGED_FIELDS = ("verdict", "verdict_reason", "resource_verdict", "ops", "acquires", "mutual_exclusion",
+                 "resource", "liveness", "linearizable", "linearizability", "coverage", "first_violation",
+                 "first_violation_ms", "checks", "holds", "episodes")
+CHECK_OWN_FIELDS = ("file", "format", "events", "exit")
+
+# The judged facts a reader acts on, compared between results.json and the judgement: a
+# disagreement on any of them is named (field path, what the file says, what the judge says).
+COMPARED_FIELDS = (("verdict",), ("resource_verdict",), ("ops",), ("mutual_exclusion", "holds"),
+                   ("mutual_exclusion", "overlapping_pairs"), ("mutual_exclusion", "episodes"),
+                   ("mutual_exclusion", "overlap_ms"), ("resource", "lost_updates"),
+                   ("resource", "stale_writes_accepted"), ("resource", "stale_writes_rejected"),
+                   ("resource", "acknowledged_writes"), ("liveness", "stuck"), ("linearizable",),
+                   ("acquires", "ok"), ("first_violation_ms",))
+
+
+def _lookup(d, path):
+    for p in path:
+        if not isinstance(d, dict) or p not in d:
+            return _ABSENT
+        d = d[p]
+    return d
+
+
+_ABSENT = object()
+
+
+def _same(a, b):
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b or a == b and type(a) is type(b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))   # a float written and read back
+    return a == b
+
+
+def disagreements(file_results, judged):
+    """[(field, says, judged)] for the compared fields results.json states and the judge
+    answers differently ("mutual_exclusion.overlapping_pairs", 0, 75). A field results.json
+    leaves out (an older run) disagrees with nothing; one the judge leaves out is absent."""
+    out = []
+    if not isinstance(file_results, dict):
+        return out
+    for path in COMPARED_FIELDS:
+        says = _lookup(file_results, path)
+        if says is _ABSENT:
+            continue
+        j = _lookup(judged, path)
+        if j is _ABSENT or not _same(says, j):
+            out.append((".".join(path), says, None if j is _ABSENT else j))
+    return out
+
+
+def _word(x):
+    return json.dumps(x) if not isinstance(x, str) else x
+
+
+def disagreement_line(results_path, ignored):
+    """One line: "RUN/results.json: field 'verdict': says safe, the history judges violated"
+    (and how many more fields disagree)."""
+    field, says, judged = ignored[0]
+    more = f" (and {len(ignored) - 1} more field{'s' if len(ignored) > 2 else ''})" if len(ignored) > 1 else ""
+    return (f"{results_path}: field '{field}': says {_word(says)}, the history judges {_word(judged)}{more}; "
+            "the report shows the history's judgement")
+
+
 def locklab_binary():
-    """$LOCKLAB_BINARY when set, else build/locklab of this source tree; None if not executable."""
+    """$LOCKLAB_BINARY when set (`locklab report` sets it to itself), else build/locklab of this
+    source tree; None if not executable."""
     b = os.environ.get("LOCKLAB_BINARY")
     if not b:
         b = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "locklab")
     return b if os.access(b, os.X_OK) else None
 
 
-def judge_history(history, why):
-    """The judged fields of a history from `locklab check --json` (the one judge,
-    checker/verdict.h), for run directories whose results.json predates exported holds."""
+def judge_history(history):
+    """The judgement of a history by `locklab check --json` (the one judge, checker/verdict.h):
+    its verdict, counts, coverage, holds and episodes. A history the judge refuses is RunError
+    (exit 65, check's own line); no binary, or one that fails to answer, is ToolError (69)."""
     binary = locklab_binary()
     if binary is None:
-        raise RunError(f"{why}: no \"holds\"/\"episodes\" (a run older than the checker's export) and no "
-                       "locklab binary to recompute them (build build/locklab or set LOCKLAB_BINARY)")
+        raise ToolError(f"{history.path}: no locklab binary to judge the history with (build build/locklab "
+                        "or set LOCKLAB_BINARY)")
     path, tmp = history.path, None
     if history.truncated_tail:
-        # check refuses a half-written last line: give it the complete lines only
+        # A killed run's half-written last line: the judge gets the complete lines only
+        # (check drops it too, but says so on stderr).
         with open(path, "rb") as fh:
             data = fh.read()
         fd, tmp = tempfile.mkstemp(prefix="locklab-report-", suffix=".jsonl")
@@ -201,52 +277,70 @@ def judge_history(history, why):
             out.write(data[:data.rfind(b"\n") + 1])
         path = tmp
     try:
-        p = subprocess.run([binary, "check", "--json", path], capture_output=True, text=True, timeout=900)
+        p = subprocess.run([binary, "check", "--json", path], capture_output=True, text=True, timeout=900,
+                           errors="replace")
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise RunError(f"{history.path}: `{binary} check --json` failed: {e}".splitlines()[0])
+        raise ToolError(f"{history.path}: `{binary} check --json` failed: {e}".splitlines()[0])
     finally:
         if tmp:
             os.unlink(tmp)
+    err = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+    if p.returncode == 65:   # the judge refuses the history: its one line names file, line, field
+        raise RunError(err[len("locklab check: "):] if err.startswith("locklab check: ") else err)
     try:
         j = json.loads(p.stdout) if p.returncode in (0, 1, 2) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         j = None
     if not has_judged_holds(j):
-        err = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-        raise RunError(f"{history.path}: `locklab check --json` gave no holds: {err}")
-    return j
+        how = f"killed by signal {-p.returncode}" if p.returncode < 0 else err
+        raise ToolError(f"{history.path}: `locklab check --json` gave no judgement: {how}")
+    return {k: v for k, v in j.items() if k not in CHECK_OWN_FIELDS}
+
+
+def merge_judgement(file_results, judged):
+    """results.json's own fields (options, lab_lag, interrupted, ...) with every judged field
+    replaced by the judgement's (a judged field the judge leaves out is dropped)."""
+    merged = {k: v for k, v in (file_results or {}).items() if k not in JUDGED_FIELDS and k not in judged}
+    merged.update(judged)
+    return merged
 
 
 class Run:
-    """Everything the report needs from one run directory."""
+    """Everything the report needs from one run directory.
+
+    results: results.json's own fields with the history's judgement in place of its judged
+    ones (the judgement alone when there is no results.json); file_results: results.json as
+    written (None when missing); ignored: [(field, says, judged)] where the two differ."""
 
     def __init__(self, run_dir):
         self.dir = os.path.abspath(run_dir)
         if not os.path.isdir(self.dir):
             raise RunError(f"{run_dir}: no such run directory")
         self.history = load_history(os.path.join(self.dir, "history.jsonl"))
-        self.results = load_json(os.path.join(self.dir, "results.json"), required=False)
-        if self.results is not None and not isinstance(self.results, dict):
-            raise RunError(f"{os.path.join(self.dir, 'results.json')}: expected a JSON object")
+        self.results_path = os.path.join(self.dir, "results.json")
+        self.file_results = load_json(self.results_path, required=False)
+        if self.file_results is not None and not isinstance(self.file_results, dict):
+            raise RunError(f"{self.results_path}: expected a JSON object")
         self.scenario_text = load_text(os.path.join(self.dir, "scenario.toml"))
         h = self.history
         self.t0 = int(h.t[0])
         self.t_end = int(h.t[-1])
         self.notes = []   # one line each, shown at the top of the page
-        # Holds and overlap episodes are the checker's (results.json), never recomputed here:
-        # a run directory from before the export is judged again by `locklab check --json`.
-        results_path = os.path.join(self.dir, "results.json")
-        if has_judged_holds(self.results):
-            judged, self.holds_source = self.results, "results.json"
-        else:
-            why = results_path if self.results is not None else os.path.join(self.dir, "history.jsonl")
-            judged, self.holds_source = judge_history(h, why), "locklab check"
-            if self.results is not None:
-                self.notes.append("results.json has no exported holds (an older run): the holds and overlaps "
-                                  "shown are those of `locklab check --json history.jsonl`.")
-        where = results_path if judged is self.results else "locklab check --json"
-        self.holds = holds_from_judgement(judged, where)
-        self.episodes, self.pairs_total = episodes_from_judgement(judged, self.holds, where)
+        # One judge: the history is judged again, every time; results.json never decides
+        # the verdict, the counts or what is drawn.
+        self.judged = judge_history(h)
+        self.holds_source = "history.jsonl"
+        self.ignored = disagreements(self.file_results, self.judged)
+        if self.ignored:
+            self.notes.append(f"{self.results_path} disagrees with the judgement of history.jsonl (the one judge, "
+                              "`locklab check`) and was ignored for: "
+                              + "; ".join(f"'{f}' says {_word(s)}, the history judges {_word(j)}"
+                                          for f, s, j in self.ignored)
+                              + ". Everything judged on this page is the history's.")
+        self.results = merge_judgement(self.file_results, self.judged)
+        where = "locklab check --json " + h.path
+        self.holds = holds_from_judgement(self.judged, where)
+        self.episodes, self.pairs_total = episodes_from_judgement(self.judged, self.holds, where)
         self.windows = compute_windows(h)
         self.clients = sorted(set(int(p) for p in np.unique(h.proc) if p >= 0))
         self.lock_keys = sorted(set(hd.key for hd in self.holds)) or self._lock_keys_fallback()

@@ -1,7 +1,8 @@
 """Integration: the real locklab binary makes a violating and a safe 4-second run, and the report
-of each shows red overlaps exactly when the run has overlapping holds, drawn from the holds the
-checker exported. And a run directory older than that export (no holds in results.json, or no
-results.json) gets its holds from `locklab check --json`, the crash rule included.
+of each shows red overlaps exactly when the run has overlapping holds, drawn from the holds of
+the history's judgement (`locklab check --json`, the crash rule included), never results.json's.
+A run directory older than the holds' export (no holds in results.json, or no results.json)
+is reported the same way.
 
 Needs LOCKLAB_BINARY (CTest sets it to $<TARGET_FILE:locklab>) and LOCKLAB_REDIS_SERVER."""
 
@@ -52,9 +53,9 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(red > 0, pairs > 0, f"red pixels {red}, pairs {pairs}")
         with open(os.path.join(d, "report", "index.html")) as fh:
             html = fh.read()
-        self.assertNotIn("the verdict disagree", html)
-        self.assertEqual(runfiles.Run(d).holds_source, "results.json")
-        self.assertIn(f"<th>holds (results.json)</th><td>{len(r['holds'])}</td>", html)
+        self.assertNotIn("disagrees with the judgement", html)   # the run's own results.json agrees
+        self.assertEqual(p.stderr, "")
+        self.assertIn(f"<th>holds (history.jsonl)</th><td>{len(r['holds'])}</td>", html)
         if expect_overlap:
             self.assertIn("overlap #1 of", html)
             self.assertIn('<p class="reason"><b>Why violated:</b> ', html)
@@ -74,7 +75,8 @@ def ev(t_ms, p, ty, f, key="lock:0", v=None):
 
 
 class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
-    """Without exported holds the report asks `locklab check --json` (LOCKLAB_BINARY)."""
+    """Without exported holds (or results.json) the report is the same: the judge's, through
+    `locklab check --json` (LOCKLAB_BINARY)."""
 
     def setUp(self):
         super().setUp()
@@ -87,7 +89,7 @@ class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
         with edit_results(d) as r:
             del r["holds"], r["episodes"]
         run = runfiles.Run(d)
-        self.assertEqual(run.holds_source, "locklab check")
+        self.assertEqual(run.ignored, [])   # a field left out disagrees with nothing
         self.assertEqual([(h.process, h.key, h.start, h.end, h.open_at_end) for h in run.holds],
                          [(h["process"], h["key"], h["start_ns"], h["end_ns"], h["open_at_end"])
                           for h in exported["holds"]])
@@ -97,7 +99,7 @@ class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(d, "report", "index.html")) as fh:
             html = fh.read()
-        self.assertIn("results.json has no exported holds (an older run)", html)
+        self.assertNotIn("disagrees with the judgement", html)
         self.assertIn("<td>16 / 16</td>", html)
         self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 500)
 

@@ -11,7 +11,7 @@ import matplotlib
 from reports import figstyle, matrixcells, plots, runfiles, timeline
 from reports.history import load_json
 
-from .helpers import PYTHON, TempDirMixin, copy_fixture, report_env
+from .helpers import PYTHON, TempDirMixin, copy_fixture, report_env, run_report, write_history
 
 # In a fresh interpreter: what importing every module of the package does to matplotlib.
 IMPORT_PROBE = """
@@ -48,6 +48,59 @@ class GlobalStateTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(ax.title.get_fontsize(), figstyle.STYLE["axes.titlesize"])
         # the defaults came back: an axes made now has its top spine
         self.assertTrue(matplotlib.figure.Figure().add_subplot().spines["top"].get_visible())
+
+
+# In a fresh interpreter (logging and warnings as a user's): a latency plot of a run whose only
+# acquire never completed, so its upper axes has no labelled artist. argv[2] "raw" draws it
+# without the package's silencing (figstyle.styled), to show the case does warn.
+QUIET_PROBE = """
+import sys
+from reports import plots, runfiles
+run = runfiles.Run(sys.argv[1])
+draw = plots.latency.__wrapped__ if sys.argv[2] == "raw" else plots.latency
+draw(run, sys.argv[1] + "/latency.png", "t")
+"""
+
+
+class QuietTest(TempDirMixin, unittest.TestCase):
+    """Library warnings (matplotlib's "No artists with labels found to put in legend", numpy's)
+    never reach stderr: the figures silence them where they are drawn, for the package's
+    command line and for in-process callers alike."""
+
+    def no_labelled_artists_run(self):
+        return write_history(os.path.join(self.tmp, "r"), [
+            (0, 1, "invoke", "acquire", "lock:0", None),
+            (1_000_000, "harness", "invoke", "read", "counter:0", None),
+        ])
+
+    def probe(self, d, how):
+        return subprocess.run([PYTHON, "-c", QUIET_PROBE, d, how], capture_output=True, text=True, timeout=120,
+                              env=report_env(), cwd=self.tmp)
+
+    def test_a_plot_with_no_labelled_artists_prints_nothing_to_stderr(self):
+        d = self.no_labelled_artists_run()
+        raw = self.probe(d, "raw")
+        self.assertEqual(raw.returncode, 0, raw.stderr)
+        self.assertIn("No artists with labels", raw.stderr)   # the case does warn, unsilenced
+        p = self.probe(d, "styled")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertTrue(os.path.isfile(os.path.join(d, "report", "index.html")))
+
+    def test_the_silencing_is_undone_after_drawing(self):
+        import logging
+        import warnings
+        run = runfiles.Run(self.no_labelled_artists_run())
+        level = logging.getLogger("matplotlib").level
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            plots.latency(run, os.path.join(self.tmp, "latency.png"), "t")
+            warnings.warn("after drawing", UserWarning)
+        self.assertEqual([str(w.message) for w in seen], ["after drawing"])
+        self.assertEqual(logging.getLogger("matplotlib").level, level)
 
 
 class LayoutTest(TempDirMixin, unittest.TestCase):

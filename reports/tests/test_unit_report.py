@@ -6,9 +6,9 @@ format by refresh_fixtures.py):
   safe-none              set-nx-px-lua, no fault: safe
   fenced-client-pause    fenced lock, client-pause: overlaps, stale writes rejected by the resource
 
-No binary here: every run directory carries the checker's holds and episodes in results.json.
-The fallback for older run directories (`locklab check --json`) is tested in
-test_integration_report.py.
+Every report judges the run's history with the one judge, `locklab check --json` (CTest sets
+LOCKLAB_BINARY to the built binary): results.json never decides the verdict, a count or a hold
+drawn, and a results.json that disagrees is named on the page and on stderr.
 """
 
 import base64
@@ -16,6 +16,7 @@ import json
 import os
 import re
 import struct
+import types
 import unittest
 
 from .helpers import (TempDirMixin, copy_fixture, edit_results, red_pixels, run_report, write_history)
@@ -38,6 +39,7 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
         d = copy_fixture(fixture, self.tmp)
         p = run_report(d)
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")   # no disagreement, no library warning
         out = os.path.join(d, "report")
         for f in ("timeline.png", "latency.png", "index.html"):
             self.assertTrue(os.path.isfile(os.path.join(out, f)), f)
@@ -138,21 +140,39 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
         self.assertNotIn('class="warn"', html)   # no expired grants
 
     def test_a_fault_that_did_not_bite_is_marked(self):
+        """Coverage is the judge's: a history whose client-pause windows never opened (its
+        nemesis start/stop events taken out) shows the fault's row marked, whatever
+        results.json's coverage says."""
         d = copy_fixture("violated-client-pause", self.tmp)
-        with edit_results(d) as r:
-            r["coverage"][0].update(windows_met=0, bit=False)
-            r["verdict"], r["verdict_reason"] = "unknown", "no fault bit: client-pause: opened 2"
+        path = os.path.join(d, "history.jsonl")
+        with open(path) as fh:
+            lines = [ln for ln in fh if '"process":"nemesis"' not in ln or '"f":"plan"' in ln]
+        with open(path, "w") as fh:
+            fh.writelines(lines)
         p = run_report(d)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
             html = fh.read()
-        self.assertIn("<b>Why unknown:</b> no fault bit: client-pause: opened 2", html)
         self.assertRegex(html, r'<tr class="bad" title="[^"]*"><td>client-pause</td>.*<td class="bad">no</td></tr>')
+        # results.json (bit: true, 2 opened) disagrees on nothing the headline compares; the
+        # coverage shown is the history's all the same
+        self.assertNotRegex(html, r'<tr class="" title="client-pause: opened 2')
 
     def test_expired_grants_are_a_visible_warning(self):
+        """An acquire ok with validity_ms <= 0 in the history is counted by the judge and warned
+        about; results.json's own count is not what is shown."""
         d = copy_fixture("safe-none", self.tmp)
-        with edit_results(d) as r:
-            r["acquires"]["expired_grants"] = 3
+        path = os.path.join(d, "history.jsonl")
+        with open(path) as fh:
+            lines = fh.readlines()
+        changed = 0
+        for n, ln in enumerate(lines):
+            if changed < 3 and '"type":"ok","f":"acquire"' in ln and '"validity_ms":500' in ln:
+                lines[n] = ln.replace('"validity_ms":500', '"validity_ms":0')
+                changed += 1
+        self.assertEqual(changed, 3)
+        with open(path, "w") as fh:
+            fh.writelines(lines)
         p = run_report(d)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
@@ -160,45 +180,67 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
         self.assertIn('<p class="warn">\u26a0 3 acquires were answered ok with validity_ms \u2264 0', html)
         self.assertNotIn("<h2>Fault coverage</h2>", html)   # no fault, empty coverage
 
-    def test_the_report_draws_the_exported_holds_not_a_recomputation(self):
-        """results.json's holds and episodes are what is drawn: an overlap exported for a
-        history whose own holds never overlap shows red, and a violating history whose
-        results.json exports none shows none."""
-        d = copy_fixture("safe-none", self.tmp)
+    def test_a_doctored_results_json_cannot_change_the_headline(self):
+        """results.json is never trusted for what the judge owns: a violated run's results.json
+        replaced by {"verdict":"safe"}, or one whose counts, holds and episodes say no overlap,
+        still gives the history's verdict, its 16 overlaps drawn in red, and one line naming the
+        field that disagreed (on the page and on stderr); the report is made (exit 0)."""
+        d = copy_fixture("violated-client-pause", self.tmp)
+        with open(os.path.join(d, "results.json"), "w") as fh:
+            json.dump({"verdict": "safe"}, fh)
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.strip().splitlines(), [
+            f"report: {os.path.join(d, 'results.json')}: field 'verdict': says safe, the history judges violated; "
+            "the report shows the history's judgement"])
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertRegex(html, r'<h1>[^<]*<span class="badge violated">violated</span>')
+        self.assertNotIn('badge safe', html)
+        self.assertIn("overlap #1 of 16", html)
+        self.assertIn("&#x27;verdict&#x27; says safe, the history judges violated", html)
+
+        d = copy_fixture("violated-client-pause", os.path.join(self.tmp, "counts"))
+        with edit_results(d) as r:
+            r["verdict"], r["verdict_reason"] = "safe", "all good"
+            r["mutual_exclusion"].update(overlapping_pairs=0, episodes=0, overlap_ms=0.0)
+            r["resource"]["lost_updates"] = 0
+            r["episodes"] = []
+            r["holds"] = [{"process": "x"}]                 # malformed, and ignored
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertRegex(p.stderr, r"field 'verdict': says safe, the history judges violated \(and \d+ more fields\)")
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn('<span class="badge violated">violated</span>', html)
+        self.assertNotIn("all good", html)
+        self.assertIn("<b>Why violated:</b> 16 overlapping hold pairs", html)
+        self.assertIn("<th>overlap episodes (drawn / judged)</th><td>16 / 16</td>", html)
+        self.assertIn("&#x27;mutual_exclusion.overlapping_pairs&#x27; says 0, the history judges 16", html)
+        self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 500)
+
+        # and the other way: a safe run's results.json claiming an overlap draws no red
+        d = copy_fixture("safe-none", os.path.join(self.tmp, "safe"))
         with edit_results(d) as r:
             a, b = r["holds"][3], r["holds"][4]
-            self.assertNotEqual(a["process"], b["process"])
-            a["end_ns"] = b["start_ns"] + 40 * MS        # a now ends 40 ms into b's hold
+            a["end_ns"] = b["start_ns"] + 40 * MS
             r["episodes"] = [{"key": a["key"], "start_ns": b["start_ns"], "end_ns": a["end_ns"],
                               "processes": sorted([a["process"], b["process"]])}]
             r["mutual_exclusion"].update(overlapping_pairs=1, episodes=1, overlap_ms=40.0)
-        run = runfiles.Run(d)
-        self.assertEqual(run.holds_source, "results.json")
-        self.assertEqual((run.pairs_total, len(run.episodes)), (1, 1))
-        self.assertEqual([hd.end for hd in run.episodes[0].holds], [a["end_ns"], b["end_ns"]])
-        p = run_report(d)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertGreater(red_pixels(os.path.join(d, "report", "timeline.png")), 100)
-        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
-            html = fh.read()
-        self.assertIn("<th>overlap episodes (drawn / results.json)</th><td>1 / 1</td>", html)
-        self.assertIn("<th>holds (results.json)</th>", html)
-        self.assertNotIn("disagree", html)
-
-        d = copy_fixture("violated-client-pause", os.path.join(self.tmp, "v"))
-        with edit_results(d) as r:
-            r["episodes"] = []
-            for hd in r["holds"]:                       # no two holds intersect any more
-                hd["end_ns"] = min(hd["end_ns"], hd["start_ns"] + 1000)
+            r["verdict"] = "violated"
         p = run_report(d)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(red_pixels(os.path.join(d, "report", "timeline.png")), 0)
         with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
             html = fh.read()
+        self.assertIn('<span class="badge safe">safe</span>', html)
         self.assertNotIn("Overlaps (numbered", html)
-        # results.json still counts 16: the page says the drawing and the verdict disagree
-        self.assertIn("The report draws 0 overlapping pairs in 0 episodes (results.json) but results.json "
-                      "counts 16 in 16", html)
+
+    def test_an_untouched_run_names_no_disagreement(self):
+        d, out, html = self.report("violated-client-pause")
+        self.assertNotIn("disagrees with the judgement", html)
+        self.assertIn("<th>holds (history.jsonl)</th><td>52</td>", html)
 
     @staticmethod
     def _story(html):
@@ -238,18 +280,24 @@ class BadInputTest(TempDirMixin, unittest.TestCase):
             fh.write('{"index":1,"process":1,"type":"ok","f":"acquire","key":"k"}\n')
         self.assert_one_line_65(run_report(d), "line 2: missing field 'time_ns'")
 
-    def test_results_json_without_holds_and_no_binary(self):
+    def test_no_binary_to_judge_the_history_is_69(self):
         d = copy_fixture("safe-none", self.tmp)
-        with edit_results(d) as r:
-            del r["holds"], r["episodes"]
         p = run_report(d, env={"LOCKLAB_BINARY": os.path.join(self.tmp, "no-locklab")})
-        self.assert_one_line_65(p, "results.json: no \"holds\"/\"episodes\"")
+        self.assertEqual(p.returncode, 69, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("no locklab binary to judge the history", p.stderr)
 
-    def test_malformed_exported_hold(self):
+    def test_a_history_nested_too_deep_is_65(self):
         d = copy_fixture("safe-none", self.tmp)
-        with edit_results(d) as r:
-            r["holds"][2]["start_ns"] = "soon"
-        self.assert_one_line_65(run_report(d), "results.json: holds[2] is malformed")
+        with open(os.path.join(d, "history.jsonl"), "a") as fh:
+            fh.write('{"index":9999,"time_ns":1,"process":1,"type":"info","f":"x","key":"k","value":'
+                     + "[" * 100000 + "]" * 100000 + "}\n")
+        self.assert_one_line_65(run_report(d), "history.jsonl")
+
+    def test_a_report_directory_that_is_a_file_stays_65(self):
+        d = copy_fixture("safe-none", self.tmp)
+        open(os.path.join(d, "report"), "w").close()
+        self.assert_one_line_65(run_report(d), "report: cannot create")
 
     def test_bad_results_json(self):
         d = copy_fixture("safe-none", self.tmp)
@@ -301,7 +349,10 @@ class ExportedEpisodesTest(TempDirMixin, unittest.TestCase):
             "episodes": [{"key": k, "start_ns": s * MS, "end_ns": e * MS, "processes": ps}
                          for k, s, e, ps in reversed(self.EPISODES)],   # any order: numbered by time
         }
-        r = runfiles.Run(write_history(os.path.join(self.tmp, "h"), events, results))
+        # The derivation alone, on a judgement as `locklab check --json` gives it.
+        holds = runfiles.holds_from_judgement(results, "test")
+        episodes, pairs_total = runfiles.episodes_from_judgement(results, holds, "test")
+        r = types.SimpleNamespace(episodes=episodes, pairs_total=pairs_total)
         eps = [(e.number, e.key, e.start // MS, e.end // MS) for e in r.episodes]
         self.assertEqual(eps, [(1, "a", 4, 7), (2, "b", 10, 20)])
         # on a: 5 holds 2..6, 6 holds 4..7, 3 holds 5..8 (pairs 6-5, 3-5, 3-6); 4 starts as 3 ends
