@@ -46,6 +46,9 @@ TEST_P(KnownAnswersTest, RunMeetsTheLiteraturesAnswer) {
   ASSERT_TRUE(r.is_object()) << inv.output;
   for (const auto& c : r.value("coverage", nlohmann::json::array())) {
     EXPECT_TRUE(c.value("bit", false)) << "fault " << c.value("fault", "?") << " never bit: " << c.dump();
+    // ... and was seen to act: its effect evidence (a stepped clock, a stopped process).
+    EXPECT_GE(c.value("effects_seen", 0), 1) << "fault " << c.value("fault", "?") << ": " << c.dump();
+    EXPECT_FALSE(c.value("evidence", std::string()).empty()) << c.dump();
   }
   std::set<std::string> faults;
   for (const auto& f : r["faults"]) faults.insert(f.get<std::string>());
