@@ -19,8 +19,14 @@ Modes only for a "bad:MODE" key or --mode (not in the --every round), and only o
   late-renewing  as late, and an acquired key is then kept alive (owner-checked PEXPIRE every
                  ttl_ms/3) until a release of its token, like a library's auto-renewal
   expired        a real acquire answered ok with validity_ms 0 (an already expired grant)
+Modes only for a "bad:MODE" key or --mode (bad bytes, issue 29):
+  not-utf8    the right answer with a raw 0xFF byte in its detail (not UTF-8)
+  deep        the right answer with a field nested 30000 arrays deep (60 kB: under
+              max_line_bytes)
 --hello bad|none|ok|no-renew: a wrong first line, none at all, the real hello, or the real
-hello saying "renew": false (the lock is then never renewed).
+hello saying "renew": false (the lock is then never renewed). --hello bad-name: a hello
+whose "name" holds a raw 0xFF byte; bad-name-in-clients: that hello only when not probed
+(LOCKLAB_PROBE unset), the real one to the harness's probe.
 """
 import argparse
 import json
@@ -35,6 +41,7 @@ import redis
 MODES = ["garbage", "silent", "crash", "huge", "wrong-id", "late", "twice", "bad-outcome",
          "no-token"]
 ACQUIRE_ONLY = ["late-renewing", "expired"]
+BAD_BYTES = ["not-utf8", "deep"]
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 
@@ -91,6 +98,13 @@ def main():
     r = redis.Redis(host=host, port=int(port), socket_timeout=0.5, socket_connect_timeout=0.5)
     if a.hello == "none":
         time.sleep(3600)
+    bad_name = a.hello == "bad-name" or (a.hello == "bad-name-in-clients" and
+                                         not os.environ.get("LOCKLAB_PROBE"))
+    if bad_name:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b'{"hello":"locklab-driver","protocol":1,"name":"bad \xff name"}\n')
+        sys.stdout.buffer.flush()
+        time.sleep(3600)
     send("hello there" if a.hello == "bad" else
          {"hello": "locklab-driver", "protocol": 1, "renew": a.hello != "no-renew"})
     for line in sys.stdin:
@@ -137,6 +151,14 @@ def main():
             answer = dict(real(r, req), id=rid)
             send(answer)
             send(answer)
+        elif mode == "not-utf8":
+            text = json.dumps(dict(real(r, req), id=rid, detail="@@"))
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.replace('"@@"', '"bad \xff byte"').encode("latin-1") + b"\n")
+            sys.stdout.buffer.flush()
+        elif mode == "deep":
+            text = json.dumps(dict(real(r, req), id=rid, extra="@@"))
+            send(text.replace('"@@"', "[" * 30000 + "]" * 30000))
         elif mode == "bad-outcome":
             send({"id": rid, "outcome": "maybe"})
         elif mode == "no-token":
