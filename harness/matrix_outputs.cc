@@ -25,6 +25,7 @@ struct TrialOutcome {
   std::string resource_verdict;  // "unknown" when the trial did not run
   bool stuck = false;            // liveness.stuck
   bool fault_bit = false;        // every fault of the cell bit (results.json coverage)
+  std::string evidence;          // per fault "FAULT: evidence" (coverage), "; "-joined
   std::optional<double> first_violation_ms;
   std::optional<double> untrusted_lag_ms;  // set: the lab ran too late to trust the timing
 };
@@ -42,6 +43,13 @@ TrialOutcome ReadOutcome(const Trial& tr) {
   bool bit = r.is_object() && r.contains("coverage") && !r["coverage"].empty();
   for (const auto& cov : bit ? r["coverage"] : Json::array()) bit = bit && cov.value("bit", false);
   o.fault_bit = bit;
+  const bool has_coverage = r.is_object() && r.contains("coverage") && r["coverage"].is_array();
+  for (const auto& cov : has_coverage ? r["coverage"] : Json::array()) {
+    if (!cov.is_object() || !cov.contains("evidence") || !cov["evidence"].is_string()) continue;
+    const std::string seen = cov.value("effects_seen", 0) > 0 ? "" : "not seen: ";
+    o.evidence += (o.evidence.empty() ? "" : "; ") + cov.value("fault", std::string("?")) + ": " + seen +
+                  cov["evidence"].get<std::string>();
+  }
   if (r.is_object() && r.contains("first_violation_ms")) {
     o.first_violation_ms = r["first_violation_ms"].get<double>();
   }
@@ -86,6 +94,8 @@ Totals JudgeCells(Plan* plan) {
         c.unknown_reason = t.verdict_reason;
       }
       c.fault_bit += t.fault_bit;
+      // The first trial's evidence, unless a later one lacks the effect: that one is told.
+      if (c.evidence.empty() || (!t.fault_bit && !t.evidence.empty())) c.evidence = t.evidence;
       resource_bad += t.resource_verdict == "violated";
       resource_safe += t.resource_verdict == "safe";
       if (t.first_violation_ms) firsts.push_back(*t.first_violation_ms);
@@ -143,6 +153,7 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
     cj["fraction_violated"] = c.trials.empty() ? 0.0 : static_cast<double>(c.violated) / c.trials.size();
     // Coverage: in how many trials the cell's fault bit (every fault, for combined columns).
     if (c.applicable && c.fault != "none") cj["fault_bit"] = c.fault_bit;
+    if (!c.evidence.empty()) cj["evidence"] = c.evidence;
     if (!c.unknown_reason.empty()) cj["unknown_reason"] = c.unknown_reason;
     if (c.median_first_violation_ms >= 0) cj["median_first_violation_ms"] = c.median_first_violation_ms;
     if (!c.applicable) cj["why_not"] = c.why_not;
@@ -240,8 +251,20 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
   }
   if (applicable_faulted > 0) {
     md << "\nCoverage: the fault bit in every trial of " << all_bit << " of " << applicable_faulted
-       << " faulted cells (a window opened while the lock was in use; results.json coverage).\n";
+       << " faulted cells (a window opened while the lock was in use and its effect was seen; "
+          "results.json coverage).\n";
   }
+  // Which evidence each cell's fault produced (one trial's, or the trial that lacked it).
+  std::string evidence;
+  for (const auto& c : plan.cells) {
+    if (c.applicable && c.fault != "none" && !c.evidence.empty()) {
+      // One fault: its name is the column's already.
+      const std::string own = c.fault + ": ";
+      const bool one = c.evidence.rfind(own, 0) == 0 && c.evidence.find("; ") == std::string::npos;
+      evidence += "- `" + c.lock + "` x " + c.fault + ": " + (one ? c.evidence.substr(own.size()) : c.evidence) + "\n";
+    }
+  }
+  if (!evidence.empty()) md << "\nEffect evidence per cell:\n\n" << evidence;
   if (!unknowns.empty()) md << "\nNot judged (unknown trials, first reason per cell):\n\n" << unknowns;
   if (totals.untrusted_trials > 0) {
     // The verdicts stay what the histories show; the reader is told which timings the lab

@@ -85,6 +85,10 @@ struct Cell {
   double median_first_violation_ms = -1;
   int fault_bit = 0;          // trials whose fault bit (results.json coverage)
   std::string unknown_reason; // the first unknown trial's verdict_reason
+  // Which evidence the cell's faults produced: per fault, the first trial's coverage
+  // evidence ("client-pause: client 2 (pid 1234) stopped: state T in /proc/1234/stat"),
+  // "; "-joined; "" when no trial recorded any (older results, fault none).
+  std::string evidence;
   std::string expected, expected_resource, origin;
   bool mismatch = false;
 };

@@ -201,18 +201,24 @@ COVERAGE_COLUMNS = (("planned", "planned"), ("armed", "pause points armed"), ("w
 
 
 def coverage_table(run):
-    """results.json "coverage": per fault what it did (the checker's FaultCoverage), and whether
-    it bit (a window opened while the workload did lock work). "" when there is none."""
+    """results.json "coverage": per fault what it did (the checker's FaultCoverage), which
+    evidence of its effect it produced, and whether it bit (a window opened while the workload
+    did lock work, and, with evidence recorded, its effect was seen). "" when there is none."""
     cov = run.result("coverage")
     if not isinstance(cov, list):
         return ""
     rows = [c for c in cov if isinstance(c, dict)]
     if not rows:
         return ""
+    # Runs that record effect evidence (results.json "evidence"): which evidence each fault
+    # produced, seen or not; older results have no such column.
+    with_evidence = any("evidence" in c for c in rows)
     out = ["<h2>Fault coverage</h2><p class=\"muted\">A fault bit when one of its windows opened while "
-           "the workload did lock work; a run whose faults never bit cannot vouch for safe.</p>",
+           "the workload did lock work" + (" and its effect was seen" if with_evidence else "")
+           + "; a run whose faults never bit cannot vouch for safe.</p>",
            "<table class=\"coverage\"><tr><th>fault</th>"
-           + "".join(f"<th>{esc(h)}</th>" for _, h in COVERAGE_COLUMNS) + "<th>bit</th></tr>"]
+           + "".join(f"<th>{esc(h)}</th>" for _, h in COVERAGE_COLUMNS)
+           + ("<th>effect evidence</th>" if with_evidence else "") + "<th>bit</th></tr>"]
     for c in rows:
         bit = c.get("bit")
         cells = []
@@ -220,6 +226,10 @@ def coverage_table(run):
             v = c.get(k)
             cls = " class=\"num\"" if isinstance(v, int) and not isinstance(v, bool) else ""
             cells.append(f"<td{cls}>{esc(_fmt(v))}</td>")
+        if with_evidence:
+            seen = isinstance(c.get("effects_seen"), int) and c["effects_seen"] > 0
+            line = c.get("evidence") if isinstance(c.get("evidence"), str) and c.get("evidence") else "none recorded"
+            cells.append(f"<td class=\"{'' if seen else 'bad'}\">{'seen: ' if seen else 'not seen: '}{esc(line)}</td>")
         word = "yes" if bit is True else "no" if bit is False else "\u2013"
         out.append(f"<tr class=\"{'bad' if bit is False else ''}\" title=\"{esc(c.get('summary', ''))}\">"
                    f"<td>{esc(c.get('fault', '?'))}</td>{''.join(cells)}"

@@ -139,6 +139,40 @@ class RunReportTest(TempDirMixin, unittest.TestCase):
         self.assertIn("<th>acquires: invoked / ok / refused / unknown</th><td>52 / 52 / 0 / 0</td>", html)
         self.assertNotIn('class="warn"', html)   # no expired grants
 
+    def test_the_coverage_table_says_which_evidence_each_fault_produced(self):
+        """A run that records effect evidence ("effects":true in its start event, one nemesis
+        "effect" event per window): the coverage table has the evidence, seen or not, and a
+        window whose effect was not seen does not count as a bite."""
+        d = copy_fixture("violated-client-pause", self.tmp)
+        path = os.path.join(d, "history.jsonl")
+        with open(path) as fh:
+            lines = fh.readlines()
+        lines[0] = lines[0].replace('"value":{"faults"', '"value":{"effects":true,"faults"')
+        stop = next(n for n, ln in enumerate(lines) if '"f":"start","key":"client-pause"' in ln)
+        t = json.loads(lines[stop])["time_ns"] + 1000
+        seen = {"index": 100000, "time_ns": t, "process": "nemesis", "type": "info", "f": "effect",
+                "key": "client-pause", "value": {"seen": True, "window": 1,
+                                                 "evidence": "client 2 (pid 4242) stopped: state T in /proc/4242/stat"}}
+        lines.insert(stop + 1, json.dumps(seen, separators=(",", ":")) + "\n")
+        with open(path, "w") as fh:
+            fh.writelines(lines)
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn("<th>effect evidence</th>", html)
+        self.assertIn('<td class="">seen: client 2 (pid 4242) stopped: state T in /proc/4242/stat</td>', html)
+        self.assertRegex(html, r'title="client-pause: opened 2 \(2 while the workload did lock work\), '
+                               r'effect seen 1: client 2 \(pid 4242\)[^"]*">')
+        # Without the effect event the same run's fault shows no evidence and did not bite.
+        with open(path, "w") as fh:
+            fh.writelines(ln for ln in lines if '"f":"effect"' not in ln)
+        p = run_report(d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "report", "index.html"), encoding="utf-8") as fh:
+            html = fh.read()
+        self.assertIn('<td class="bad">not seen: none recorded</td><td class="bad">no</td></tr>', html)
+
     def test_a_fault_that_did_not_bite_is_marked(self):
         """Coverage is the judge's: a history whose client-pause windows never opened (its
         nemesis start/stop events taken out) shows the fault's row marked, whatever
