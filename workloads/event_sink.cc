@@ -24,10 +24,14 @@ void FdEventSink::EmitAs(int64_t process, const char* type, const char* f, const
   j["f"] = f;
   j["key"] = key;
   j["value"] = value;
-  WriteLine(j.dump());
+  // `replace`: a byte that is not UTF-8 (from a lock driver, say) must not make dump()
+  // throw and abort the client; the lock layers escape such bytes first, this is the floor.
+  WriteLine(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-void FdEventSink::Control(const nlohmann::json& message) { WriteLine(message.dump()); }
+void FdEventSink::Control(const nlohmann::json& message) {
+  WriteLine(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
 
 void FdEventSink::WriteLine(const std::string& line) {
   std::string buf = line + "\n";
