@@ -12,7 +12,8 @@
 //   violated  two holders of one key were seen, or the resource was broken (lost updates,
 //             stale writes accepted, a non-linearizable lock or register);
 //   safe      none of that, the lock granted at least one acquire, every declared fault bit
-//             at least once (a window opened while the workload did lock work), the run
+//             at least once (a window opened while the workload did lock work, and, in a
+//             history that declares "effects", that window's effect was seen), the run
 //             finished and the linearizability search answered;
 //   unknown   anything else, with a one-line reason.
 // A death or stop of a lab process that the schedule did not cause (an `infra` event,
