@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -84,10 +85,22 @@ Millis Left(Nanos end) {
 }
 
 // Reaps the child `pid` once it has died (it was sent SIGKILL), polling until `end`.
-void ReapKilledChild(pid_t pid, Nanos end) {
+// `only_if_ours`: `pid` may be no child of this process (ECHILD), or become one only once
+// its parent's death reparents it here (a subreaper): poll until it is reaped or gone.
+void ReapKilledChild(pid_t pid, Nanos end, bool only_if_ours = false) {
   for (;;) {
     pid_t r = waitpid(pid, nullptr, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return;
+    if (r == pid) return;
+    if (r < 0 && errno != EINTR) {
+      if (!only_if_ours) return;
+      const std::string stat = ReadProc(pid, "stat");
+      const size_t close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) return;  // gone
+      char state = 0;
+      int ppid = 0;
+      if (sscanf(stat.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) return;
+      if (state == 'Z' && ppid != getpid()) return;  // dead, another parent's to reap
+    }
     if (MonotonicNow() >= end) return;
     SleepFor(Millis(2));
   }
@@ -100,7 +113,11 @@ std::vector<pid_t> DescendantsOf(pid_t root) {
 }
 
 int KillTree(pid_t root, bool include_root, Millis budget) {
-  if (root <= 0) return 0;
+  return static_cast<int>(KillTreePids(root, include_root, budget).size());
+}
+
+std::vector<pid_t> KillTreePids(pid_t root, bool include_root, Millis budget) {
+  if (root <= 0) return {};
   const Nanos end = MonotonicNow() + budget;
   std::set<pid_t> stopped;
   if (include_root && kill(root, SIGSTOP) == 0) stopped.insert(root);
@@ -119,7 +136,7 @@ int KillTree(pid_t root, bool include_root, Millis budget) {
     kill(p, SIGKILL);
     kill(p, SIGCONT);  // a stopped process dies of SIGKILL anyway; harmless if gone
   }
-  return static_cast<int>(stopped.size());
+  return std::vector<pid_t>(stopped.begin(), stopped.end());
 }
 
 bool IsChildSubreaper() {
@@ -166,7 +183,11 @@ int KillProcessesWithEnv(const std::string& entry, Millis budget) {
       at = nul + 1;
     }
     if (!has) continue;
-    killed += KillTree(pid, true, Left(end));
+    for (pid_t k : KillTreePids(pid, true, Left(end))) {
+      ++killed;
+      // One that is (or, its parent killed, became) this process's child is reaped here.
+      ReapKilledChild(k, std::min(end, MonotonicNow() + Millis(200)), /*only_if_ours=*/true);
+    }
   }
   return killed;
 }

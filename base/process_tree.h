@@ -30,6 +30,8 @@ std::vector<pid_t> DescendantsOf(pid_t root);
 // Stops, then SIGKILLs `root` (when `include_root`) and all its descendants, as above, for
 // at most `budget`. Reaps nothing. Returns how many processes were killed.
 int KillTree(pid_t root, bool include_root, Millis budget = Millis(2000));
+// The same, returning the pids it killed.
+std::vector<pid_t> KillTreePids(pid_t root, bool include_root, Millis budget = Millis(2000));
 
 // True when this process is a child subreaper (PR_SET_CHILD_SUBREAPER).
 bool IsChildSubreaper();
@@ -42,7 +44,8 @@ int KillChildrenExcept(pid_t keep, Millis budget = Millis(2000));
 
 // Kills (KillTree) every process but this one whose environment holds the entry `entry`
 // ("NAME=VALUE"), with its descendants: what a program started with that entry left
-// behind, wherever it was reparented. Returns how many processes were killed.
+// behind, wherever it was reparented. Those that are, or become, this process's children
+// (it is a subreaper) are reaped (200 ms at most each). Returns how many were killed.
 int KillProcessesWithEnv(const std::string& entry, Millis budget = Millis(2000));
 
 }  // namespace locklab

@@ -94,5 +94,18 @@ TEST(ProcessTreeTest, MarkedProcessesAreFoundWhereverTheyWent) {
   EXPECT_EQ(KillProcessesWithEnv(mark), 0);
 }
 
+TEST(ProcessTreeTest, MarkedOrphansASubreaperAdoptedAreReapedToo) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const std::string mark = "LOCKLAB_TEST_MARK=r" + std::to_string(getpid());
+  Subprocess sh = Shell("setsid sh -c \"trap '' TERM; sleep 300\" & sleep 0.2; exit 0",
+                        {{"LOCKLAB_TEST_MARK", "r" + std::to_string(getpid())}});
+  std::vector<pid_t> d = WaitForDescendants(sh.pid(), 2);
+  ASSERT_GE(d.size(), 1u);
+  EXPECT_TRUE(sh.WaitExit(Millis(3000)));  // the sleeper is now this process's
+  EXPECT_GE(KillProcessesWithEnv(mark), 1);
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "reaped: no zombie is left here";
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 }  // namespace
 }  // namespace locklab
