@@ -99,9 +99,13 @@ SubprocessOptions DriverSpawnOptions(const LockConfig& config, const DriverOptio
   so.argv = {o.path};
   so.argv.insert(so.argv.end(), o.args.begin(), o.args.end());
   // The harness's LOCKLAB_ variables are none of the driver's business; its own are set
-  // below, and LOCKLAB_PROCESS (the client's number) is passed on for its log lines.
+  // below, LOCKLAB_PROCESS (the client's number) is passed on for its log lines, and
+  // LOCKLAB_RUN_MARK (when the harness gives its clients one) so that whatever a driver's
+  // tree leaves outside the client (a setsid grandchild of a client that was SIGKILLed,
+  // which the client cannot sweep) still carries the run's mark (KillProcessesWithEnv).
   for (char** e = environ; *e != nullptr; ++e) {
-    if (strncmp(*e, "LOCKLAB_", 8) == 0 && strncmp(*e, "LOCKLAB_PROCESS=", 16) != 0) {
+    if (strncmp(*e, "LOCKLAB_", 8) == 0 && strncmp(*e, "LOCKLAB_PROCESS=", 16) != 0 &&
+        strncmp(*e, "LOCKLAB_RUN_MARK=", 17) != 0) {
       so.unset_env.emplace_back(*e, strcspn(*e, "="));
     }
   }
