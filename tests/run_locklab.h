@@ -17,6 +17,7 @@
 
 #include "harness/process.h"
 #include "tests/lab_fixture.h"
+#include "tests/trial_retry.h"
 
 namespace locklab::testing {
 
@@ -135,6 +136,16 @@ class TrialTest : public TempDirTest {
     EXPECT_LT(inv.exit_code, 64) << inv.output;
     for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
     return Results(run_dir_);
+  }
+  // Trial() again until a run's timing is trusted, then `checks` on that run's results.json
+  // (History() and run_dir_ are that run's): the one way a test asserts a verdict that
+  // depends on timing (tests/trial_retry.h; skipped when no run was trusted).
+  void TrustedTrial(const std::string& lock, const std::string& fault,
+                    const std::vector<std::string>& extra,
+                    const std::function<void(const nlohmann::json&)>& checks,
+                    int* exit_code = nullptr) {
+    CheckWithTrustedTiming([&] { return FromResults(Trial(lock, fault, extra, exit_code)); },
+                           checks);
   }
   // The last trial's history.jsonl, one event per line.
   std::vector<nlohmann::json> History() const {
