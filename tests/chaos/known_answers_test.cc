@@ -36,26 +36,37 @@ TEST(KnownAnswersSet, EveryScheduleHasAScenario) {
 
 TEST_P(KnownAnswersTest, RunMeetsTheLiteraturesAnswer) {
   std::string dir = MakeTempDir("locklab-ka");
-  Invocation inv = RunLocklab({"run", GetParam(), "--no-report", "--out", dir}, dir, Millis(120000));
-  EXPECT_EQ(inv.exit_code, 0) << inv.output;
-  EXPECT_NE(inv.output.find("expectation: met"), std::string::npos) << inv.output;
-  std::string run_dir = RunDirOf(inv);
-  // The literature's answer only counts when the schedule happened: every fault of the
-  // scenario opened a window while the locks were in use (results.json coverage).
-  auto r = Results(run_dir);
-  ASSERT_TRUE(r.is_object()) << inv.output;
-  for (const auto& c : r.value("coverage", nlohmann::json::array())) {
-    EXPECT_TRUE(c.value("bit", false)) << "fault " << c.value("fault", "?") << " never bit: " << c.dump();
-    // ... and was seen to act: its effect evidence (a stepped clock, a stopped process).
-    EXPECT_GE(c.value("effects_seen", 0), 1) << "fault " << c.value("fault", "?") << ": " << c.dump();
-    EXPECT_FALSE(c.value("evidence", std::string()).empty()) << c.dump();
-  }
-  std::set<std::string> faults;
-  for (const auto& f : r["faults"]) faults.insert(f.get<std::string>());
-  faults.erase("none");
-  EXPECT_EQ(r.value("coverage", nlohmann::json::array()).size(), faults.size())
-      << "one coverage entry per fault: " << r.dump();
-  for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+  // Whether the schedule met the literature's answer depends on timing: judged on a run
+  // whose timing the lab trusted (tests/trial_retry.h); the rest holds on every run.
+  Invocation inv;
+  CheckWithTrustedTiming(
+      [&] {
+        inv = RunLocklab({"run", GetParam(), "--no-report", "--out", dir}, dir, Millis(120000));
+        EXPECT_LT(inv.exit_code, 64) << inv.output;
+        std::string run_dir = RunDirOf(inv);
+        auto r = Results(run_dir);
+        EXPECT_TRUE(r.is_object()) << inv.output;
+        if (!r.is_object()) return TimedAttempt{};
+        std::set<std::string> faults;
+        for (const auto& f : r["faults"]) faults.insert(f.get<std::string>());
+        faults.erase("none");
+        EXPECT_EQ(r.value("coverage", nlohmann::json::array()).size(), faults.size())
+            << "one coverage entry per fault: " << r.dump();
+        for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+        return FromResults(r);
+      },
+      [&](const nlohmann::json& r) {
+        EXPECT_EQ(inv.exit_code, 0) << inv.output;
+        EXPECT_NE(inv.output.find("expectation: met"), std::string::npos) << inv.output;
+        // The literature's answer only counts when the schedule happened: every fault of the
+        // scenario opened a window while the locks were in use (results.json coverage).
+        for (const auto& c : r.value("coverage", nlohmann::json::array())) {
+          EXPECT_TRUE(c.value("bit", false)) << "fault " << c.value("fault", "?") << " never bit: " << c.dump();
+          // ... and was seen to act: its effect evidence (a stepped clock, a stopped process).
+          EXPECT_GE(c.value("effects_seen", 0), 1) << "fault " << c.value("fault", "?") << ": " << c.dump();
+          EXPECT_FALSE(c.value("evidence", std::string()).empty()) << c.dump();
+        }
+      });
   if (!HasFailure()) (void)!system(("rm -rf " + dir).c_str());
 }
 
