@@ -5,6 +5,12 @@
 //   disarm      forget armed points
 // and reports {"ctl":"paused","point":..,"time_ns":..} just before stopping. SIGTERM (or
 // stdin closing) ends the loop after the current cycle; anything held is released first.
+// The client is a child subreaper (PR_SET_CHILD_SUBREAPER): a lock driver's orphans are
+// reparented to it, and on every way out (a normal end, SIGTERM, stdin closing, an error)
+// it kills and reaps every child it has, so nothing a driver started outlives the client
+// (a grandchild that called setsid or ignores SIGTERM included). Only a SIGKILL of the
+// client itself (client-crash) skips that: its driver dies of PR_SET_PDEATHSIG and of the
+// group kill, a setsid grandchild does not.
 #pragma once
 
 #include <string>
