@@ -17,13 +17,13 @@
 // process left behind) hold on every attempt: they are not about timing.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace locklab::testing {
 
@@ -34,7 +34,7 @@ constexpr int kTrustedTimingAttempts = 3;
 struct TimedAttempt {
   nlohmann::json value;  // what the checks read: a results.json, a matrix.json, ...
   bool trusted = true;   // the lab's own timing was within its bound
-  std::string why;       // when not trusted: one line, e.g. "lab ran up to 73 ms late (bound 50 ms)"
+  std::string why;  // when not trusted: one line, e.g. "lab ran up to 73 ms late (bound 50 ms)"
 };
 
 // results.json's own word on its timing (see the header comment).
@@ -61,7 +61,8 @@ inline TimedAttempt FromResults(const nlohmann::json& results) {
 inline TimedAttempt FromMatrix(const nlohmann::json& matrix) {
   TimedAttempt a;
   a.value = matrix;
-  if (!matrix.is_object() || !matrix.contains("lab_lag") || !matrix["lab_lag"].is_object()) return a;
+  if (!matrix.is_object() || !matrix.contains("lab_lag") || !matrix["lab_lag"].is_object())
+    return a;
   const int untrusted = matrix["lab_lag"].value("untrusted_trials", 0);
   if (untrusted > 0) {
     a.trusted = false;

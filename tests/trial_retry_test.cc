@@ -38,24 +38,28 @@ TEST(TrialRetryTest, MatrixJsonCountsItsUntrustedTrials) {
 TEST(TrialRetryTest, UntrustedRunsAreRerunAndOnlyTheTrustedOneIsJudged) {
   std::vector<nlohmann::json> runs = {Lag(90, 50, false), Lag(120, 50, false), Lag(10, 50, true)};
   int made = 0, judged = 0;
-  TrustedTimingRun r = RunWithTrustedTiming(
-      [&] { return FromResults(runs[made++]); },
-      [&](const nlohmann::json& res) {
-        ++judged;
-        EXPECT_EQ(res["lab_lag"]["max_ms"], 10);
-      },
-      3);
+  TrustedTimingRun r = RunWithTrustedTiming([&] { return FromResults(runs[made++]); },
+                                            [&](const nlohmann::json& res) {
+                                              ++judged;
+                                              EXPECT_EQ(res["lab_lag"]["max_ms"], 10);
+                                            },
+                                            3);
   EXPECT_EQ(made, 3);
   EXPECT_EQ(judged, 1);
   EXPECT_EQ(r.judged, 3);
   ASSERT_EQ(r.untrusted.size(), 2u);
-  EXPECT_EQ(r.untrusted[0], "attempt 1: the lab itself ran up to 90 ms late (bound 50 ms, lab_lag)");
+  EXPECT_EQ(r.untrusted[0],
+            "attempt 1: the lab itself ran up to 90 ms late (bound 50 ms, lab_lag)");
 }
 
 TEST(TrialRetryTest, AFirstTrustedRunIsJudgedAndNoOtherRuns) {
   int made = 0, judged = 0;
-  TrustedTimingRun r = RunWithTrustedTiming([&] { ++made; return FromResults(Lag(1, 50, true)); },
-                                            [&](const nlohmann::json&) { ++judged; }, 3);
+  TrustedTimingRun r = RunWithTrustedTiming(
+      [&] {
+        ++made;
+        return FromResults(Lag(1, 50, true));
+      },
+      [&](const nlohmann::json&) { ++judged; }, 3);
   EXPECT_EQ(made, 1);
   EXPECT_EQ(judged, 1);
   EXPECT_EQ(r.judged, 1);
@@ -64,7 +68,10 @@ TEST(TrialRetryTest, AFirstTrustedRunIsJudgedAndNoOtherRuns) {
 TEST(TrialRetryTest, NoTrustedRunIsNeverJudgedAndTheRunsAreBounded) {
   int made = 0, judged = 0;
   TrustedTimingRun r = RunWithTrustedTiming(
-      [&] { ++made; return FromResults(Lag(200, 50, false)); },
+      [&] {
+        ++made;
+        return FromResults(Lag(200, 50, false));
+      },
       [&](const nlohmann::json&) { ++judged; }, kTrustedTimingAttempts);
   EXPECT_EQ(made, kTrustedTimingAttempts);
   EXPECT_EQ(judged, 0) << "a verdict with untrusted timing is neither a pass nor a failure";

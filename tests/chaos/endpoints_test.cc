@@ -95,44 +95,46 @@ TEST_F(EndpointsTest, ClientPauseAgainstUserServersIsJudgedFromTheHistory) {
   // The verdict is judged on a run whose timing the lab trusted (tests/trial_retry.h); each
   // rerun starts from the leftover counter again (the harness resets it).
   std::string run_dir;
-  CheckWithTrustedTiming([&] {
-  EXPECT_EQ(Cmd(servers_[1], {"SET", "counter:0", "999"}).str, "OK");
-  Invocation inv = RunLocklab({"run",
-                               "--lock",
-                               "set-nx-px-lua",
-                               "--fault",
-                               "client-pause",
-                               "--endpoints",
-                               Urls(0, 2),
-                               "--duration",
-                               "4",
-                               "--ttl",
-                               "500",
-                               "--pause",
-                               "1200",
-                               "--first-at",
-                               "500",
-                               "--interval",
-                               "800",
-                               "--hold",
-                               "100",
-                               "--clients",
-                               "3",
-                               "--seed",
-                               "11",
-                               "--no-report",
-                               "--out",
-                               dir_},
-                              dir_);
-  EXPECT_LT(inv.exit_code, 64) << inv.output;
-  run_dir = RunDirOf(inv);
-  EXPECT_FALSE(run_dir.empty()) << inv.output;
-  return FromResults(Results(run_dir));
-  }, [](const nlohmann::json& r) {
-    // A pause longer than the TTL lets a second client in: the history shows the overlap.
-    EXPECT_EQ(r["verdict"], "violated") << r.dump();
-    EXPECT_GT(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 0);
-  });
+  CheckWithTrustedTiming(
+      [&] {
+        EXPECT_EQ(Cmd(servers_[1], {"SET", "counter:0", "999"}).str, "OK");
+        Invocation inv = RunLocklab({"run",
+                                     "--lock",
+                                     "set-nx-px-lua",
+                                     "--fault",
+                                     "client-pause",
+                                     "--endpoints",
+                                     Urls(0, 2),
+                                     "--duration",
+                                     "4",
+                                     "--ttl",
+                                     "500",
+                                     "--pause",
+                                     "1200",
+                                     "--first-at",
+                                     "500",
+                                     "--interval",
+                                     "800",
+                                     "--hold",
+                                     "100",
+                                     "--clients",
+                                     "3",
+                                     "--seed",
+                                     "11",
+                                     "--no-report",
+                                     "--out",
+                                     dir_},
+                                    dir_);
+        EXPECT_LT(inv.exit_code, 64) << inv.output;
+        run_dir = RunDirOf(inv);
+        EXPECT_FALSE(run_dir.empty()) << inv.output;
+        return FromResults(Results(run_dir));
+      },
+      [](const nlohmann::json& r) {
+        // A pause longer than the TTL lets a second client in: the history shows the overlap.
+        EXPECT_EQ(r["verdict"], "violated") << r.dump();
+        EXPECT_GT(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 0);
+      });
   if (run_dir.empty()) return;
   auto r = Results(run_dir);
   EXPECT_EQ(r["config"]["endpoints"].size(), 2u);

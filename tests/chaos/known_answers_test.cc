@@ -52,7 +52,8 @@ TEST_P(KnownAnswersTest, RunMeetsTheLiteraturesAnswer) {
         faults.erase("none");
         EXPECT_EQ(r.value("coverage", nlohmann::json::array()).size(), faults.size())
             << "one coverage entry per fault: " << r.dump();
-        for (pid_t p : LoggedPids(run_dir)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+        for (pid_t p : LoggedPids(run_dir))
+          EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
         return FromResults(r);
       },
       [&](const nlohmann::json& r) {
@@ -61,9 +62,11 @@ TEST_P(KnownAnswersTest, RunMeetsTheLiteraturesAnswer) {
         // The literature's answer only counts when the schedule happened: every fault of the
         // scenario opened a window while the locks were in use (results.json coverage).
         for (const auto& c : r.value("coverage", nlohmann::json::array())) {
-          EXPECT_TRUE(c.value("bit", false)) << "fault " << c.value("fault", "?") << " never bit: " << c.dump();
+          EXPECT_TRUE(c.value("bit", false))
+              << "fault " << c.value("fault", "?") << " never bit: " << c.dump();
           // ... and was seen to act: its effect evidence (a stepped clock, a stopped process).
-          EXPECT_GE(c.value("effects_seen", 0), 1) << "fault " << c.value("fault", "?") << ": " << c.dump();
+          EXPECT_GE(c.value("effects_seen", 0), 1)
+              << "fault " << c.value("fault", "?") << ": " << c.dump();
           EXPECT_FALSE(c.value("evidence", std::string()).empty()) << c.dump();
         }
       });
