@@ -136,8 +136,15 @@ class DriverProcessTest : public LabNodeTest {
     ASSERT_TRUE(harness::Spawn(so, &client_).ok());
     close(in[0]);
     control_ = in[1];
-    // The harness's start signal, sent once every client's lock is ready (here at once: the
-    // client reads it after its driver's hello).
+    // The harness's start signal, sent once the client said its lock is ready (its driver's
+    // hello came): the tests' own waits below then never include python3's start-up (seconds
+    // on a loaded machine).
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return ReadAll(dir_ + "/client.log").find("\"ctl\":\"ready\"") != std::string::npos;
+        },
+        Millis(60000)))
+        << ReadAll(dir_ + "/client.log");
     ASSERT_EQ(write(control_, "go\n", 3), 3);
     std::string children =
         "/proc/" + std::to_string(client_) + "/task/" + std::to_string(client_) + "/children";

@@ -30,10 +30,11 @@ class JavaTemplateDriverTest : public ::testing::Test {
     Status s = Subprocess::Spawn(so, &driver_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
-  // The next line the driver prints, within 20 s (a JVM, maybe compiling first).
-  std::string Next() {
+  // The next line the driver prints, within `wait`: 20 s for an answer, 60 s for the hello
+  // (a JVM, maybe compiling first, on a loaded 2-core machine: no test here times a start).
+  std::string Next(Millis wait = Millis(20000)) {
     std::string line, why;
-    auto r = reader_.Read(driver_.stdout_pipe(), MonotonicNow() + Millis(20000), &line, &why);
+    auto r = reader_.Read(driver_.stdout_pipe(), MonotonicNow() + wait, &line, &why);
     EXPECT_EQ(r, DriverLineReader::Result::kLine) << why;
     return line;
   }
@@ -47,7 +48,7 @@ class JavaTemplateDriverTest : public ::testing::Test {
 
 TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   DriverHello hello;
-  ASSERT_EQ(CheckHello(Next(), &hello), "");
+  ASSERT_EQ(CheckHello(Next(Millis(60000)), &hello), "");
   EXPECT_EQ(hello.name, "template (not implemented)");
   EXPECT_EQ(hello.backend, "redis") << "the template asks for nothing special";
   EXPECT_FALSE(hello.renew);
@@ -97,7 +98,7 @@ TEST(JavaTemplateDriverLockTest, AcquireIsACertainFailure) {
   c.algorithm = std::string(kDriverPrefix) + kTemplate;
   c.nodes = {Endpoint{"127.0.0.1", 1}};
   c.ttl = Millis(500);
-  c.knobs = {{"start_timeout_ms", "20000"}};
+  c.knobs = {{"start_timeout_ms", "60000"}};  // a JVM on a loaded machine: see Next
   DriverOptions o;
   ASSERT_TRUE(ParseDriverOptions(c, &o).ok());
   DriverLock lock(c, o);
