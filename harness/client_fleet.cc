@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/process_tree.h"
+#include "base/random.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -34,6 +37,8 @@ Status ClientFleet::Spawn(int process, SpawnOptions spawn, std::unique_ptr<Clock
   }
   spawn.stdin_fd = in_pipe[0];
   spawn.stdout_fd = out_pipe[1];
+  if (run_mark_.empty()) run_mark_ = "LOCKLAB_RUN_MARK=" + std::to_string(RandomSeed(62));
+  spawn.env["LOCKLAB_RUN_MARK"] = run_mark_.substr(run_mark_.find('=') + 1);
   pid_t pid;
   Status s = harness::Spawn(spawn, &pid);
   close(in_pipe[0]);
@@ -357,6 +362,11 @@ void ClientFleet::KillAll() {
     if (c.to_child >= 0) close(c.to_child);
     if (c.from_child >= 0) close(c.from_child);
     c.to_child = c.from_child = -1;
+  }
+  if (!run_mark_.empty()) {
+    int left = KillProcessesWithEnv(run_mark_);
+    if (left > 0) recorder_->Log("killed " + std::to_string(left) + " process(es) the clients' trees left behind");
+    run_mark_.clear();
   }
 }
 

@@ -142,6 +142,10 @@ class ClientFleet {
   void HandleLine(ClientProc& c, const std::string& line, Listener* listener);
 
   TrialRecorder* recorder_;  // lab.log
+  // LOCKLAB_RUN_MARK=<random>, in every client's environment and so in its driver's: what a
+  // client's tree leaves outside it (a driver's setsid grandchild of a client a fault
+  // SIGKILLed, which the client cannot sweep) is found by it and killed in KillAll.
+  std::string run_mark_;
   std::vector<ClientProc> clients_;
   int64_t acquires_seen_ = 0;
   int last_releaser_ = 0;

@@ -134,6 +134,30 @@ TEST_P(DriverTreeTest, ARunLeavesNoProcessOfTheDriversTree) {
 INSTANTIATE_TEST_SUITE_P(Grandchildren, DriverTreeTest, ::testing::Values("sigterm", "setsid"),
                          [](const auto& info) { return std::string(info.param); });
 
+// A client SIGKILLed by the client-crash fault cannot sweep its driver's tree: its setsid
+// grandchildren carry the run's mark (LOCKLAB_RUN_MARK), and the harness kills them.
+TEST_F(HygieneTest, ACrashedClientsDriverTreeLeavesNothing) {
+  const std::string report = dir_ + "/tree.txt";
+  Invocation inv = RunLocklab(
+      {"run", "--lock", "driver:" + kDrivers + "orphaning_driver.py", "--driver-arg",
+       "--grandchild", "--driver-arg", "setsid", "--driver-arg", "--report", "--driver-arg",
+       report, "--fault", "client-crash", "--duration", "4", "--clients", "2", "--ttl", "500",
+       "--no-report", "--out", dir_ + "/runs"},
+      dir_, Millis(60000));
+  EXPECT_LT(inv.exit_code, 64) << inv.output;
+  std::string run_dir = RunDirOf(inv);
+  ASSERT_FALSE(run_dir.empty()) << inv.output;
+  bool crashed = false;
+  for (const auto& e : History(run_dir)) {
+    crashed = crashed || (e.is_object() && e["process"] == "nemesis" && e.value("f", "") == "start" &&
+                          e.value("key", "") == "client-crash");
+  }
+  EXPECT_TRUE(crashed) << "the fault never crashed a client";
+  EXPECT_GE(Reported(report, "grandchild").size(), 3u) << ReadAll(report);
+  EXPECT_EQ(ExpectNoOrphans(), 0u);
+  for (const auto& g : Reported(report, "grandchild")) EXPECT_FALSE(PidExists(g[0])) << "grandchild " << g[0];
+}
+
 // The hello probe alone (its hello is bad, so the run is refused before any client starts):
 // the driver ran in a process group of its own, not the harness's, and its tree is gone.
 TEST_F(HygieneTest, TheHelloProbeLeavesNothingAndRunsOutsideTheHarnessGroup) {
