@@ -66,7 +66,10 @@ inline Invocation RunLocklab(const std::vector<std::string>& args, const std::st
   std::string log = dir + "/locklab-" + std::to_string(getpid()) + "-" +
                     std::to_string(MonotonicNow().count()) + ".out";
   pid_t pid = StartLocklab(args, log);
-  if (pid < 0) return Invocation{};
+  if (pid < 0) {
+    ADD_FAILURE() << "cannot start " << LOCKLAB_BINARY;  // e.g. relinked at this moment
+    return Invocation{};
+  }
   return FinishLocklab(pid, log, timeout);
 }
 

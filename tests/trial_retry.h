@@ -96,6 +96,9 @@ inline TrustedTimingRun RunWithTrustedTiming(
     TimedAttempt a = attempt();
     // A broken attempt (no run directory, a crash) is the lab's fault, not the machine's.
     if (::testing::Test::HasFatalFailure()) return out;
+    // No results at all (the binary did not start, no run directory): already a failure,
+    // and nothing to judge.
+    if (a.value.is_discarded() || (a.value.is_null() && ::testing::Test::HasFailure())) return out;
     if (a.trusted) {
       if (i > 1) {
         std::cerr << "trusted timing: attempt " << i << " of " << attempts
