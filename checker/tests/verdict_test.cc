@@ -117,6 +117,24 @@ TEST(VerdictTest, AWindowOverAHoldBitsAndTheRunIsSafe) {
   EXPECT_EQ(j.coverage[0].clients_hit, std::vector<int64_t>{1});
 }
 
+// Safe vouches for every scheduled fault: a second fault that never bit leaves its part of
+// the schedule untested, though the first bit.
+TEST(VerdictTest, OneFaultThatNeverBitBesideOneThatDidGivesUnknown) {
+  std::string h = kTwoTurns;
+  h.replace(h.find("\"faults\":[]"), 11, "\"faults\":[\"client-pause\",\"slow-cs\"]");
+  h += R"(
+    0.5 nemesis info plan client-pause {"point":"after-acquire"}
+    0.5 nemesis info plan slow-cs {"point":"before-write"}
+    1.5 nemesis info arm client-pause {"targets":[1],"point":"after-acquire"}
+    1.6 nemesis info arm slow-cs {"targets":[2],"point":"before-write"}
+    2.5 nemesis info start client-pause {"targets":[1]}
+    4.5 nemesis info stop client-pause {}
+  )";
+  Judgement j = JudgeHistory(H(h));
+  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(j.reason, "not every fault bit: slow-cs: armed 1, opened 0") << j.reason;
+}
+
 TEST(VerdictTest, AWindowOverAnIdleStretchBitNothing) {
   std::string h = kTwoTurns;
   h.replace(h.find("\"faults\":[]"), 11, "\"faults\":[\"server-pause\"]");
