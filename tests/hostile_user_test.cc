@@ -25,36 +25,6 @@
 namespace locklab::testing {
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) {
-    if (!l.empty()) out.push_back(l);
-  }
-  return out;
-}
-
-// Processes whose parent is this test and that still run (zombies are reaped here). As
-// subreaper, this test inherits whatever a locklab left behind.
-std::vector<pid_t> LiveChildren() {
-  while (waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  while (dirent* e = d ? readdir(d) : nullptr) {
-    pid_t pid = atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::string stat = ReadAll("/proc/" + std::string(e->d_name) + "/stat");
-    size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
-    if (ppid == getpid() && state != 'Z') out.push_back(pid);
-  }
-  if (d) closedir(d);
-  return out;
-}
 
 class HostileUserTest : public TempDirTest {
  protected:

@@ -32,35 +32,6 @@ namespace {
 
 const std::string kDrivers = std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/";
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) {
-    if (!l.empty()) out.push_back(l);
-  }
-  return out;
-}
-
-// Processes whose parent is this test and that still run (zombies are reaped here).
-std::vector<pid_t> LiveChildren() {
-  while (waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  while (dirent* e = d ? readdir(d) : nullptr) {
-    pid_t pid = atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::string stat = ReadAll("/proc/" + std::string(e->d_name) + "/stat");
-    size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
-    if (ppid == getpid() && state != 'Z') out.push_back(pid);
-  }
-  if (d) closedir(d);
-  return out;
-}
 
 class HygieneTest : public TempDirTest {
  protected:

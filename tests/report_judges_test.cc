@@ -24,15 +24,6 @@
 namespace locklab::testing {
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) {
-    if (!l.empty()) out.push_back(l);
-  }
-  return out;
-}
-
 // Sets an environment variable for the binaries this test starts, and puts it back after.
 class ScopedEnv {
  public:

@@ -1,11 +1,14 @@
 // Runs the real `locklab` binary as a user would, for whole-stack tests.
 #pragma once
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -34,6 +37,39 @@ inline std::string ReadAll(const std::string& path) {
   } catch (const std::ios_base::failure&) {
     return "";  // a /proc file of a process that exited after the open (read fails ESRCH)
   }
+}
+
+// The non-empty lines of `text`.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty()) out.push_back(l);
+  }
+  return out;
+}
+
+// Processes whose parent is this test and that still run (zombies are reaped here). A test
+// that is the children's subreaper (PR_SET_CHILD_SUBREAPER) inherits whatever a locklab it
+// ran left behind, so this lists the orphans too.
+inline std::vector<pid_t> LiveChildren() {
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::string stat = ReadAll("/proc/" + std::string(e->d_name) + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+    if (ppid == getpid() && state != 'Z') out.push_back(pid);
+  }
+  if (d) closedir(d);
+  return out;
 }
 
 // Starts `locklab ARGS` with its output in `log`; returns the pid.

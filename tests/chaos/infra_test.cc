@@ -94,6 +94,33 @@ class InfraTest : public TempDirTest {
     return r;
   }
 
+  // Runs `args` (with --fault none), sends `sig` to the process the harness logged as
+  // `subject` (LoggedPid) `after` into the run phase, and SIGCONT `stopped_for` later when
+  // that is not zero; then waits for the end, which must be unknown, exit 2, whatever the
+  // lock. Returns results.json; `*pid` is the process signalled.
+  nlohmann::json SignalDuringRun(std::vector<std::string> args, const std::string& subject,
+                                 Millis after, int sig, pid_t* pid, Millis stopped_for = Millis(0)) {
+    args.insert(args.end(), {"--fault", "none", "--clients", "2"});
+    Start(args);
+    if (WaitUntilRunning().empty()) {
+      ADD_FAILURE() << "the run never started";
+      return nlohmann::json();
+    }
+    *pid = LoggedPid(subject);
+    EXPECT_GT(*pid, 0) << subject << " not in lab.log";
+    std::this_thread::sleep_for(after);
+    EXPECT_EQ(kill(*pid, sig), 0);
+    if (stopped_for.count() > 0) {
+      std::this_thread::sleep_for(stopped_for);
+      kill(*pid, SIGCONT);
+    }
+    int code = 0;
+    nlohmann::json r = Finish(&code);
+    EXPECT_EQ(code, 2) << output_;
+    EXPECT_EQ(r.value("verdict", ""), "unknown");
+    return r;
+  }
+
   static std::string FindRunDir(const std::string& root) {
     std::string found;
     std::vector<std::string> stack = {root};
@@ -143,17 +170,9 @@ TEST_F(InfraTest, AClientKilledFromOutsideWhileHoldingReadsUnknownNamingIt) {
 // A lock node's redis-server killed mid-run: liveness alone said "stuck" and the run read
 // safe. Now it is unknown, and says which server died.
 TEST_F(InfraTest, ALabNodeKilledFromOutsideReadsUnknownNamingIt) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "5", "--clients", "2",
-         "--ttl", "500", "--seed", "6"});
-  ASSERT_FALSE(WaitUntilRunning().empty());
-  pid_t node = LoggedPid("node n1");
-  ASSERT_GT(node, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  ASSERT_EQ(kill(node, SIGKILL), 0);
-  int code = 0;
-  nlohmann::json r = Finish(&code);
-  EXPECT_EQ(code, 2) << output_;
-  EXPECT_EQ(r.value("verdict", ""), "unknown");
+  pid_t node = 0;
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5", "--ttl", "500", "--seed", "6"},
+                                     "node n1", Millis(1000), SIGKILL, &node);
   std::string reason = r.value("verdict_reason", "");
   EXPECT_NE(reason.find("lab node n1 (redis-server, pid " + std::to_string(node) + ") killed by signal 9"),
             std::string::npos)
@@ -163,18 +182,11 @@ TEST_F(InfraTest, ALabNodeKilledFromOutsideReadsUnknownNamingIt) {
 // The resource Redis killed: the final read fails, so lost updates are unknown (null),
 // never 0, and the verdict names the resource.
 TEST_F(InfraTest, TheResourceKilledReadsUnknownAndLostUpdatesUnknown) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "4", "--clients", "2",
-         "--ttl", "500", "--seed", "7"});
-  ASSERT_FALSE(WaitUntilRunning().empty());
-  pid_t resource = LoggedPid("node resource");
-  ASSERT_GT(resource, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  ASSERT_EQ(kill(resource, SIGKILL), 0);
-  int code = 0;
-  nlohmann::json r = Finish(&code);
-  EXPECT_EQ(code, 2) << output_;
-  EXPECT_EQ(r.value("verdict", ""), "unknown");
-  EXPECT_NE(r.value("verdict_reason", "").find("lab resource (redis-server"), std::string::npos)
+  pid_t resource = 0;
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "4", "--ttl", "500", "--seed", "7"},
+                                     "node resource", Millis(1500), SIGKILL, &resource);
+  EXPECT_NE(r.value("verdict_reason", "").find("lab resource (redis-server, pid " + std::to_string(resource)),
+            std::string::npos)
       << r.value("verdict_reason", "");
   EXPECT_TRUE(r["resource"]["lost_updates"].is_null()) << r["resource"].dump();
   EXPECT_EQ(r["resource"].value("final_value_known", true), false);
@@ -182,18 +194,9 @@ TEST_F(InfraTest, TheResourceKilledReadsUnknownAndLostUpdatesUnknown) {
 
 // A server stopped from outside (SIGSTOP) is a stop the schedule did not cause.
 TEST_F(InfraTest, ALabNodeStoppedFromOutsideReadsUnknownNamingTheStop) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "5", "--clients", "2",
-         "--ttl", "500", "--seed", "8"});
-  ASSERT_FALSE(WaitUntilRunning().empty());
-  pid_t node = LoggedPid("node n1");
-  ASSERT_GT(node, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  ASSERT_EQ(kill(node, SIGSTOP), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  kill(node, SIGCONT);
-  int code = 0;
-  nlohmann::json r = Finish(&code);
-  EXPECT_EQ(code, 2) << output_;
+  pid_t node = 0;
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5", "--ttl", "500", "--seed", "8"},
+                                     "node n1", Millis(800), SIGSTOP, &node, Millis(1500));
   EXPECT_NE(r.value("verdict_reason", "").find("lab node n1 (redis-server, pid " + std::to_string(node) + ") stopped"),
             std::string::npos)
       << r.value("verdict_reason", "");
@@ -201,16 +204,9 @@ TEST_F(InfraTest, ALabNodeStoppedFromOutsideReadsUnknownNamingTheStop) {
 
 // mariadbd killed under db-row: the lab's database is lab ground like a Redis node.
 TEST_F(InfraTest, MariadbKilledFromOutsideReadsUnknownNamingIt) {
-  Start({"--lock", "db-row", "--fault", "none", "--duration", "5", "--clients", "2", "--seed", "9"});
-  ASSERT_FALSE(WaitUntilRunning().empty());
-  pid_t node = LoggedPid("node n1");
-  ASSERT_GT(node, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  ASSERT_EQ(kill(node, SIGKILL), 0);
-  int code = 0;
-  nlohmann::json r = Finish(&code);
-  EXPECT_EQ(code, 2) << output_;
-  EXPECT_EQ(r.value("verdict", ""), "unknown");
+  pid_t node = 0;
+  nlohmann::json r = SignalDuringRun({"--lock", "db-row", "--duration", "5", "--seed", "9"}, "node n1",
+                                     Millis(1000), SIGKILL, &node);
   EXPECT_NE(r.value("verdict_reason", "").find("lab node n1 (mariadbd, pid " + std::to_string(node) + ") killed"),
             std::string::npos)
       << r.value("verdict_reason", "");
