@@ -16,10 +16,7 @@
 #include <set>
 
 namespace locklab {
-namespace {
-
-// The whole of /proc/PID/NAME ("" when the process is gone or the file unreadable).
-std::string ReadProc(pid_t pid, const char* name) {
+std::string ReadProcFile(pid_t pid, const char* name) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/%s", static_cast<int>(pid), name);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -37,6 +34,8 @@ std::string ReadProc(pid_t pid, const char* name) {
   return out;
 }
 
+namespace {
+
 // Every process's parent, from one reading of /proc; zombies only when asked for.
 std::map<pid_t, pid_t> ParentsOf(bool with_zombies) {
   std::map<pid_t, pid_t> out;
@@ -46,7 +45,7 @@ std::map<pid_t, pid_t> ParentsOf(bool with_zombies) {
     char* end = nullptr;
     long pid = strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::string stat = ReadProc(static_cast<pid_t>(pid), "stat");
+    std::string stat = ReadProcFile(static_cast<pid_t>(pid), "stat");
     size_t close_paren = stat.rfind(')');  // the command may hold ')' and spaces
     if (close_paren == std::string::npos) continue;
     char state = 0;
@@ -93,7 +92,7 @@ void ReapKilledChild(pid_t pid, Nanos end, bool only_if_ours = false) {
     if (r == pid) return;
     if (r < 0 && errno != EINTR) {
       if (!only_if_ours) return;
-      const std::string stat = ReadProc(pid, "stat");
+      const std::string stat = ReadProcFile(pid, "stat");
       const size_t close_paren = stat.rfind(')');
       if (close_paren == std::string::npos) return;  // gone
       char state = 0;
@@ -173,7 +172,7 @@ int KillProcessesWithEnv(const std::string& entry, Millis budget) {
   for (const auto& [pid, ppid] : ParentsOfLiveProcesses()) {
     (void)ppid;
     if (pid == self) continue;
-    std::string env = ReadProc(pid, "environ");  // NUL-separated NAME=VALUE entries
+    std::string env = ReadProcFile(pid, "environ");  // NUL-separated NAME=VALUE entries
     size_t at = 0;
     bool has = false;
     while (!has && at < env.size()) {

@@ -24,6 +24,12 @@
 
 namespace locklab {
 
+// The contents of /proc/PID/NAME ("stat", "cmdline", "environ"), or "" when the process is
+// gone. Plain read(2): a process that exits between the open and the read makes read fail
+// with ESRCH, and std::ifstream read through istreambuf_iterator then throws
+// std::ios_base::failure (which once killed a harness with `terminate called`).
+std::string ReadProcFile(pid_t pid, const char* name);
+
 // The live (not zombie) descendants of `root`, from one reading of /proc; root excluded.
 std::vector<pid_t> DescendantsOf(pid_t root);
 

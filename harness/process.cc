@@ -37,23 +37,6 @@ Status Spawn(const SpawnOptions& o, pid_t* pid) {
   return s;
 }
 
-std::string ReadProcFile(pid_t pid, const char* name) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/" + name;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) out.clear();  // ESRCH: it exited since the open
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
 namespace {
 // The state letter and parent of a process from /proc/PID/stat; false when it is gone.
 bool ReadStat(pid_t pid, char* state, long* ppid) {
@@ -104,6 +87,12 @@ std::string PeekChildState(pid_t pid, Millis wait) {
     if (MonotonicNow() >= deadline) return "";
     SleepFor(Millis(2));
   }
+}
+
+char ProcessState(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  return pid > 0 && ReadStat(pid, &state, &ppid) ? state : 0;
 }
 
 bool ProcessGone(pid_t pid) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/process_tree.h"
 #include "base/status.h"
 #include "base/subprocess.h"
 
@@ -52,11 +53,11 @@ bool ProcessAlive(pid_t pid);
 // process then stays stopped. Call this before resuming a self-stopped process.
 bool WaitUntilStopped(pid_t pid, Millis timeout);
 
-// The contents of /proc/PID/NAME ("stat", "cmdline"), or "" when the process is gone. Plain
-// read(2): a process that exits between the open and the read makes read fail with ESRCH,
-// and std::ifstream read through istreambuf_iterator then throws std::ios_base::failure
-// (which once killed a harness with `terminate called`).
-std::string ReadProcFile(pid_t pid, const char* name);
+// The contents of /proc/PID/NAME (base/process_tree.h).
+using locklab::ReadProcFile;
+
+// The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z', ...), 0 when the process is gone.
+char ProcessState(pid_t pid);
 
 // True when `pid` runs no more: no such process, or a zombie (for processes that are not our
 // children, which ProcessAlive cannot reap: they linger as zombies until init reaps them).

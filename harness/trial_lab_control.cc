@@ -85,16 +85,6 @@ Status TrialLabControl::SetNodeConfig(int n, const std::string& name, const std:
 
 namespace {
 
-// The state letter of /proc/PID/stat (after the command's closing parenthesis); 0 when the
-// process is gone.
-char ProcState(pid_t pid) {
-  if (pid <= 0) return 0;
-  std::string stat = ReadProcFile(pid, "stat");
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
-  return stat[close + 2];
-}
-
 // Whether node n is a Redis (its protocol answers TIME, INFO, SET): lab Redis nodes and
 // every --endpoints node.
 bool IsRedisNode(const TrialLab& lab, int n) {
@@ -118,7 +108,7 @@ std::string InfoField(const std::string& info, const std::string& field) {
 faults::ProcessSeen TrialLabControl::ClientProcess(int p) const {
   pid_t pid = clients_->Pid(p);
   if (pid <= 0) return {false, 0, 0, "client " + std::to_string(p) + " has no process the lab knows"};
-  return {true, pid, ProcState(pid), ""};
+  return {true, pid, ProcessState(pid), ""};
 }
 
 faults::ProcessSeen TrialLabControl::NodeProcess(int n) const {
@@ -128,11 +118,11 @@ faults::ProcessSeen TrialLabControl::NodeProcess(int n) const {
       return {false, 0, 0, "--endpoints: the lab sees no process of n" + std::to_string(n) +
                                " (no --endpoint-control pid file for it on this machine)"};
     }
-    return {true, pid, ProcState(pid), ""};
+    return {true, pid, ProcessState(pid), ""};
   }
   LabNode* node = lab_->Node(n);
   if (!node) return {false, 0, 0, "no node n" + std::to_string(n)};
-  return {true, node->pid(), ProcState(node->pid()), ""};
+  return {true, node->pid(), ProcessState(node->pid()), ""};
 }
 
 faults::ServingSeen TrialLabControl::NodeServing(int n) {
