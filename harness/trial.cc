@@ -16,10 +16,14 @@
 
 namespace locklab::harness {
 
-Trial::Trial(RunOptions options, bool quiet) : o_(std::move(options)), recorder_(quiet) {}
+Trial::Trial(RunOptions options, bool quiet)
+    : o_(std::move(options)), recorder_(quiet), live_(!quiet && LiveProgress::StderrIsLiveTerminal()) {
+  recorder_.set_live(&live_);
+}
 
 void Trial::OnClientEvent(const std::string& line) {
   recorder_.WriteEvent(line);
+  if (phase_ == Phase::kRunning) live_.OnClientEvent(line);
   if (fault_started_) {
     Nanos now = MonotonicNow();
     for (auto& f : faults_) f->OnClientEvent(control_, now);
@@ -93,6 +97,7 @@ void Trial::EventLoop(Nanos end) {
       }
     }
     WatchLab();
+    if (phase_ == Phase::kRunning) live_.Tick(now);
     if (stopping && !clients_.AnyReading()) return;  // every client is gone
     Nanos wake = end;
     if (!stopping && fault_started_) wake = std::min(wake, NextFaultWakeup());
@@ -204,7 +209,9 @@ TrialResult Trial::Run() {
       recorder_.Progress("running " + o_.name + " for " +
                          std::to_string(o_.duration.count() / 1000.0).substr(0, 5) + " s with " +
                          std::to_string(o_.clients) + " clients (seed " + std::to_string(o_.seed) + ")");
+      live_.Start(MonotonicNow(), o_.duration);
       EventLoop(start + o_.duration);
+      live_.Interrupt();
       if (interrupted_) recorder_.Progress("interrupted: healing faults and stopping clients");
       for (auto& f : faults_) f->Teardown(control_, MonotonicNow());
       fault_started_ = false;

@@ -26,6 +26,7 @@
 #include "harness/client_fleet.h"
 #include "harness/lab_cluster.h"
 #include "harness/lab_watch.h"
+#include "harness/live_progress.h"
 #include "harness/run_options.h"
 #include "harness/runner.h"
 #include "harness/trial_lab_control.h"
@@ -81,6 +82,7 @@ class Trial : private ClientFleet::Listener {
   LabPaths paths_;
   // Declared in this order so that the lab and clients go before the files they log to.
   TrialRecorder recorder_;
+  LiveProgress live_;  // the terminal's updating line while the run runs (not quiet only)
   TrialLab lab_;
   ClientFleet clients_{&recorder_};
   TrialLabControl control_{&lab_, &clients_, &recorder_};

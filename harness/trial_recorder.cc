@@ -1,5 +1,7 @@
 #include "harness/trial_recorder.h"
 
+#include <string_view>
+
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -29,6 +31,7 @@ void TrialRecorder::Log(const std::string& line) {
 
 void TrialRecorder::Progress(const std::string& line) {
   Log(line);
+  if (live_ != nullptr) live_->Interrupt();
   if (!quiet_) std::cerr << "locklab: " << line << "\n";
 }
 
@@ -53,6 +56,9 @@ void TrialRecorder::WriteLabEvent(const char* process, const char* type, const s
   j["key"] = key;
   j["value"] = value;
   WriteEvent(j.dump());
+  if (live_ != nullptr && std::string_view(process) == "nemesis" && (f == "start" || f == "stop")) {
+    live_->OnFaultWindow(key, f == "start");
+  }
 }
 
 void TrialRecorder::WriteRunEvent(const std::string& key, const nlohmann::ordered_json& value) {

@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "harness/live_progress.h"
 
 namespace locklab::harness {
 
@@ -29,6 +30,10 @@ class TrialRecorder {
 
   // Opens RUN_DIR/lab.log (append) and RUN_DIR/history.jsonl (new).
   Status Open(const std::string& run_dir);
+
+  // The run's live line (live_progress.h), told of fault windows and erased before each
+  // Progress line; nullptr: none.
+  void set_live(LiveProgress* live) { live_ = live; }
 
   void Log(const std::string& line);
   void Progress(const std::string& line);  // Log, and stderr unless quiet
@@ -49,6 +54,7 @@ class TrialRecorder {
 
  private:
   bool quiet_;
+  LiveProgress* live_ = nullptr;
   Nanos created_ = MonotonicNow();
   std::string history_path_;
   FILE* history_ = nullptr;
