@@ -46,6 +46,21 @@ Status ArgvReader::Int(int64_t lo, int64_t hi, int64_t* out) {
   return Status::Ok();
 }
 
+bool ArgvReader::Is(std::string_view flag) const {
+  if (!at_flag_) return false;
+  if (spec_ == nullptr) return flag_ == flag;
+  const FlagSpec* row = spec_->Find(flag);
+  return row != nullptr && row == spec_->Find(flag_);
+}
+
+Status ArgvReader::Duration(std::chrono::milliseconds lo, std::chrono::milliseconds hi,
+                            std::chrono::milliseconds* out) {
+  std::string v;
+  if (Status s = Value(&v); !s.ok()) return s;
+  if (Status s = ParseDuration(v, lo, hi, out); !s.ok()) return Error(s.message());
+  return Status::Ok();
+}
+
 Status ArgvReader::NoValue() const {
   if (!inline_value_) return Status::Ok();
   return Status::Usage(command_ + ": flag " + flag_ + " takes no value");

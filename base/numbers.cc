@@ -71,4 +71,99 @@ Status ParseDouble(std::string_view text, double lo, double hi, double* out) {
   return Status::Ok();
 }
 
+namespace {
+
+struct DurationUnit {
+  std::string_view suffix;
+  int64_t ms;
+};
+// Longest suffix first: "ms" before "m" and "s".
+constexpr DurationUnit kDurationUnits[] = {{"ms", 1}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
+
+constexpr std::string_view kDurationSyntax =
+    "expected a duration like 500ms, 6s, 2m or 1h (a bare number is milliseconds), got '";
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::string RangeWords(std::chrono::milliseconds lo, std::chrono::milliseconds hi) {
+  if (hi.count() == kInt64Max) return ">= " + FormatDuration(lo);
+  return "in " + FormatDuration(lo) + ".." + FormatDuration(hi);
+}
+
+}  // namespace
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  const int64_t ms = d.count();
+  if (ms != 0) {
+    for (int64_t unit : {int64_t{3600000}, int64_t{60000}, int64_t{1000}}) {
+      if (ms % unit == 0) {
+        return std::to_string(ms / unit) + (unit == 3600000 ? "h" : unit == 60000 ? "m" : "s");
+      }
+    }
+  }
+  return std::to_string(ms) + "ms";
+}
+
+Status ParseDuration(std::string_view text, std::chrono::milliseconds lo,
+                     std::chrono::milliseconds hi, std::chrono::milliseconds* out) {
+  std::string_view number = text;
+  int64_t unit = 1;
+  bool bare = true;
+  for (const DurationUnit& u : kDurationUnits) {
+    if (text.size() > u.suffix.size() && text.ends_with(u.suffix)) {
+      number = text.substr(0, text.size() - u.suffix.size());
+      unit = u.ms;
+      bare = false;
+      break;
+    }
+  }
+  const std::string got(text);
+  if (!AllDigits(number)) {
+    // "1.5s": a decimal, refused (a duration is whole units) with its exact spelling in ms.
+    size_t dot = number.find('.');
+    if (dot != std::string_view::npos && dot > 0 && AllDigits(number.substr(0, dot)) &&
+        AllDigits(number.substr(dot + 1)) && number.size() - dot - 1 <= 3) {
+      std::string_view frac = number.substr(dot + 1);
+      std::optional<int64_t> whole = ParseInt(number.substr(0, dot), 0, kInt64Max / unit - 1);
+      int64_t scale = 1;
+      for (size_t i = 0; i < frac.size(); ++i) scale *= 10;
+      std::optional<int64_t> part = ParseInt(frac, 0, kInt64Max);
+      std::string hint;
+      if (whole && part && (*part * unit) % scale == 0) {
+        hint = "; write " + std::to_string(*whole * unit + *part * unit / scale) + "ms?";
+      }
+      return Status::Usage("expected whole units, got '" + got + "'" + hint);
+    }
+    return Status::Usage(std::string(kDurationSyntax) + got + "'");
+  }
+  // All digits: too many for int64, or more milliseconds than int64 holds, is out of range.
+  std::optional<int64_t> n = ParseInt(number, 0, kInt64Max);
+  if (!n || *n > kInt64Max / unit) {
+    return Status::Usage("expected a duration " + RangeWords(lo, hi) + ", got '" + got + "'");
+  }
+  const std::chrono::milliseconds d(*n * unit);
+  if (bare && d < lo) {
+    // "--duration 6" meant seconds under the old rule; say what it means now.
+    std::string hint;
+    if (*n <= kInt64Max / 1000 && std::chrono::milliseconds(*n * 1000) >= lo &&
+        std::chrono::milliseconds(*n * 1000) <= hi) {
+      hint = "; write " + got + "s?";
+    }
+    return Status::Usage(got + " means " + got +
+                         " ms (a bare number is milliseconds), below the minimum " +
+                         FormatDuration(lo) + hint);
+  }
+  if (d < lo || d > hi) {
+    return Status::Usage("expected a duration " + RangeWords(lo, hi) + ", got '" + got + "'");
+  }
+  *out = d;
+  return Status::Ok();
+}
+
 }  // namespace locklab

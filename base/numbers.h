@@ -7,9 +7,14 @@
 // wording everywhere, which callers prefix with where the text came from:
 //   "run: flag --ttl: expected an integer in 1..3600000, got 'soon'"
 //   "s.toml:3: field 'lock.ttl_ms': expected an integer in 1..3600000, got 'soon'"
+// A duration is a whole number and a unit: "500ms", "6s", "2m", "1h"; a bare number is
+// milliseconds, for every time flag of every command (the unit scenario files' _ms keys
+// use). Decimals ("1.5s"), signs and spaces are refused, with the whole-unit spelling
+// offered where there is one ("write 1500ms?").
 // Pure functions; thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -40,5 +45,16 @@ std::string ExpectedNumber(double lo, double hi, std::string_view got);
 // callers that prefix the message and pass the status on.
 Status ParseInt(std::string_view text, int64_t lo, int64_t hi, int64_t* out);
 Status ParseDouble(std::string_view text, double lo, double hi, double* out);
+
+// `text` as a duration (see above) in [lo, hi]. Refusals are one line, Status::Usage:
+//   "expected a duration like 500ms, 6s, 2m or 1h (a bare number is milliseconds), got 'x'"
+//   "expected a duration in 100ms..24h, got '50ms'"
+//   "6 means 6 ms (a bare number is milliseconds), below the minimum 100ms; write 6s?"
+//   "expected whole units, got '1.5s'; write 1500ms?"
+// Overflow (more milliseconds than int64 holds) is out of range like any large value.
+Status ParseDuration(std::string_view text, std::chrono::milliseconds lo,
+                     std::chrono::milliseconds hi, std::chrono::milliseconds* out);
+// A duration as its largest whole unit: "1500ms", "6s", "2m", "24h", "0ms".
+std::string FormatDuration(std::chrono::milliseconds d);
 
 }  // namespace locklab

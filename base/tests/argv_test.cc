@@ -64,5 +64,54 @@ TEST(ArgvReaderTest, DoubleDashEndsFlags) {
   EXPECT_EQ(r.Unknown().message(), "check: unexpected argument '--odd-name'");
 }
 
+CommandSpec TwoFlagSpec() {
+  CommandSpec spec;
+  spec.name = "run";
+  spec.flags = {{"--ttl", {}, "DURATION", FlagKind::kDuration, "key lifetime"},
+                {"--pause", {"--fault-duration"}, "DURATION", FlagKind::kDuration, "pause length"}};
+  return spec;
+}
+
+// The structural half of "help lists every flag the parser takes": with its table, the
+// reader answers no for any flag the table lacks, so the parser's last branch refuses it.
+TEST(ArgvReaderTest, WithASpecOnlyItsFlagsAreSeen) {
+  CommandSpec spec = TwoFlagSpec();
+  ArgvReader r(spec, {"--bogus", "--ttl=5", "--fault-duration", "3", "--help"});
+  ASSERT_TRUE(r.Next());
+  EXPECT_FALSE(r.Is("--bogus"));
+  EXPECT_EQ(r.Unknown().message(), "run: unknown flag --bogus");
+  EXPECT_EQ(r.Unknown().ExitCode(), 64);
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.Is("--ttl"));
+  EXPECT_FALSE(r.Is("--pause"));
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.Is("--pause")) << "an alias is its row's flag";
+  EXPECT_TRUE(r.Is("--fault-duration"));
+  EXPECT_EQ(r.flag(), "--fault-duration") << "messages echo the spelling used";
+  std::chrono::milliseconds d{0};
+  ASSERT_TRUE(r.Duration(std::chrono::milliseconds(1), std::chrono::milliseconds(60000), &d).ok());
+  EXPECT_EQ(d, std::chrono::milliseconds(3));
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.AtHelp());
+  EXPECT_FALSE(r.Is("--help"));
+}
+
+TEST(ArgvReaderTest, DurationErrorsNameTheFlag) {
+  CommandSpec spec = TwoFlagSpec();
+  ArgvReader r(spec, {"--ttl", "6", "--ttl", "soon", "--ttl"}, "run");
+  std::chrono::milliseconds d{0};
+  const std::chrono::milliseconds lo{100}, hi{86400000};
+  ASSERT_TRUE(r.Next());
+  EXPECT_EQ(r.Duration(lo, hi, &d).message(),
+            "run: flag --ttl: 6 means 6 ms (a bare number is milliseconds), below the minimum 100ms; "
+            "write 6s?");
+  ASSERT_TRUE(r.Next());
+  EXPECT_EQ(r.Duration(lo, hi, &d).message(),
+            "run: flag --ttl: expected a duration like 500ms, 6s, 2m or 1h (a bare number is "
+            "milliseconds), got 'soon'");
+  ASSERT_TRUE(r.Next());
+  EXPECT_EQ(r.Duration(lo, hi, &d).message(), "run: flag --ttl needs a value");
+}
+
 }  // namespace
 }  // namespace locklab
