@@ -178,7 +178,7 @@ class ShardExamplesUseRealFlags(unittest.TestCase):
         self.assertEqual(r.stderr, "locklab matrix: flag --locks: unknown lock 'no-such-lock'\n")
 
     def test_github_actions(self):
-        with open(os.path.join(ROOT, "examples/ci/github-actions.yml")) as f:
+        with open(os.path.join(ROOT, "examples/ci/sharded-matrix.yml")) as f:
             wf = yaml.safe_load(f)
         shards = wf["jobs"]["shard"]["strategy"]["matrix"]["shard"]
         self.assertEqual(shards, list(range(1, int(wf["env"]["SHARDS"]) + 1)))
