@@ -229,6 +229,18 @@ class Workflows(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             for wf in (load(GUARD), load(SHARDED)):
                 for _, _, cmd, words in locklab_calls(wf):
+                    if cmd == "replay":
+                        # Its flags (--out DIR, --jobs N) are read before the corpus: a corpus
+                        # that is not there is then 65 naming it, an unknown flag 64.
+                        args = ["/nonexistent/corpus" if not w.startswith("--") and
+                                (i == 0 or not words[i - 1].startswith("--")) else
+                                d if i > 0 and words[i - 1] == "--out" else w
+                                for i, w in enumerate(words)]
+                        r = subprocess.run([BINARY, cmd] + args, capture_output=True, text=True, cwd=ROOT)
+                        self.assertEqual(r.returncode, 65, f"{cmd} {args}: {r.stderr}")
+                        self.assertIn("/nonexistent/corpus", r.stderr)
+                        checked += 1
+                        continue
                     if cmd not in ("matrix", "hunt"):
                         continue
                     words = [w for w in words]
@@ -246,7 +258,7 @@ class Workflows(unittest.TestCase):
                     self.assertEqual(r.returncode, 64, f"{cmd} {args}: {r.stderr}")
                     self.assertIn("no-such-lock", r.stderr, f"{cmd} {args}")
                     checked += 1
-        self.assertEqual(checked, 3)  # guard: hunt, matrix; sharded: the shard's matrix
+        self.assertEqual(checked, 5)  # guard: hunt, 2 replays, matrix; sharded: the shard's matrix
 
     def test_mutations_are_caught(self):
         guard, sharded = load(GUARD), load(SHARDED)
