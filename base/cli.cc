@@ -61,17 +61,6 @@ std::string Join(const std::vector<std::string>& words) {
   return s;
 }
 
-// The sub-commands a spec's flags follow, in the order they first appear.
-std::vector<std::string> Subcommands(const CommandSpec& spec) {
-  std::vector<std::string> subs;
-  for (const auto& f : spec.flags) {
-    if (!f.subcommand.empty() && std::find(subs.begin(), subs.end(), f.subcommand) == subs.end()) {
-      subs.push_back(f.subcommand);
-    }
-  }
-  return subs;
-}
-
 }  // namespace
 
 const FlagSpec* CommandSpec::Find(std::string_view flag) const {
@@ -148,7 +137,7 @@ std::string BashCompletion(std::span<const CommandSpec* const> commands) {
       "  case \"${COMP_WORDS[1]}\" in\n";
   for (const CommandSpec* c : commands) {
     if (c->hidden) continue;
-    std::vector<std::string> subs = Subcommands(*c);
+    const std::vector<std::string>& subs = c->subcommands;
     // One flag list per sub-command (or one for the command).
     auto lists = [&](const std::string& sub) {
       std::vector<std::string> flags, paths, values;
@@ -173,6 +162,7 @@ std::string BashCompletion(std::span<const CommandSpec* const> commands) {
     }
     out += "      subs=\"" + Join(subs) + "\"\n      case \"${COMP_WORDS[2]}\" in\n";
     for (const auto& s : subs) out += "        " + s + ") " + lists(s) + " ;;\n";
+    out += "        *) " + lists("-") + " ;;\n";
     out += "      esac ;;\n";
   }
   out +=

@@ -37,6 +37,8 @@ struct CommandSpec {
   std::string summary;                 // one line, for `locklab --help`
   std::vector<std::string> synopsis;   // "locklab run SCENARIO.toml [FLAG...]", ...
   std::vector<FlagSpec> flags;
+  // Its sub-commands ("up", "down"), for the completion; a flag names the one it follows.
+  std::vector<std::string> subcommands;
   std::string notes;                   // printed after the flags (exit codes, ...)
   bool hidden = false;                 // internal: not in the command list or completion
 

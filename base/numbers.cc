@@ -136,7 +136,8 @@ Status ParseDuration(std::string_view text, std::chrono::milliseconds lo,
       std::optional<int64_t> part = ParseInt(frac, 0, kInt64Max);
       std::string hint;
       if (whole && part && (*part * unit) % scale == 0) {
-        hint = "; write " + std::to_string(*whole * unit + *part * unit / scale) + "ms?";
+        hint = "; write " +
+               FormatDuration(std::chrono::milliseconds(*whole * unit + *part * unit / scale)) + "?";
       }
       return Status::Usage("expected whole units, got '" + got + "'" + hint);
     }

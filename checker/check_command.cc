@@ -20,19 +20,36 @@
 namespace locklab::checker {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json]\n"
-    "                     [--time-budget-ms N] [--memory-budget-mb N] [--bench [--repeat N]]"
-    " FILE...\n"
-    "  a lab history (jsonl) without --model gets the run's own verdict (safe, violated,\n"
-    "  unknown with its reason, coverage): exactly what its results.json says\n"
-    "  models: mutex owner-mutex fenced-mutex register cas-register\n"
-    "  exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input;\n"
-    "  several files: the worst, ranked 1 > 65 > 2 > 0\n";
+CommandSpec MakeCheckSpec() {
+  using K = FlagKind;
+  CommandSpec s;
+  s.name = "check";
+  s.summary = "judge history files from any tool: a lab history (jsonl) without --model gets the "
+              "run's own verdict (safe, violated, unknown with its reason, coverage), exactly what "
+              "its results.json says.";
+  s.synopsis = {"locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE..."};
+  s.flags = {
+      {"--model", {}, "M", K::kString,
+       "a linearizability model: mutex, owner-mutex, fenced-mutex, register, cas-register "
+       "(default the format's: a lab history gets the run's judge)", ""},
+      {"--format", {}, "F", K::kString,
+       "jsonl, edn or porcupine-etcd (default from the file)", ""},
+      {"--json", {}, "", K::kSwitch, "print the verdicts as JSON", ""},
+      {"--time-budget-ms", {}, "DURATION", K::kDuration,
+       "the linearizability search's time budget (default 10s)", "budgets"},
+      {"--memory-budget-mb", {}, "N", K::kInt, "its memory budget in MiB (default 1024)", "budgets"},
+      {"--bench", {}, "", K::kSwitch, "time the check instead (--repeat times)", "budgets"},
+      {"--repeat", {}, "N", K::kInt, "runs of --bench (default 5)", "budgets"},
+  };
+  s.notes =
+      "exit: 0 valid/safe, 1 invalid/violated, 2 unknown, 64 usage, 65 bad input; several files: "
+      "the worst,\nranked 1 > 65 > 2 > 0\n";
+  return s;
+}
 
 // A usage error (base/argv.h wording): its line, then the usage, exit 64.
 int Usage(const Status& s) {
-  std::cerr << "locklab " << s.message() << "\n" << kUsage;
+  std::cerr << "locklab " << s.message() << "\n" << HelpText(CheckCommandSpec());
   return 64;
 }
 
@@ -173,9 +190,14 @@ Status ReadHistory(const std::string& path, const Flags& fl, HistoryFormat* fmt,
 
 }  // namespace
 
+const CommandSpec& CheckCommandSpec() {
+  static const CommandSpec spec = MakeCheckSpec();
+  return spec;
+}
+
 int RunCheckCommand(const std::vector<std::string>& args) {
   Flags fl;
-  ArgvReader r("check", args);
+  ArgvReader r(CheckCommandSpec(), args);
   while (r.Next()) {
     std::string v;
     Status s;
@@ -195,18 +217,18 @@ int RunCheckCommand(const std::vector<std::string>& args) {
         s = r.Error("unknown format '" + v + "'");
       }
       fl.has_format = true;
-    } else if (r.Is("--time-budget-ms") || r.Is("--memory-budget-mb") || r.Is("--repeat")) {
+    } else if (r.Is("--time-budget-ms")) {
       // A trillion ms or MiB is past any budget, and MiB << 20 still fits in size_t.
+      s = r.Duration(std::chrono::milliseconds(0), std::chrono::milliseconds(999999999999),
+                     &fl.options.time_budget);
+      fl.has_time_budget = true;
+    } else if (r.Is("--memory-budget-mb") || r.Is("--repeat")) {
       int64_t n = 0;
       s = r.Int(0, 999999999999, &n);
-      if (r.Is("--time-budget-ms")) {
-        fl.options.time_budget = std::chrono::milliseconds(n);
-        fl.has_time_budget = true;
-      }
-      else if (r.Is("--memory-budget-mb")) fl.options.memory_budget_bytes = size_t(n) << 20;
+      if (r.Is("--memory-budget-mb")) fl.options.memory_budget_bytes = size_t(n) << 20;
       else fl.repeat = n;
-    } else if (r.Is("--help") || r.Is("-h")) {
-      std::cout << kUsage;
+    } else if (r.AtHelp()) {
+      std::cout << HelpText(CheckCommandSpec());
       return 0;
     } else {
       s = r.Unknown();

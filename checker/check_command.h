@@ -12,7 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "base/cli.h"
+
 namespace locklab::checker {
+
+// Its flag table (base/cli.h): what the parser reads and `--help` prints.
+const CommandSpec& CheckCommandSpec();
 
 // `args` are the words after "check". Prints to stdout/stderr, returns the exit code.
 int RunCheckCommand(const std::vector<std::string>& args);

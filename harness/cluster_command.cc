@@ -15,6 +15,7 @@
 
 #include "base/argv.h"
 #include "base/random.h"
+#include "harness/cli_spec.h"
 #include "harness/lab_cluster.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
@@ -179,7 +180,8 @@ int RunClusterCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "topology") {
     // The lab's topology as data (harness/topology.h); compose.yaml is checked against it.
     bool json = false;
-    ArgvReader r("cluster topology", std::vector<std::string>(args.begin() + 1, args.end()));
+    ArgvReader r(ClusterCommandSpec(), std::vector<std::string>(args.begin() + 1, args.end()),
+                 "cluster topology");
     while (r.Next()) {
       Status s = r.Is("--json") ? r.NoValue() : r.Unknown();
       if (!s.ok()) return Refuse(s);
@@ -201,6 +203,14 @@ int RunClusterCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab cluster: usage: locklab cluster up [--nodes N] | down | status | topology [--json]\n";
     return 64;
   }
+  // Flags first: a refused one leaves the cluster and its lock alone.
+  int64_t nodes = 5;
+  ArgvReader r(ClusterCommandSpec(), std::vector<std::string>(args.begin() + 1, args.end()),
+               "cluster " + args[0]);
+  while (r.Next()) {
+    Status s = args[0] == "up" && r.Is("--nodes") ? r.Int(1, 15, &nodes) : r.Unknown();
+    if (!s.ok()) return Refuse(s);
+  }
   // up and down change the cluster: one at a time (status only reads), and the state is
   // read under the lock.
   StateLock lock;
@@ -219,12 +229,6 @@ int RunClusterCommand(const std::vector<std::string>& args) {
     if (state.is_discarded()) state = nlohmann::json();
   }
   if (args[0] == "up") {
-    int64_t nodes = 5;
-    ArgvReader r("cluster up", std::vector<std::string>(args.begin() + 1, args.end()));
-    while (r.Next()) {
-      Status s = r.Is("--nodes") ? r.Int(1, 15, &nodes) : r.Unknown();
-      if (!s.ok()) return Refuse(s);
-    }
     if (state.is_object() && state.contains("nodes")) {
       std::cerr << "locklab cluster: already up (locklab cluster down first)\n";
       return 64;

@@ -20,6 +20,7 @@
 #include "base/random.h"
 #include "faults/fault.h"
 #include "harness/child_runs.h"
+#include "harness/cli_spec.h"
 #include "harness/hunt_shrink.h"
 #include "harness/hunt_space.h"
 #include "harness/hunt_story.h"
@@ -50,23 +51,6 @@ struct HuntFlags {
   bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
 };
 
-// "90s", "10m", "1h" or plain seconds.
-Status ParseSpan(ArgvReader& r, Millis* out) {
-  std::string v;
-  if (Status s = r.Value(&v); !s.ok()) return s;
-  int64_t unit = 1000;
-  std::string digits = v;
-  if (!v.empty() && (v.back() == 's' || v.back() == 'm' || v.back() == 'h')) {
-    unit = v.back() == 's' ? 1000 : v.back() == 'm' ? 60000 : 3600000;
-    digits = v.substr(0, v.size() - 1);
-  }
-  int64_t n = 0;
-  if (!ParseInt(digits, 1, 24 * 3600, &n).ok())
-    return r.Error("expected a time like 90s, 10m or 1h, got '" + v + "'");
-  *out = Millis(n * unit);
-  return Status::Ok();
-}
-
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -77,7 +61,7 @@ std::vector<std::string> SplitCommas(const std::string& s) {
 }
 
 Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
-  ArgvReader r("hunt", args);
+  ArgvReader r(HuntCommandSpec(), args);
   while (r.Next()) {
     if (!r.AtFlag()) return r.Unknown();
     Status s;
@@ -90,9 +74,9 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
     else if (r.Is("--out"))
       s = r.Value(&f->out);
     else if (r.Is("--budget"))
-      s = ParseSpan(r, &f->budget);
+      s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->budget);
     else if (r.Is("--shrink-budget"))
-      s = ParseSpan(r, &f->shrink_budget);
+      s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->shrink_budget);
     else if (r.Is("--liveness"))
       s = r.NoValue(), f->liveness = true;
     else if (r.Is("--keep-searching"))
@@ -107,8 +91,7 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
         return r.Error("expected honour or ignore, got '" + f->validity + "'");
     }
     else if (r.Is("--ttl")) {
-      s = r.Int(1, 3600000, &n);
-      f->ttl = Millis(n);
+      s = r.Duration(kMinTtl, kMaxTtl, &f->ttl);
       f->ttl_given = true;
     } else if (r.Is("--jobs")) {
       s = r.Int(1, 64, &n);

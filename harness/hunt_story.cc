@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "base/version.h"
 #include "faults/fault.h"
 #include "harness/child_runs.h"
 #include "harness/run_store.h"
@@ -244,6 +245,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   j["baseline"] =
       s.baseline.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.baseline);
   j["seed"] = s.seed;
+  j["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
   j["ttl_ms"] = s.ttl.count();
   j["faults"] = s.faults;
   j["budget_s"] = s.budget_s;

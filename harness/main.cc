@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/argv.h"
+#include "base/cli.h"
+#include "base/version.h"
 #include "base/exit_code.h"
 #include "checker/check_command.h"
 #include "faults/fault.h"
+#include "harness/cli_spec.h"
 #include "harness/client_main.h"
 #include "harness/cluster_command.h"
 #include "harness/matrix.h"
@@ -22,31 +25,9 @@
 namespace locklab::harness {
 namespace {
 
-const char kUsage[] =
-    "usage:\n"
-    "  locklab matrix [--quick|--full] [--locks a,b] [--faults x,y] [--trials N] [--out DIR]\n"
-    "                 [--lock ID ...] [--lock driver:PATH [--driver-arg ARG ...]]\n"
-    "                 [--jobs N]   (trials at a time, default 6; 1 with --endpoints)\n"
-    "                 [--seed N --shard I/N] [--expect FILE] [--scenarios DIR] [--no-report]\n"
-    "                 [--endpoints redis://host:port,... [--endpoint-control DIR]] [--ttl MS]\n"
-    "  locklab hunt --lock ID [--budget 10m] [--faults a,b] [--jobs N (6)] [--seed N] [--ttl MS]\n"
-    "               [--baseline ID] [--liveness] [--shrink-budget 5m] [--keep-searching]\n"
-    "               [--validity honour|ignore]   (fixed, instead of drawn per scenario)\n"
-    "               (search the fault space for a failure, shrink it to minimal.toml)\n"
-    "  locklab merge SHARD_DIR... [--out DIR]   (one matrix from its --shard runs)\n"
-    "  locklab run SCENARIO.toml | --lock ID --fault ID [--duration S] [--clients N] [--ttl MS]\n"
-    "              [--lock driver:PATH [--driver-arg ARG ...]]  (docs/driver-protocol.md)\n"
-    "              [--pause MS] [--hold MS] [--seed N] [--out DIR]\n"
-    "              [--endpoints redis://host:port,... [--endpoint-control DIR]]   (your servers)\n"
-    "  locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...\n"
-    "  locklab report RUN_DIR | --matrix MATRIX_DIR\n"
-    "  locklab list [--json]\n"
-    "  locklab cluster up|down|status|topology [--json]\n"
-    "  locklab test            (entry script: set up, build, run every test)\n";
-
 int ListCommand(const std::vector<std::string>& args) {
   bool json = false;
-  ArgvReader r("list", args);
+  ArgvReader r(ListCommandSpec(), args);
   while (r.Next()) {
     Status s = r.Is("--json") ? r.NoValue() : r.Unknown();
     if (!s.ok()) {
@@ -131,11 +112,10 @@ int RunCommand(const std::vector<std::string>& args) {
   std::string scenario;
   // --no-report skips the HTML report (it is made by default).
   bool report = true;
-  std::vector<std::string> run_args;
   for (const auto& a : args) {
-    if (a == "--no-report") report = false;
-    else run_args.push_back(a);
+    if (a == "--no-report") report = false;  // ParseRunFlags accepts it and leaves it here
   }
+  const std::vector<std::string>& run_args = args;
   Status s = ParseRunFlags(run_args, &o, &scenario);
   if (s.ok() && !scenario.empty()) {
     RunOptions from_file;
@@ -216,22 +196,52 @@ int RunCommand(const std::vector<std::string>& args) {
   return worst;
 }
 
+// `locklab completion bash`: the completion script made from every command's flag table.
+int CompletionCommand(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0] != "bash") {
+    std::cerr << "locklab completion: expected `locklab completion bash`"
+              << (args.empty() ? "" : ", got '" + args[0] + "'") << "\n";
+    return 64;
+  }
+  std::cout << BashCompletion(AllCommandSpecs());
+  return 0;
+}
+
 }  // namespace
 }  // namespace locklab::harness
 
 int main(int argc, char** argv) {
   using namespace locklab;
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << harness::kUsage;
-    return args.empty() ? 64 : 0;
+  const std::string commands = CommandListText(harness::AllCommandSpecs());
+  if (args.empty()) {
+    std::cerr << commands;
+    return 64;
   }
   std::string cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  // `locklab matrix --help`: the usage, not "flag --help needs a value".
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    // `locklab help run` is `locklab run --help`.
+    if (rest.empty()) {
+      std::cout << commands;
+      return 0;
+    }
+    cmd = rest[0];
+    rest = {"--help"};
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << LocklabVersionLine() << "\n";
+    return 0;
+  }
+  const CommandSpec* spec = harness::FindCommandSpec(cmd);
+  if (spec == nullptr && cmd != "client") {
+    std::cerr << "locklab: unknown command '" << cmd << "' (locklab --help lists them)\n";
+    return 64;
+  }
+  // `locklab matrix --help`: that command's flags, not "flag --help needs a value".
   for (const auto& a : rest) {
-    if ((a == "--help" || a == "-h") && cmd != "client") {
-      std::cout << harness::kUsage;
+    if ((a == "--help" || a == "-h") && spec != nullptr) {
+      std::cout << HelpText(*spec);
       return 0;
     }
   }
@@ -244,6 +254,8 @@ int main(int argc, char** argv) {
   if (cmd == "merge") return harness::RunMergeCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);
-  std::cerr << "locklab: unknown command '" << cmd << "'\n" << harness::kUsage;
+  if (cmd == "completion") return harness::CompletionCommand(rest);
+  // `test` is the entry script's (./locklab test); it is listed so that --help shows it.
+  std::cerr << "locklab: '" << cmd << "' is run by the entry script: ./locklab " << cmd << "\n";
   return 64;
 }

@@ -16,6 +16,7 @@
 #include "base/numbers.h"
 #include "base/random.h"
 #include "faults/fault.h"
+#include "harness/cli_spec.h"
 #include "harness/matrix_outputs.h"
 #include "harness/matrix_plan.h"
 #include "harness/matrix_scheduler.h"
@@ -74,7 +75,7 @@ struct MatrixFlags {
 // Returns 0, or 64 after printing the one-line error.
 int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
   MatrixFlags& f = *flags;
-  ArgvReader argv("matrix", args);
+  ArgvReader argv(MatrixCommandSpec(), args);
   auto fail = [](const Status& s) {
     std::cerr << "locklab " << s.message() << "\n";
     return 64;
@@ -90,8 +91,9 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
     int64_t n = 0;
     if (argv.Is("--ttl")) {
       // At most an hour (the ttl_ms field's bound); the scaled runs are capped anyway.
-      if (Status s = argv.Int(1, 3600000, &n); !s.ok()) return fail(s);
-      f.ttl = Millis(n);
+      Millis ttl{0};
+      if (Status s = argv.Duration(kMinTtl, kMaxTtl, &ttl); !s.ok()) return fail(s);
+      f.ttl = ttl;
       continue;
     }
     if (argv.Is("--trials") || argv.Is("--jobs") || argv.Is("--seed")) {

@@ -10,6 +10,7 @@
 #include "base/argv.h"
 #include "base/exit_code.h"
 #include "base/status.h"
+#include "harness/cli_spec.h"
 #include "harness/matrix_outputs.h"
 #include "harness/matrix_plan.h"
 #include "harness/report_command.h"
@@ -160,7 +161,7 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   std::vector<std::string> dirs;
   std::string out = "runs";
   bool report = true;
-  ArgvReader argv("merge", args);
+  ArgvReader argv(MergeCommandSpec(), args);
   while (argv.Next()) {
     Status s;
     if (!argv.AtFlag()) {

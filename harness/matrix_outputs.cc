@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/version.h"
 #include "harness/child_runs.h"
 #include "harness/detection_power.h"
 #include "harness/run_store.h"
@@ -128,6 +129,7 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
   const auto& all = plan.all;
   Json j;
   j["seed"] = plan.seed;
+  j["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
   j["mode"] = plan.full ? "full" : "quick";
   j["trials_per_cell"] = plan.trials;
   j["jobs"] = plan.jobs;

@@ -15,6 +15,7 @@
 #include "base/argv.h"
 #include "base/exit_code.h"
 #include "base/subprocess.h"
+#include "harness/cli_spec.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -153,17 +154,23 @@ int WithReportExit(int command_exit, int report_exit) {
 int RunReportCommand(const std::vector<std::string>& args) {
   // One RUN_DIR or one --matrix MATRIX_DIR, handed to the script as "--matrix DIR".
   std::vector<std::string> script_args;
-  ArgvReader r("report", args);
+  ArgvReader r(ReportCommandSpec(), args);
   while (r.Next()) {
+    Status s;
     std::string dir;
-    bool one = script_args.empty();
-    if (one && !r.AtFlag()) {
+    if (!r.AtFlag() && script_args.empty()) {
       script_args = {r.word()};
-    } else if (one && r.Is("--matrix") && r.Value(&dir).ok()) {
+    } else if (r.Is("--matrix") && (s = r.Value(&dir)).ok() && script_args.empty()) {
       script_args = {"--matrix", dir};
-    } else {
-      script_args.clear();
-      break;
+    } else if (s.ok()) {
+      // A second directory, or an unknown flag.
+      s = r.AtFlag() && !r.Is("--matrix") ? r.Unknown()
+                                          : Status::Usage("report: one RUN_DIR or one --matrix "
+                                                          "MATRIX_DIR, got '" + r.word() + "' too");
+    }
+    if (!s.ok()) {
+      std::cerr << "locklab " << s.message() << "\n";
+      return 64;
     }
   }
   if (script_args.empty()) {

@@ -1,10 +1,13 @@
 // The `locklab run` flag reader: ParseRunFlags (run_options.h). Plain
 // numbers and strings come from the field table (run_fields.h); this file reads the flags
-// with more to them (lock, faults and their params, endpoints, knobs, lists).
+// with more to them (lock, faults and their params, endpoints, knobs, lists). The reader
+// knows run's whole table (cli_spec.h), so a flag `locklab run --help` does not list is
+// unknown here.
 #include <sstream>
 
 #include "base/argv.h"
 #include "base/numbers.h"
+#include "harness/cli_spec.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
 #include "locks/driver_lock.h"
@@ -38,20 +41,25 @@ bool ParseNodeList(const std::string& s, std::vector<int>* out) {
   return !out->empty();
 }
 
-// A field of the table (run_fields.h) set by its flag; `in_seconds` for the seconds
-// spelling, whose range is the field's in whole seconds.
-Status SetField(const ArgvReader& r, const RunField& field, bool in_seconds, const std::string& v,
-                RunOptions* o, faults::FaultOptions* fault) {
+// A field of the table (run_fields.h) set by its flag: a time as a duration ("6s"; a bare
+// number is ms), any other integer as one, both within the field's range.
+Status SetField(const ArgvReader& r, const RunField& field, const std::string& v, RunOptions* o,
+                faults::FaultOptions* fault) {
   if (field.type == RunField::Type::kString) {
     field.set_string(*o, *fault, v);
     return Status::Ok();
   }
-  const int64_t scale = in_seconds ? 1000 : 1;
   int64_t n = 0;
-  if (Status s = ParseInt(v, (field.lo + scale - 1) / scale, field.hi / scale, &n); !s.ok()) {
+  if (field.IsDuration()) {
+    Millis d{0};
+    if (Status s = ParseDuration(v, Millis(field.lo), Millis(field.hi), &d); !s.ok()) {
+      return r.Error(s.message());
+    }
+    n = d.count();
+  } else if (Status s = ParseInt(v, field.lo, field.hi, &n); !s.ok()) {
     return r.Error(s.message());
   }
-  field.set_integer(*o, *fault, n * scale);
+  field.set_integer(*o, *fault, n);
   return Status::Ok();
 }
 
@@ -67,8 +75,15 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
     if (o->faults.empty()) o->faults.emplace_back();
     return o->faults.back();
   };
-  ArgvReader r("run", args);
+  ArgvReader r(RunCommandSpec(), args);
   while (r.Next()) {
+    // "run: unknown flag --bogus" before its value is looked for ("needs a value").
+    if (r.AtFlag() && RunCommandSpec().Find(r.flag()) == nullptr) return r.Unknown();
+    if (r.Is("--no-report")) {
+      // RunCommand (main.cc) reads it; a scenario holds no report setting.
+      if (Status s = r.NoValue(); !s.ok()) return s;
+      continue;
+    }
     if (!r.AtFlag()) {
       if (!scenario_path->empty()) return Status::Usage("run: more than one scenario file: '" + r.word() + "'");
       *scenario_path = r.word();
@@ -83,11 +98,10 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
       fault().params[kv.substr(0, eq)] = kv.substr(eq + 1);
       return Status::Ok();
     };
-    bool in_seconds = false;
-    if (const RunField* field = FindFlag(r.flag(), &in_seconds)) {
+    const RunField* field = FindFlag(r.flag());
+    if (field != nullptr && r.Is(field->flag)) {
       faults::FaultOptions unused;
-      s = SetField(r, *field, in_seconds, v, o,
-                   field->section == FieldSection::kFault ? &fault() : &unused);
+      s = SetField(r, *field, v, o, field->section == FieldSection::kFault ? &fault() : &unused);
       name_given = name_given || r.Is("--name");
     } else if (r.Is("--lock")) {
       o->lock = v;

@@ -1,5 +1,6 @@
 #include "harness/trial_results.h"
 
+#include "base/version.h"
 #include "checker/history.h"
 #include "harness/run_store.h"
 
@@ -37,6 +38,7 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   r["algorithm"] = o.lock;
   r["faults"] = FaultIdList(o);
   r["seed"] = o.seed;
+  r["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
   s.seed = o.seed;
   checker::History h;
   double harness_stall_ms = 0;  // the longest the harness itself did not run

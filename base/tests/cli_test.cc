@@ -58,11 +58,12 @@ TEST(CliTest, CompletionNamesCommandsFlagsAndSubcommands) {
   c.name = "cluster";
   c.flags = {{"--nodes", {}, "N", FlagKind::kInt, "nodes", "", "up"},
              {"--json", {}, "", FlagKind::kSwitch, "json", "", "topology"}};
+  c.subcommands = {"up", "down", "topology"};
   const CommandSpec* all[] = {&a, &c};
   std::string script = BashCompletion(all);
   for (const char* s : {"compgen -W \"demo cluster --help --version\"",
                         "flags=\"--ttl --pause --fault-duration --out --json --help\" paths=\"--out\"",
-                        "subs=\"up topology\"", "up) flags=\"--nodes --help\"",
+                        "subs=\"up down topology\"", "down) flags=\"--help\" paths=\"\"", "up) flags=\"--nodes --help\"",
                         "complete -F _locklab locklab"}) {
     EXPECT_NE(script.find(s), std::string::npos) << s << "\n" << script;
   }

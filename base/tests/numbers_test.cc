@@ -94,7 +94,7 @@ TEST(ParseDurationTest, DecimalsAreRefusedWithTheirWholeSpelling) {
   milliseconds d{7};
   const milliseconds lo{0}, hi{86400000};
   EXPECT_EQ(ParseDuration("1.5s", lo, hi, &d).message(), "expected whole units, got '1.5s'; write 1500ms?");
-  EXPECT_EQ(ParseDuration("0.25m", lo, hi, &d).message(), "expected whole units, got '0.25m'; write 15000ms?");
+  EXPECT_EQ(ParseDuration("0.25m", lo, hi, &d).message(), "expected whole units, got '0.25m'; write 15s?");
   EXPECT_EQ(ParseDuration("1.5", lo, hi, &d).message(), "expected whole units, got '1.5'");
   EXPECT_EQ(ParseDuration("1.0001s", lo, hi, &d).message(),
             "expected a duration like 500ms, 6s, 2m or 1h (a bare number is milliseconds), got '1.0001s'");

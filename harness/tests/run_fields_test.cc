@@ -20,6 +20,8 @@ const char* SectionHeader(FieldSection s) {
   return "";
 }
 
+// A number the range refuses: the same words after the flag as in the file; a time's flag
+// takes a duration, so it says so in a duration's words.
 TEST(RunFieldsTest, FlagAndFileRefuseTheSameValueInTheSameWords) {
   for (const RunField& f : RunFields()) {
     if (f.type != RunField::Type::kInteger || f.flag.empty()) continue;
@@ -30,7 +32,10 @@ TEST(RunFieldsTest, FlagAndFileRefuseTheSameValueInTheSameWords) {
     std::vector<std::string> args = {"--fault", "client-pause", std::string(f.flag), over};
     Status s = ParseRunFlags(args, &from_flags, &scenario);
     EXPECT_EQ(s.code(), Status::Code::kUsage) << f.flag;
-    EXPECT_EQ(s.message(), "run: flag " + std::string(f.flag) + ": " + expected);
+    Millis unused{0};
+    const std::string flag_words =
+        f.IsDuration() ? ParseDuration(over, Millis(f.lo), Millis(f.hi), &unused).message() : expected;
+    EXPECT_EQ(s.message(), "run: flag " + std::string(f.flag) + ": " + flag_words);
 
     std::string text = std::string(SectionHeader(f.section)) + std::string(f.key) + " = " + over + "\n";
     if (f.section != FieldSection::kLock) text += "[lock]\nid = \"setnx\"\n";
@@ -63,13 +68,40 @@ TEST(RunFieldsTest, FlagAndFileSetTheSamePlace) {
   }
 }
 
-TEST(RunFieldsTest, SecondsFlagTakesTheRangeInWholeSeconds) {
+// Every time flag takes a duration; a bare number is milliseconds, so the old seconds
+// spelling "--duration 6" is refused with what it now means and what was meant.
+TEST(RunFieldsTest, TimeFlagsTakeDurationsAndABareNumberIsMilliseconds) {
   RunOptions o;
   std::string scenario;
-  EXPECT_EQ(ParseRunFlags({"--duration", "0"}, &o, &scenario).message(),
-            "run: flag --duration: expected an integer in 1..86400, got '0'");
-  ASSERT_TRUE(ParseRunFlags({"--duration", "3"}, &o, &scenario).ok());
-  EXPECT_EQ(o.duration, Millis(3000));
+  EXPECT_EQ(ParseRunFlags({"--duration", "6"}, &o, &scenario).message(),
+            "run: flag --duration: 6 means 6 ms (a bare number is milliseconds), below the minimum "
+            "100ms; write 6s?");
+  ASSERT_TRUE(ParseRunFlags({"--duration", "6s", "--ttl", "1500ms", "--fault", "client-pause",
+                             "--pause", "2s", "--first-at", "500", "--interval", "1m"},
+                            &o, &scenario).ok());
+  EXPECT_EQ(o.duration, Millis(6000));
+  EXPECT_EQ(o.ttl, Millis(1500));
+  ASSERT_EQ(o.faults.size(), 1u);
+  EXPECT_EQ(o.faults[0].duration, Millis(2000));
+  EXPECT_EQ(o.faults[0].first_at, Millis(500));
+  EXPECT_EQ(o.faults[0].interval, Millis(60000));
+  // The other spellings of the same fields.
+  RunOptions p;
+  ASSERT_TRUE(ParseRunFlags({"--duration-ms", "2500", "--fault", "client-pause", "--fault-duration", "1s"},
+                            &p, &scenario).ok());
+  EXPECT_EQ(p.duration, Millis(2500));
+  EXPECT_EQ(p.faults[0].duration, Millis(1000));
+}
+
+// A time field's flag is a duration exactly when its key is in ms.
+TEST(RunFieldsTest, TheTimeFieldsAreTheMillisecondKeys) {
+  std::vector<std::string> times;
+  for (const RunField& f : RunFields()) {
+    if (f.IsDuration() && !f.flag.empty()) times.emplace_back(f.flag);
+  }
+  EXPECT_EQ(times, (std::vector<std::string>{"--duration", "--ttl", "--timeout", "--hold", "--think",
+                                             "--acquire-timeout", "--renew-every", "--first-at",
+                                             "--pause", "--interval"}));
 }
 
 TEST(RunFieldsTest, FlagTakesAnInlineValue) {
