@@ -1,6 +1,10 @@
 #include "harness/matrix.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <cstdint>
@@ -65,6 +69,8 @@ struct MatrixFlags {
   bool full = false, report = true;
   uint64_t seed = 0;  // drawn when not given
   std::string out = "runs", expect_path;
+  std::string write_expect_path;  // --write-expect FILE: this run's cells as expectations
+  FailOn fail_on;                 // --fail-on violated,stuck,unknown: fails unpinned cells
   std::string preset_dir = kDefaultPresetDir;
   std::vector<std::string> endpoints;
   std::string endpoint_control;  // --endpoint-control: node clock faults run too
@@ -108,7 +114,7 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
     }
     static const std::set<std::string> kValueFlags = {
         "--endpoints", "--endpoint-control", "--locks", "--lock", "--driver-arg", "--faults",
-        "--out", "--expect", "--scenarios", "--shard"};
+        "--out", "--expect", "--scenarios", "--shard", "--write-expect", "--fail-on"};
     if (!kValueFlags.count(argv.flag())) return fail(argv.Unknown());
     std::string v;
     if (Status s = argv.Value(&v); !s.ok()) return fail(s);
@@ -139,6 +145,10 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
       f.expect_path = v;
     } else if (argv.Is("--scenarios")) {
       f.preset_dir = v;
+    } else if (argv.Is("--write-expect")) {
+      f.write_expect_path = v;
+    } else if (argv.Is("--fail-on")) {
+      if (std::string why = ParseFailOn(v, &f.fail_on); !why.empty()) return fail(argv.Error(why));
     } else if (!ParseShard(v, &f.shard_index, &f.shard_count)) {  // --shard
       return fail(argv.Error("'" + v + "' is not I/N with 1 <= I <= N <= 10000"));
     }
@@ -152,6 +162,11 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
     }
     f.seed = RandomSeed(40);
   }
+  if (!f.write_expect_path.empty() && f.shard_count > 1) {
+    std::cerr << "locklab matrix: flag --write-expect: a shard has only some cells' trials "
+                 "(write it from the merge: locklab merge DIR... --write-expect FILE)\n";
+    return 64;
+  }
   return 0;
 }
 
@@ -160,7 +175,8 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
 // or the exit code after printing the one-line error.
 int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   auto& [lock_ids, fault_ids, driver_args, trials, jobs, shard_index, shard_count, full, report,
-         seed, out, expect_path, preset_dir, endpoints, endpoint_control, jobs_given, ttl] = flags;
+         seed, out, expect_path, write_expect_path, fail_on, preset_dir, endpoints, endpoint_control,
+         jobs_given, ttl] = flags;
   std::vector<Preset>& presets = request->presets;
   Expectations& expectations = request->expectations;
   Status s = LoadPresets(preset_dir, &presets);
@@ -168,6 +184,11 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
     std::cerr << "locklab matrix: " << s.message() << "\n";
     return s.ExitCode();
   }
+  // An exact fault of an expectation file names a fault or any column of the preset
+  // directory (one file serves runs of other --faults too).
+  std::set<std::string> known_faults;
+  for (const auto& f : faults::ListFaults()) known_faults.insert(f.id);
+  for (const auto& p : presets) known_faults.insert(p.fault);
   if (lock_ids.empty()) {
     for (const auto& l : locks::ListLocks()) lock_ids.push_back(l.id);
     for (const auto& d : kExampleDrivers) lock_ids.push_back(d);
@@ -228,7 +249,7 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
     jobs = 1;
   }
   if (!expect_path.empty()) {
-    s = LoadExpectations(expect_path, &expectations);
+    s = LoadExpectations(expect_path, known_faults, &expectations);
     if (!s.ok()) {
       std::cerr << "locklab matrix: " << s.message() << "\n";
       return s.ExitCode();
@@ -241,6 +262,7 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   request->lock_ids = lock_ids;
   request->driver_args = driver_args;
   request->expect_path = expect_path;
+  request->fail_on = fail_on;
   request->preset_dir = preset_dir;
   request->endpoints = endpoints;
   request->endpoint_control = endpoint_control;
@@ -277,6 +299,21 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   return 0;
 }
 
+// --write-expect FILE, checked before the trials run (a matrix takes minutes; a directory
+// that does not exist should not cost them): Status::Io naming the file, exit 70.
+Status CheckWritable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Status::Io("write " + path + ": " + strerror(EISDIR));
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::Io("write " + path + ": " + strerror(errno));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunMatrixCommand(const std::vector<std::string>& args) {
@@ -285,6 +322,12 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   PlanRequest request;
   if (int code = ResolvePlanRequest(flags, &request); code != 0) return code;
   const int shard_index = flags.shard_index, shard_count = flags.shard_count;
+  if (!flags.write_expect_path.empty()) {
+    if (Status w = CheckWritable(flags.write_expect_path); !w.ok()) {
+      std::cerr << "locklab matrix: " << w.message() << "\n";
+      return w.ExitCode();
+    }
+  }
   Plan plan = BuildPlan(request);
   std::vector<size_t> mine = SliceForShard(&plan, shard_index, shard_count);
 
@@ -316,13 +359,20 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   output.shard_count = shard_count;
   output.interrupted = Interrupted();
   Status written;
-  int mismatches = WriteMatrix(&plan, output, &written);
+  int regressed = WriteMatrix(&plan, output, &written);
   if (!written.ok()) {
     std::cerr << "locklab matrix: " << written.message() << "\n";
     return written.ExitCode();
   }
   std::cout << "\nmatrix: " << matrix_dir << "/matrix.md (matrix.json, junit.xml; trial runs under "
             << matrix_dir << "/cells)\n";
+  const std::string incomplete = Interrupted() ? "the matrix was interrupted"
+                                 : ran.infra_failures > 0
+                                     ? std::to_string(ran.infra_failures) + " trial(s) could not run"
+                                     : "";
+  if (int code = WriteExpectFlag(plan, flags.write_expect_path, "matrix", incomplete); code != 0) {
+    return code;
+  }
   // The script prints the `report: PATH` line itself (and makes the violated and stuck
   // trials' reports; the safe ones' on demand, `locklab report TRIAL_DIR`).
   // A report that could not be made (69, 70) is the exit code, as for `locklab report`.
@@ -330,14 +380,16 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
   if (flags.report && !Interrupted()) {
     report_exit = RunReportScript({"--matrix", matrix_dir, "--no-trials"});
   }
+  // Last, so that a CI log ends with them: the regressed cells, one line each.
+  if (shard_count == 1 && !Interrupted()) std::cout << RegressionSummary(plan);
   // Not a ranking of the trials' exit codes (base/exit_code.h) but a precedence: an
   // interrupted matrix is incomplete whatever its trials did (the trials it cut short may
-  // have failed because of the interrupt), then a trial that could not run, then the cells'
-  // agreement with the expectations, which a shard leaves to the merged matrix.
+  // have failed because of the interrupt), then a trial that could not run, then the
+  // regressed cells (expectations, --fail-on), which a shard leaves to the merged matrix.
   if (Interrupted()) return kExitUnknown;
   if (ran.infra_failures > 0) return kExitInfrastructure;
   if (shard_count > 1) return WithReportExit(kExitOk, report_exit);
-  return WithReportExit(mismatches > 0 ? kExitViolated : kExitOk, report_exit);
+  return WithReportExit(regressed > 0 ? kExitViolated : kExitOk, report_exit);
 }
 
 }  // namespace locklab::harness

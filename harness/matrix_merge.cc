@@ -103,6 +103,13 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
     plan->lock_ids = first["plan"]["locks"].get<std::vector<std::string>>();
     plan->cols = first["plan"]["faults"].get<std::vector<std::string>>();
     plan->expect_path = first["plan"]["expect"].get<std::string>();
+    // The shards' --fail-on (part of the plan id, so every shard had the same).
+    if (std::string why = first["plan"].contains("fail_on")
+                              ? ParseFailOn(first["plan"]["fail_on"].get<std::string>(), &plan->fail_on)
+                              : "";
+        !why.empty()) {
+      return Status::Usage(shards.front().dir + "/matrix.json: plan.fail_on: " + why);
+    }
     plan->preset_dir = first["plan"].value("presets", kDefaultPresetDir);
     plan->id = id;
     for (const auto& cj : first["cells"]) {
@@ -117,6 +124,8 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
       c.expected = cj.value("expected", std::string());
       c.expected_resource = cj.value("expected_resource", std::string());
       c.origin = cj.value("expected_origin", std::string());
+      c.expected_violated_in = cj.value("expected_violated_in", std::string());
+      c.expected_stuck_in = cj.value("expected_stuck_in", std::string());
       plan->cells.push_back(std::move(c));
     }
     size_t total = first["plan"]["trial_count"].get<size_t>();
@@ -159,7 +168,7 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
 
 int RunMergeCommand(const std::vector<std::string>& args) {
   std::vector<std::string> dirs;
-  std::string out = "runs";
+  std::string out = "runs", write_expect_path;
   bool report = true;
   ArgvReader argv(MergeCommandSpec(), args);
   while (argv.Next()) {
@@ -171,6 +180,8 @@ int RunMergeCommand(const std::vector<std::string>& args) {
       report = false;
     } else if (argv.Is("--out")) {
       s = argv.Value(&out);
+    } else if (argv.Is("--write-expect")) {
+      s = argv.Value(&write_expect_path);
     } else {
       s = argv.Unknown();
     }
@@ -208,17 +219,23 @@ int RunMergeCommand(const std::vector<std::string>& args) {
   output.dir = merged_dir;
   output.elapsed_s = elapsed_s;
   for (const auto& [index, dir] : by_index) output.merged_from.push_back(dir);
-  int mismatches = WriteMatrix(&plan, output, &written);
+  int regressed = WriteMatrix(&plan, output, &written);
   if (!written.ok()) {
     std::cerr << "locklab merge: " << written.message() << "\n";
     return written.ExitCode();
   }
   std::cout << "\nmatrix: " << merged_dir << "/matrix.md (matrix.json, junit.xml; merged from "
             << shards.size() << " shard(s), trial runs under their cells/)\n";
+  if (int code = WriteExpectFlag(plan, write_expect_path, "merge",
+                                 failed > 0 ? std::to_string(failed) + " trial(s) did not run" : "");
+      code != 0) {
+    return code;
+  }
   // prints `report: PATH`; a report that could not be made (69, 70) is the exit code
   int report_exit = report ? RunReportScript({"--matrix", merged_dir, "--no-trials"}) : 0;
+  std::cout << RegressionSummary(plan);
   if (failed > 0) return kExitInfrastructure;
-  return WithReportExit(mismatches > 0 ? kExitViolated : kExitOk, report_exit);
+  return WithReportExit(regressed > 0 ? kExitViolated : kExitOk, report_exit);
 }
 
 }  // namespace locklab::harness

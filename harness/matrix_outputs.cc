@@ -29,7 +29,13 @@ struct TrialOutcome {
   std::string evidence;          // per fault "FAULT: evidence" (coverage), "; "-joined
   std::optional<double> first_violation_ms;
   std::optional<double> untrusted_lag_ms;  // set: the lab ran too late to trust the timing
+  std::string run_dir;                     // results.json run_dir, "" when it left none
 };
+
+// A trial's outcome as a cell letter: V, L (stuck), S, or ? (anything else).
+std::string TrialLetter(const TrialOutcome& t) {
+  return t.verdict == "violated" ? "V" : t.stuck ? "L" : t.verdict == "safe" ? "S" : "?";
+}
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
 // results.json: its coverage, first violation and lab lag count, its verdicts do not.
@@ -57,17 +63,55 @@ TrialOutcome ReadOutcome(const Trial& tr) {
   if (r.is_object() && r.contains("lab_lag") && !r["lab_lag"].value("timing_trusted", true)) {
     o.untrusted_lag_ms = r["lab_lag"].value("max_ms", 0.0);
   }
+  if (r.is_object() && r.contains("run_dir") && r["run_dir"].is_string()) {
+    o.run_dir = r["run_dir"].get<std::string>();
+  }
   return o;
 }
 
 // The matrix-wide counts the three files report.
 struct Totals {
   int mismatches = 0;
+  int regressed = 0;      // cells that fail the run: mismatches of pinned cells, --fail-on hits
   int untrusted_trials = 0;
   double worst_lag_ms = 0;
   int not_run = 0;      // trials of this output never started
   size_t in_slice = 0;  // trials of this output
 };
+
+// "LOCK x FAULT: expected S, got V (1/1 violated; FILE:LINE): REASON; trial DIR" (or "got V
+// (1/1 violated), --fail-on violated: ..."): the trial named is the first whose outcome
+// made the letter that failed (its verdict reason is the cell's reason).
+std::string RegressionLine(const Cell& c, const std::vector<TrialOutcome>& outcomes, const FailOn& fail_on) {
+  const bool verdict_wrong = c.mismatch ? (!c.expected.empty() && c.expected != c.verdict) : true;
+  std::string line = c.lock + " x " + c.fault + ": ";
+  std::string counts = std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated";
+  if (c.stuck > 0) counts += ", " + std::to_string(c.stuck) + " stuck";
+  if (c.unknown > 0) counts += ", " + std::to_string(c.unknown) + " unknown";
+  if (!c.mismatch) {
+    line += "got " + c.verdict + " (" + counts + "), --fail-on " + fail_on.ToString();
+  } else if (verdict_wrong) {
+    line += "expected " + c.expected + ", got " + c.verdict + " (" + counts + "; " + c.origin + ")";
+  } else {
+    line += "expected resource " + c.expected_resource + ", got resource " + c.resource + " (" +
+            counts + "; " + c.origin + ")";
+  }
+  const TrialOutcome* decisive = nullptr;
+  for (const auto& t : outcomes) {
+    const bool made_it = verdict_wrong ? TrialLetter(t) == c.verdict
+                                       : (c.resource == "V") == (t.resource_verdict == "violated");
+    if (made_it) {
+      decisive = &t;
+      break;
+    }
+  }
+  if (!decisive && !outcomes.empty()) decisive = &outcomes.front();
+  if (decisive) {
+    line += ": " + decisive->verdict_reason;
+    if (!decisive->run_dir.empty()) line += "; trial " + decisive->run_dir;
+  }
+  return line;
+}
 
 // Keeps each cell's trials of this output, and judges the cell from them.
 Totals JudgeCells(Plan* plan) {
@@ -81,12 +125,15 @@ Totals JudgeCells(Plan* plan) {
     if (!c.applicable) continue;
     std::vector<double> firsts;
     int resource_bad = 0, resource_safe = 0;
+    std::vector<TrialOutcome> outcomes;  // of the trials that ran, for the regression line
     for (size_t ti : c.trials) {
       if (plan->all[ti].not_run) {
         ++c.not_run;
         continue;
       }
       TrialOutcome t = ReadOutcome(plan->all[ti]);
+      c.trial_dirs.push_back(t.run_dir);
+      outcomes.push_back(t);
       if (t.verdict == "violated") ++c.violated;
       else if (t.stuck) ++c.stuck;
       else if (t.verdict == "safe") ++c.safe;
@@ -113,9 +160,18 @@ Totals JudgeCells(Plan* plan) {
       std::sort(firsts.begin(), firsts.end());
       c.median_first_violation_ms = firsts[firsts.size() / 2];
     }
-    if (!c.expected.empty() && c.expected != c.verdict && c.verdict != "-") c.mismatch = true;
-    if (!c.expected_resource.empty() && c.expected_resource != c.resource && c.resource != "-") c.mismatch = true;
+    // A shard's cell without trials of its own is not judged here (the merge judges it).
+    if (!c.trials.empty()) {
+      if (!c.expected.empty() && c.expected != c.verdict && c.verdict != "-") c.mismatch = true;
+      if (!c.expected_resource.empty() && c.expected_resource != c.resource && c.resource != "-") c.mismatch = true;
+    }
     totals.mismatches += c.mismatch;
+    // A pinned cell is judged by its entry alone; --fail-on judges the cells no entry pins.
+    const bool pinned = !c.origin.empty();
+    const bool fail_on_hit = !pinned && !c.trials.empty() && plan->fail_on.Hits(c.verdict);
+    c.regressed = c.mismatch || fail_on_hit;
+    if (c.regressed) c.regression = RegressionLine(c, outcomes, plan->fail_on);
+    totals.regressed += c.regressed;
   }
   for (const auto& tr : plan->all) {
     totals.not_run += tr.in_slice && tr.not_run;
@@ -143,6 +199,7 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
   j["plan"] = {{"id", plan.id}, {"locks", plan.lock_ids}, {"faults", plan.cols},
                {"trial_count", all.size()}, {"expect", plan.expect_path},
                {"presets", plan.preset_dir}};
+  if (!plan.fail_on.empty()) j["plan"]["fail_on"] = plan.fail_on.ToString();
   if (out.shard_count > 1) j["shard"] = {{"index", out.shard_index}, {"count", out.shard_count}};
   if (!out.merged_from.empty()) j["merged_from"] = out.merged_from;
   j["cells"] = Json::array();
@@ -163,7 +220,13 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
       cj["expected"] = c.expected;
       cj["expected_resource"] = c.expected_resource;
       cj["expected_origin"] = c.origin;
+      if (!c.expected_violated_in.empty()) cj["expected_violated_in"] = c.expected_violated_in;
+      if (!c.expected_stuck_in.empty()) cj["expected_stuck_in"] = c.expected_stuck_in;
       cj["matches"] = !c.mismatch;
+    }
+    if (c.regressed) {
+      cj["regressed"] = true;
+      cj["regression"] = c.regression;
     }
     j["cells"].push_back(cj);
   }
@@ -204,6 +267,9 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
         " violated trials / trials, and the median time to the first violation. `rS` marks a lock"
         " whose holders overlapped while the resource stayed intact (fencing).";
   if (!plan.expect_path.empty()) md << " `≠ X` marks a cell that disagrees with the expectation X.";
+  if (!plan.fail_on.empty()) {
+    md << " `✗` marks a cell no expectation pins whose verdict is in --fail-on " << plan.fail_on.ToString() << ".";
+  }
   md << "\n\n| lock |";
   for (const auto& f : plan.cols) md << " " << f << " |";
   md << "\n|---|";
@@ -229,6 +295,7 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
       }
       if (c.not_run > 0) md << " (" << c.not_run << " not run)";
       if (c.mismatch) md << " ≠" << (c.expected.empty() ? "r" + c.expected_resource : c.expected);
+      else if (c.regressed) md << " ✗";
       if (c.untrusted > 0) md << " ~";
       md << " |";
     }
@@ -236,6 +303,16 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
   }
   if (!plan.expect_path.empty()) {
     md << "\n" << totals.mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
+  }
+  if (!plan.fail_on.empty()) {
+    md << "\n" << totals.regressed - totals.mismatches << " cell(s) no expectation pins hit --fail-on "
+       << plan.fail_on.ToString() << ".\n";
+  }
+  if (totals.regressed > 0 && out.shard_count == 1) {
+    md << "\nRegressed (each fails the run, exit 1):\n\n";
+    for (const auto& c : plan.cells) {
+      if (c.regressed) md << "- " << c.regression << "\n";
+    }
   }
   // Coverage: a fault that never bit proves nothing; say where it happened and why a cell
   // could not be judged.
@@ -295,19 +372,59 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
   return md.str();
 }
 
-// junit.xml: one testcase per applicable cell (a shard: per cell it ran trials of).
+// junit.xml: one testcase per applicable cell (a shard: per cell it ran trials of). A
+// regressed cell is a <failure> with its regression line and every trial directory; so is a
+// cell with trials that never ran (an interrupted matrix is incomplete). A cell left unknown
+// (?) that nothing judges is <skipped> with its reason; every other cell passes, an expected
+// V included.
 std::string MatrixJunit(const Plan& plan, const MatrixOutput& out) {
-  Json checks = Json::array();
+  struct Case {
+    std::string name, failure, body, skipped;
+  };
+  std::vector<Case> cases;
+  int failures = 0, skipped = 0;
   for (const auto& c : plan.cells) {
     if (!c.applicable || (out.shard_count > 1 && c.trials.empty())) continue;
-    std::string msg = c.lock + " under " + c.fault + ": " + c.verdict + " (" +
-                      std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated)";
-    if (c.mismatch) msg += ", expected " + c.expected + (c.expected_resource.empty() ? "" : " resource " + c.expected_resource) + " (" + c.origin + ")";
-    if (c.not_run > 0) msg += ", " + std::to_string(c.not_run) + " trial(s) not run (interrupted)";
-    checks.push_back({{"name", c.lock + " x " + c.fault}, {"ok", !c.mismatch && c.unknown == 0 && c.not_run == 0}, {"message", msg}});
+    Case k;
+    k.name = c.lock + " x " + c.fault;
+    if (c.regressed) {
+      k.failure = c.regression;
+    } else if (c.not_run > 0) {
+      k.failure = c.lock + " x " + c.fault + ": " + c.verdict + ", " + std::to_string(c.not_run) +
+                  " trial(s) not run (interrupted)";
+    } else if (c.verdict == "?") {
+      k.skipped = "not judged (?): " + (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason);
+    }
+    if (!k.failure.empty()) {
+      for (const auto& dir : c.trial_dirs) {
+        if (!dir.empty()) k.body += "trial " + dir + "\n";
+      }
+    }
+    failures += !k.failure.empty();
+    skipped += !k.skipped.empty();
+    cases.push_back(std::move(k));
   }
-  return JunitXml("matrix", checks, out.elapsed_s);
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x << "<testsuite name=\"matrix\" tests=\"" << cases.size() << "\" failures=\"" << failures
+    << "\" skipped=\"" << skipped << "\" time=\"" << out.elapsed_s << "\">\n";
+  for (const auto& k : cases) {
+    x << "  <testcase classname=\"matrix\" name=\"" << XmlEscape(k.name) << "\"";
+    if (!k.failure.empty()) {
+      x << ">\n    <failure message=\"" << XmlEscape(k.failure) << "\">" << XmlEscape(k.body)
+        << "</failure>\n  </testcase>\n";
+    } else if (!k.skipped.empty()) {
+      x << ">\n    <skipped message=\"" << XmlEscape(k.skipped) << "\"/>\n  </testcase>\n";
+    } else {
+      x << "/>\n";
+    }
+  }
+  x << "</testsuite>\n";
+  return x.str();
 }
+
+// A TOML basic string: a JSON string's escapes (\\ \" \n \uXXXX ...) are TOML's too.
+std::string TomlQuote(const std::string& s) { return Json(s).dump(); }
 
 }  // namespace
 
@@ -320,7 +437,78 @@ int WriteMatrix(Plan* plan, const MatrixOutput& output, Status* written) {
   w = WriteFile(output.dir + "/junit.xml", MatrixJunit(*plan, output));
   if (written->ok()) *written = w;
   std::cout << md;
-  return totals.mismatches;
+  return totals.regressed;
+}
+
+std::string RegressionSummary(const Plan& plan) {
+  if (plan.expect_path.empty() && plan.fail_on.empty()) return "";
+  std::string judged_by = plan.expect_path.empty() ? "" : "expectations " + plan.expect_path;
+  if (!plan.fail_on.empty()) {
+    judged_by += (judged_by.empty() ? "" : ", ") + std::string("--fail-on ") + plan.fail_on.ToString();
+  }
+  std::string lines;
+  int n = 0;
+  for (const auto& c : plan.cells) {
+    if (!c.regressed) continue;
+    ++n;
+    lines += "  " + c.regression + "\n";
+  }
+  if (n == 0) return "regressed: none (" + judged_by + ")\n";
+  return "regressed: " + std::to_string(n) + " cell(s) (" + judged_by + "):\n" + lines;
+}
+
+Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinned) {
+  *pinned = 0;
+  std::ostringstream t;
+  t << "# Expectations recorded by `locklab matrix --write-expect` from seed " << plan.seed << ", "
+    << (plan.full ? "full" : "quick") << " mode, " << plan.trials << " trial(s) per cell.\n"
+    << "# `locklab matrix --expect " << path << "` with the same flags and seed judges a run by\n"
+    << "# them (exit 1 on a cell that differs). Every judged cell is pinned: verdict S safe,\n"
+    << "# V violated, L stuck. violated_in / stuck_in: this run's trials, kept, never judged.\n"
+    << "# The resource letter is not pinned from one run (whether a stale write lands is\n"
+    << "# timing unless the lock fences): a V cell whose resource stayed intact says so in a\n"
+    << "# comment; uncomment it to pin it.\n"
+    << "# Globs (`lock = \"driver:*\"`, `fault = \"*\"`) may be added: the most specific entry\n"
+    << "# that matches a cell pins it (harness/matrix_plan.h).\n";
+  std::string unpinned;
+  for (const auto& c : plan.cells) {
+    if (c.applicable && c.verdict == "?") {
+      unpinned += "#   " + c.lock + " x " + c.fault + ": " +
+                  (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason) + "\n";
+    }
+  }
+  if (!unpinned.empty()) {
+    t << "# Not pinned, left unknown (?) by this run (an unknown is no baseline; --fail-on\n"
+      << "# unknown fails such a cell):\n" << unpinned;
+  }
+  for (const auto& c : plan.cells) {
+    if (!c.applicable || (c.verdict != "S" && c.verdict != "V" && c.verdict != "L")) continue;
+    ++*pinned;
+    const std::string of = "/" + std::to_string(c.trials.size()) + "\"\n";
+    t << "\n[[cell]]\nlock = " << TomlQuote(c.lock) << "\nfault = " << TomlQuote(c.fault)
+      << "\nverdict = \"" << c.verdict << "\"\n";
+    if (c.verdict == "V" && c.resource == "S") t << "# resource = \"S\"   (the resource stayed intact)\n";
+    t << "violated_in = \"" << c.violated << of;
+    if (c.verdict == "L") t << "stuck_in = \"" << c.stuck << of;
+  }
+  return WriteFile(path, t.str());
+}
+
+int WriteExpectFlag(const Plan& plan, const std::string& path, const std::string& command,
+                    const std::string& incomplete) {
+  if (path.empty()) return 0;
+  if (!incomplete.empty()) {
+    std::cerr << "locklab " << command << ": " << path << " not written: " << incomplete << "\n";
+    return 0;  // the run's own exit code says it is incomplete
+  }
+  int pinned = 0;
+  Status w = WriteExpectationFile(plan, path, &pinned);
+  if (!w.ok()) {
+    std::cerr << "locklab " << command << ": " << w.message() << "\n";
+    return w.ExitCode();
+  }
+  std::cout << "expectations: " << path << " (" << pinned << " cell(s) pinned)\n";
+  return 0;
 }
 
 }  // namespace locklab::harness

@@ -9,6 +9,16 @@
 // checks and rebuilds the matrix from; matrix.md is the table a reader reads, ending with the
 // measured detection power of a whole matrix (detection_power.h).
 //
+// A cell regresses when it fails the run: a cell an expectation pins (matrix_plan.h) that
+// disagrees with it (verdict or resource), or, under --fail-on, a cell no expectation pins
+// whose verdict is in the set (V violated, L stuck, ? unknown); a pinned cell is judged by
+// its entry alone. junit.xml has one testcase per applicable cell: a regressed cell is a
+// <failure> whose message is its one regression line (expected X, got Y, the deciding
+// trial's verdict reason and directory) and whose text lists its trial directories; a cell
+// with trials never run is a failure too; a `?` cell nothing judges is <skipped> with its
+// reason; every other cell passes (an expected V included). A shard's cell with no trials of
+// its own is not judged.
+//
 // Thread safety: WriteMatrix mutates the plan's cells and writes files; call it from the one
 // thread that owns the plan, once per plan.
 #pragma once
@@ -31,11 +41,33 @@ struct MatrixOutput {
   bool interrupted = false;
 };
 
-// Judges the cells (Cell::verdict, counts, mismatch against the expectation), writes the
-// three files and prints matrix.md. Returns the number of cells that disagree with their
-// expectation. An interrupted matrix says so at the top of matrix.md and in matrix.json; a
+// Judges the cells (Cell::verdict, counts, mismatch against the expectation, regressed),
+// writes the three files and prints matrix.md. Returns the number of regressed cells. An interrupted matrix says so at the top of matrix.md and in matrix.json; a
 // cell with a trial that never ran is `-` (not run), never `?` or S, unless a trial that ran
 // found a violation or a stuck lock. `*written` gets the first failed write (a full disk).
 int WriteMatrix(Plan* plan, const MatrixOutput& output, Status* written);
+
+// After WriteMatrix, for the end of the command's output: "regressed: N cell(s) (expectations
+// FILE, --fail-on ...):" and one line per regressed cell, or "regressed: none (...)"; "" when
+// the plan has neither expectations nor --fail-on.
+std::string RegressionSummary(const Plan& plan);
+
+// `--write-expect FILE`, after WriteMatrix: an expectation file (the format of
+// matrix_plan.h) pinning every judged cell's verdict (S, V, L) with violated_in (and
+// stuck_in for L). The resource letter is not pinned (one run's: whether a stale write
+// lands is timing unless the lock fences); a V cell whose resource stayed intact carries
+// `# resource = "S"`, commented, to pin by hand. A `?` cell is not pinned (an unknown is no
+// baseline) but named in a comment; n/a cells are left out.
+// Read back by --expect with the same flags and seed, it pins what this run found. A failed
+// write is Status::Io naming the file (exit 70). *pinned: the number of [[cell]] entries.
+Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinned);
+
+// `--write-expect PATH` of `locklab COMMAND` (matrix, merge), after WriteMatrix: nothing when
+// PATH is "", else writes the file and prints "expectations: PATH (N cell(s) pinned)" — unless
+// the run is `incomplete` (why, e.g. "the matrix was interrupted"): a partial baseline would
+// leave cells out, so none is written and stderr says why. Returns 0, or after its one line
+// the exit code of a failed write (70).
+int WriteExpectFlag(const Plan& plan, const std::string& path, const std::string& command,
+                    const std::string& incomplete);
 
 }  // namespace locklab::harness

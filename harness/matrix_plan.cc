@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/numbers.h"
 #include "base/random.h"
 #include "faults/fault.h"
 #include "harness/matrix_scaling.h"
@@ -66,9 +67,70 @@ Status LoadPresets(const std::string& dir, std::vector<Preset>* out) {
   return Status::Ok();
 }
 
-// Literature answers / pinned expectations: [[cell]] lock, fault, verdict (S|V|L) and/or
+bool GlobMatches(std::string_view pattern, std::string_view id) {
+  // Greedy with one backtrack point (the last `*`): linear enough for ids and patterns.
+  size_t p = 0, i = 0, star = std::string_view::npos, star_i = 0;
+  while (i < id.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_i = i;
+    } else if (p < pattern.size() && pattern[p] == id[i]) {
+      ++p;
+      ++i;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      i = ++star_i;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
 
-Status LoadExpectations(const std::string& path, Expectations* out) {
+namespace {
+
+bool IsGlob(const std::string& pattern) { return pattern.find('*') != std::string::npos; }
+
+// How specific an entry is (matrix_plan.h): exact fields first, then the glob fields'
+// literal prefixes; equal keys go to the later entry.
+std::pair<int, size_t> Specificity(const Expectation& e) {
+  int exact = 0;
+  size_t prefix = 0;
+  for (const std::string* pattern : {&e.lock, &e.fault}) {
+    if (IsGlob(*pattern)) prefix += pattern->find('*');
+    else ++exact;
+  }
+  return {exact, prefix};
+}
+
+// "N/M" with 0 <= N <= M, 1 <= M.
+bool IsRate(const std::string& v) {
+  size_t slash = v.find('/');
+  if (slash == std::string::npos) return false;
+  std::optional<int64_t> m = ParseInt(std::string_view(v).substr(slash + 1), 1, 1000000);
+  return m && ParseInt(std::string_view(v).substr(0, slash), 0, *m).has_value();
+}
+
+}  // namespace
+
+const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,
+                                   const std::string& fault) {
+  const Expectation* best = nullptr;
+  std::pair<int, size_t> best_key;
+  for (const auto& e : expectations) {
+    if (!GlobMatches(e.lock, lock) || !GlobMatches(e.fault, fault)) continue;
+    std::pair<int, size_t> key = Specificity(e);
+    if (!best || key >= best_key) {  // >=: the later of two equal entries wins
+      best = &e;
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
+                        Expectations* out) {
   toml::table root;
   try {
     root = toml::parse_file(path);
@@ -78,26 +140,99 @@ Status LoadExpectations(const std::string& path, Expectations* out) {
   }
   const toml::array* cells = root["cell"].as_array();
   if (!cells) return Status::BadInput(path + ":1: field 'cell': expected [[cell]] tables");
+  static const std::set<std::string> kFields = {"lock",     "fault",       "verdict",
+                                                "resource", "violated_in", "stuck_in"};
   for (const auto& node : *cells) {
     const toml::table* t = node.as_table();
-    int line = node.source().begin.line;
-    auto field = [&](const char* k) { return t ? t->get_as<std::string>(k) : nullptr; };
-    if (!field("lock") || !field("fault")) {
-      return Status::BadInput(path + ":" + std::to_string(line) + ": field 'cell': needs lock and fault");
-    }
-    Expectation e;
-    if (auto v = field("verdict")) e.verdict = v->get();
-    if (auto v = field("resource")) e.resource = v->get();
-    for (const std::string* v : {&e.verdict, &e.resource}) {
-      if (!v->empty() && *v != "S" && *v != "V" && *v != "L") {
-        return Status::BadInput(path + ":" + std::to_string(line) +
-                                ": field 'cell.verdict': expected S, V or L");
+    const std::string at = path + ":" + std::to_string(node.source().begin.line) + ": ";
+    auto bad = [&](const std::string& field, const std::string& what) {
+      return Status::BadInput(at + "field 'cell." + field + "': " + what);
+    };
+    if (!t) return Status::BadInput(at + "field 'cell': expected a [[cell]] table");
+    for (const auto& [key, value] : *t) {
+      const std::string k(key.str());
+      // A misspelt field would pin nothing, silently.
+      if (!kFields.count(k)) {
+        return bad(k, "unknown field (lock, fault, verdict, resource, violated_in, stuck_in)");
       }
+      if (!value.is_string()) return bad(k, "expected a string");
     }
-    e.origin = path + ":" + std::to_string(line);
-    (*out)[{field("lock")->get(), field("fault")->get()}] = e;
+    auto field = [&](const char* k) {
+      auto v = t->get_as<std::string>(k);
+      return v ? v->get() : std::string();
+    };
+    Expectation e;
+    e.lock = field("lock");
+    e.fault = field("fault");
+    if (e.lock.empty() || e.fault.empty()) {
+      return Status::BadInput(at + "field 'cell': needs lock and fault");
+    }
+    e.verdict = field("verdict");
+    e.resource = field("resource");
+    e.violated_in = field("violated_in");
+    e.stuck_in = field("stuck_in");
+    if (!e.verdict.empty() && e.verdict != "S" && e.verdict != "V" && e.verdict != "L") {
+      return bad("verdict", "expected S, V or L, got '" + e.verdict + "'");
+    }
+    if (!e.resource.empty() && e.resource != "S" && e.resource != "V") {
+      return bad("resource", "expected S or V, got '" + e.resource + "'");
+    }
+    if (e.verdict.empty() && e.resource.empty()) {
+      return Status::BadInput(at + "field 'cell': needs verdict and/or resource");
+    }
+    if (!e.violated_in.empty() && !IsRate(e.violated_in)) {
+      return bad("violated_in", "expected N/M (trials), got '" + e.violated_in + "'");
+    }
+    if (!e.stuck_in.empty() && !IsRate(e.stuck_in)) {
+      return bad("stuck_in", "expected N/M (trials), got '" + e.stuck_in + "'");
+    }
+    // A glob may match no cell of this run; an exact id names a lock or a fault column.
+    if (!IsGlob(e.lock) && !locks::FindLock(e.lock)) {
+      return bad("lock", "unknown lock '" + e.lock + "' (see `locklab list`; a glob uses *)");
+    }
+    if (!IsGlob(e.fault) && !known_faults.count(e.fault)) {
+      return bad("fault", "unknown fault '" + e.fault + "' (no such fault or cell scenario; a glob uses *)");
+    }
+    e.origin = path + ":" + std::to_string(node.source().begin.line);
+    out->push_back(std::move(e));
   }
   return Status::Ok();
+}
+
+bool FailOn::Hits(const std::string& verdict) const {
+  return (verdict == "V" && outcomes.count(CellOutcome::kViolated)) ||
+         (verdict == "L" && outcomes.count(CellOutcome::kStuck)) ||
+         (verdict == "?" && outcomes.count(CellOutcome::kUnknown));
+}
+
+namespace {
+const std::vector<std::pair<CellOutcome, std::string>> kOutcomeWords = {
+    {CellOutcome::kViolated, "violated"}, {CellOutcome::kStuck, "stuck"}, {CellOutcome::kUnknown, "unknown"}};
+}  // namespace
+
+std::string FailOn::ToString() const {
+  std::string out;
+  for (const auto& [outcome, word] : kOutcomeWords) {
+    if (outcomes.count(outcome)) out += (out.empty() ? "" : ",") + word;
+  }
+  return out;
+}
+
+std::string ParseFailOn(const std::string& words, FailOn* out) {
+  FailOn parsed;
+  std::stringstream ss(words);
+  std::string word;
+  while (std::getline(ss, word, ',')) {
+    auto it = std::find_if(kOutcomeWords.begin(), kOutcomeWords.end(),
+                           [&](const auto& w) { return w.second == word; });
+    if (it == kOutcomeWords.end()) {
+      return "'" + word + "' is not one of violated, stuck, unknown";
+    }
+    if (!parsed.outcomes.insert(it->first).second) return "'" + word + "' given twice";
+  }
+  if (parsed.empty()) return "expected violated, stuck and/or unknown, comma-separated";
+  *out = parsed;
+  return "";
 }
 
 namespace {
@@ -174,6 +309,8 @@ std::string Fnv1a(const std::string& data) {
 std::string PlanId(const Plan& plan) {
   std::ostringstream all;
   all << plan.seed << "|" << (plan.full ? "full" : "quick") << "|" << plan.trials << "\n";
+  // Only when set, so that the ids of plans without it stay what they were.
+  if (!plan.fail_on.empty()) all << "fail_on|" << plan.fail_on.ToString() << "\n";
   for (const auto& c : plan.cells) {
     all << c.lock << "|" << c.fault << "|" << c.applicable << "|" << c.expected << "|"
         << c.expected_resource << "\n";
@@ -199,6 +336,7 @@ Plan BuildPlan(const PlanRequest& request) {
   plan.jobs = request.jobs;
   plan.lock_ids = request.lock_ids;
   plan.expect_path = request.expect_path;
+  plan.fail_on = request.fail_on;
   plan.preset_dir = request.preset_dir;
   for (const auto& p : request.presets) plan.cols.push_back(p.fault);
   const auto& endpoints = request.endpoints;
@@ -250,11 +388,12 @@ Plan BuildPlan(const PlanRequest& request) {
           o.endpoint_control = request.endpoint_control;
         }
       }
-      auto e = request.expectations.find({c.lock, c.fault});
-      if (e != request.expectations.end()) {
-        c.expected = e->second.verdict;
-        c.expected_resource = e->second.resource;
-        c.origin = e->second.origin;
+      if (const Expectation* e = FindExpectation(request.expectations, c.lock, c.fault)) {
+        c.expected = e->verdict;
+        c.expected_resource = e->resource;
+        c.expected_violated_in = e->violated_in;
+        c.expected_stuck_in = e->stuck_in;
+        c.origin = e->origin;
       }
       size_t ci = cells.size();
       for (int t = 0; t < request.trials; ++t) {

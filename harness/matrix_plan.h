@@ -5,10 +5,12 @@
 // expectation, and every Trial of every cell in the order of a whole run, each with its
 // own scenario (RunOptions) and seed. The seeds are drawn from the matrix seed for the whole
 // matrix before any slicing, so trial n has the same seed in a whole run and in any shard,
-// and the plan id (a hash of every trial's scenario, the cells and their expectations) is
-// equal exactly when two shards belong to one matrix. The scheduler (matrix_scheduler.h)
-// fills in the trials' outcomes, the outputs (matrix_outputs.h) judge the cells from them,
-// and `locklab merge` (matrix_merge.h) rebuilds a plan from shard files.
+// and the plan id (a hash of every trial's scenario, the cells, their expectations and the
+// --fail-on set) is equal exactly when two shards belong to one matrix. Expectation globs are
+// resolved here, per cell, so a shard and `locklab merge` judge the cells the same way. The
+// scheduler (matrix_scheduler.h) fills in the trials' outcomes, the outputs
+// (matrix_outputs.h) judge the cells from them, and `locklab merge` (matrix_merge.h)
+// rebuilds a plan from shard files.
 //
 // Thread safety: plain values and pure functions (the loaders read files); a Plan is owned
 // and mutated by one thread.
@@ -19,7 +21,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,16 +49,59 @@ struct Preset {
 // others by name. An unreadable directory is Status::Infrastructure; a bad scenario, its error.
 Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
 
-// Literature answers / pinned expectations: [[cell]] lock, fault, verdict (S|V|L) and/or
-// resource (S|V).
+// Literature answers / pinned expectations: an expectation file is TOML, one [[cell]] per
+// entry, in this shape (scenarios/matrix/expected.toml, or what --write-expect writes):
+//
+//   [[cell]]
+//   lock = "driver:*"      # an exact lock id, or a glob: `*` matches any run of characters
+//   fault = "*"            # an exact fault (column) id, or a glob
+//   verdict = "S"          # S safe, V violated, L stuck; and/or
+//   resource = "S"         # S or V: what the guarded resource saw (fenced locks)
+//   violated_in = "3/3"    # optional, shown and kept, never judged: the violated trials /
+//   stuck_in = "0/3"       #   trials (stuck_in: stuck ones) of the run that wrote the entry
+//
+// Which entry pins a cell: of the entries whose lock and fault patterns both match it, the
+// most specific: first the one with more exact fields (exact lock and fault, then one exact,
+// then none), then the one whose glob fields have the longer literal prefix (the characters
+// before the first `*`, summed over its glob fields: "driver:*" beats "*"), and between
+// entries equal on both the later in the file (as a repeated exact entry always did). A glob
+// that matches no cell of a run is fine (one file serves many runs); an exact lock or fault
+// id that the lab does not know is refused, as is any other field.
 struct Expectation {
-  std::string verdict, resource, origin;  // origin: "FILE:LINE"
+  std::string lock, fault;        // patterns: an exact id, or a glob with `*`
+  std::string verdict, resource;  // "" when the entry does not pin it
+  std::string violated_in, stuck_in;  // "N/M" or "": informational
+  std::string origin;             // "FILE:LINE"
 };
-using Expectations = std::map<std::pair<std::string, std::string>, Expectation>;  // (lock, fault)
+using Expectations = std::vector<Expectation>;  // in file order
 
-// A file that does not parse, or a cell without lock and fault, is Status::BadInput naming
-// the file and line.
-Status LoadExpectations(const std::string& path, Expectations* out);
+// `*` matches any run of characters (none included); every other character only itself.
+bool GlobMatches(std::string_view pattern, std::string_view id);
+
+// The entry that pins the cell `lock` x `fault` (the rule above), nullptr when none matches.
+const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,
+                                   const std::string& fault);
+
+// Appends the file's entries to *out. A file that does not parse, an entry without lock and
+// fault or without verdict and resource, an unknown field or letter, and an exact lock id
+// unknown to the registry (locks::FindLock) or an exact fault id not in `known_faults` are
+// Status::BadInput naming the file, line and field.
+Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
+                        Expectations* out);
+
+// --fail-on: the outcomes that fail a cell no expectation pins (a closed set of three).
+enum class CellOutcome { kViolated, kStuck, kUnknown };
+struct FailOn {
+  std::set<CellOutcome> outcomes;
+  bool empty() const { return outcomes.empty(); }
+  // Does a cell with this verdict letter (V, L, ?) hit the set? S, `-` and n/a never do.
+  bool Hits(const std::string& verdict) const;
+  // "violated,stuck,unknown" (that order, the ones in the set), "" when empty.
+  std::string ToString() const;
+};
+// "violated,stuck" (any subset of violated, stuck, unknown; comma-separated, each once at
+// most) into *out. Returns "" or what is wrong with it (one phrase, for the flag's error).
+std::string ParseFailOn(const std::string& words, FailOn* out);
 
 // One child `locklab run` of one cell. `results` is the trial's results.json as written
 // (matrix.json keeps it whole), null when the trial left none.
@@ -89,8 +136,17 @@ struct Cell {
   // evidence ("client-pause: client 2 (pid 1234) stopped: state T in /proc/1234/stat"),
   // "; "-joined; "" when no trial recorded any (older results, fault none).
   std::string evidence;
+  // The entry that pins the cell (FindExpectation): origin "" when none does.
   std::string expected, expected_resource, origin;
-  bool mismatch = false;
+  std::string expected_violated_in, expected_stuck_in;  // the entry's, informational
+  bool mismatch = false;  // disagrees with its pinned verdict or resource
+  // A regression (JudgeCells): a pinned cell that disagrees with its entry, or an unpinned one
+  // whose verdict is in Plan::fail_on. `regression` is its one line ("LOCK x FAULT: expected
+  // S, got V (1/1 violated; FILE:LINE): <the trial's verdict reason>; trial DIR").
+  bool regressed = false;
+  std::string regression;
+  // Every trial's run directory (results.json run_dir), in trial order; "" when it left none.
+  std::vector<std::string> trial_dirs;
 };
 
 // Everything a matrix will run, before it runs: the same for every shard of one matrix.
@@ -101,11 +157,12 @@ struct Plan {
   int jobs = 6;
   std::vector<std::string> lock_ids, cols;
   std::string expect_path;  // empty: no expectations
+  FailOn fail_on;           // --fail-on: what fails an unpinned cell
   std::string preset_dir;   // the cell scenarios (--scenarios), and their detection-power.json
   std::vector<Cell> cells;
   std::vector<Trial> all;  // every trial of every shard, in the order of a whole run
-  // Hash of every trial's scenario, the cells and their expectations: two shards belong to
-  // one matrix exactly when their ids are equal.
+  // Hash of every trial's scenario, the cells, their expectations and fail_on: two shards
+  // belong to one matrix exactly when their ids are equal.
   std::string id;
 };
 
@@ -119,6 +176,7 @@ struct PlanRequest {
   std::map<std::string, std::vector<std::string>> driver_args;  // per driver:PATH lock
   std::vector<Preset> presets;  // the columns, already filtered
   Expectations expectations;
+  FailOn fail_on;
   std::string expect_path, preset_dir;
   std::vector<std::string> endpoints;  // --endpoints: lock nodes first, the resource last
   std::string endpoint_control;
