@@ -380,7 +380,10 @@ class SetUpPlan(unittest.TestCase):
                                       "redis-py", "node", "kazoo", "java"})
 
     def test_drivers_and_scenarios(self):
-        self.assertEqual(set(plan("hunt", "--lock", EXAMPLE_DRIVER, "--budget", "1m")[0]), {"base", "redis-py"})
+        sets, out = plan("hunt", "--lock", EXAMPLE_DRIVER, "--budget", "1m")
+        self.assertEqual(set(sets), {"base", "redis-py"})
+        self.assertIn("npm: no\njava-drivers: no", out)  # the example drivers' npm ci and javac
+        self.assertIn("npm: yes\njava-drivers: yes", plan("matrix")[1])
         self.assertEqual(set(plan("run", "--lock=driver:examples/drivers/kazoo_lock.py")[0]),
                          {"base", "kazoo", "zookeeper"})
         self.assertEqual(set(plan("matrix", "--locks", "set-nx-px-lua,db-row")[0]), {"base", "mariadb"})
