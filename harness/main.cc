@@ -128,6 +128,9 @@ int RunCommand(const std::vector<std::string>& args) {
       o = from_file;
     }
   }
+  if (!s.ok() && s.message().find("more than one scenario file") != std::string::npos) {
+    s = Status::Usage(s.message() + " (to replay several: locklab replay FILE|DIR...)");
+  }
   // Everything that can refuse the run, before a run directory exists.
   if (s.ok()) s = ValidateRunOptions(o);
   if (s.ok()) s = CheckEndpoints(o);
@@ -136,13 +139,16 @@ int RunCommand(const std::vector<std::string>& args) {
     return s.ExitCode();
   }
   // Trials run one after the other with seeds seed, seed+1, ... (a drawn seed when 0).
-  bool expectations =
-      !o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty();
+  // A statistical [expect] (at least K of N, run_options.h) is judged over all the trials,
+  // each of which replays the same seed.
+  bool expectations = HasExpectations(o);
+  const bool statistical = IsStatisticalExpectation(o);
+  ExpectationTally tally(o);
   int worst = 0;
   uint64_t seed = o.seed;
   for (int t = 0; t < o.trials && !Interrupted(); ++t) {
     RunOptions trial = o;
-    trial.seed = seed == 0 ? 0 : seed + static_cast<uint64_t>(t);
+    trial.seed = seed == 0 ? 0 : statistical ? seed : seed + static_cast<uint64_t>(t);
     TrialResult r = RunTrial(trial);
     if (!r.status.ok()) std::cerr << "locklab run: " << r.status.message() << "\n";
     int code = r.exit_code;
@@ -173,7 +179,10 @@ int RunCommand(const std::vector<std::string>& args) {
                   << " ms); the machine is overloaded and this trial's timing is not to be "
                      "trusted (results.json lab_lag)\n";
       }
-      if (expectations && r.status.ok() && !sum.interrupted) {
+      if (statistical && r.status.ok() && !sum.interrupted) {
+        tally.Add(r.results);
+        code = 0;  // any one trial may end any way; the count decides, after the loop
+      } else if (expectations && r.status.ok() && !sum.interrupted) {
         std::string miss = CheckExpectations(o, r.results);
         if (miss.empty()) {
           std::cout << "expectation: met\n";
@@ -192,6 +201,11 @@ int RunCommand(const std::vector<std::string>& args) {
     }
     worst = WorseRunExit(worst, code);  // an error (64+) > 1 > 2 > 0 (base/exit_code.h)
     if (seed == 0 && r.summary) seed = r.summary->seed - t;
+  }
+  if (statistical && !Interrupted() && tally.judged() > 0) {
+    const bool met = tally.Decide(0) == ExpectationTally::Outcome::kMet;
+    std::cout << "expectation: " << (met ? "met: " : "NOT met: ") << tally.Describe() << "\n";
+    worst = WorseRunExit(worst, met ? 0 : 1);
   }
   return worst;
 }

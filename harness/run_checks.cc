@@ -4,7 +4,10 @@
 #include <functional>
 #include <memory>
 
+#include <cstdio>
+
 #include "base/numbers.h"
+#include "harness/expect_rate.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
 #include "locks/driver_lock.h"
@@ -149,6 +152,16 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
     }
     return it != o.origins.end() ? it->second : "run: flag " + flag;
   };
+  if (IsStatisticalExpectation(o)) {
+    // The reader checked K against the file's trials; trials may have changed since.
+    const int need = RequiredFailures(o);
+    if (need < 1 || need > o.trials) {
+      return Status::Usage((o.expect_origin.empty() ? "run: [expect]" : o.expect_origin + ": [expect]") +
+                           ": at least " + std::to_string(need) + " failing trials of " +
+                           std::to_string(o.trials) + " cannot be an expectation (1.." +
+                           std::to_string(o.trials) + ")");
+    }
+  }
   const locks::LockInfo* info = locks::FindLock(o.lock);
   if (info == nullptr) {
     return Status::Usage(where("lock", "--lock") + ": lock '" + o.lock + "': unknown lock id (see `locklab list`)");
@@ -213,11 +226,91 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
 
 Status ValidateRunOptions(const RunOptions& o) { return OneLine(ValidateRunOptionsMultiLine(o)); }
 
+bool HasExpectations(const RunOptions& o) {
+  return !o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty() ||
+         IsStatisticalExpectation(o);
+}
+
+bool IsStatisticalExpectation(const RunOptions& o) {
+  return o.expect_violated_at_least > 0 || o.expect_violated_rate > 0;
+}
+
+int RequiredFailures(const RunOptions& o) {
+  if (o.expect_violated_at_least > 0) return o.expect_violated_at_least;
+  if (o.expect_violated_rate > 0) {
+    const double confidence = o.expect_confidence > 0 ? o.expect_confidence : kDefaultExpectConfidence;
+    return KForRate(o.trials, o.expect_violated_rate, confidence);
+  }
+  return o.trials;
+}
+
+// The verdict one trial of a statistical expectation must have: "violated" unless the table
+// names a verdict, or asks for a stuck lock (whose verdict is safe: JudgedStuck).
+static std::string TrialVerdict(const RunOptions& o) {
+  if (!o.expect_verdict.empty() || !IsStatisticalExpectation(o) || o.expect_stuck == "yes") {
+    return o.expect_verdict;
+  }
+  return "violated";
+}
+
+std::string PerTrialExpectation(const RunOptions& o) {
+  std::string out;
+  auto add = [&](const std::string& what, const std::string& v) {
+    if (!v.empty()) out += (out.empty() ? "" : ", ") + what + " " + v;
+  };
+  add("verdict", TrialVerdict(o));
+  add("stuck", o.expect_stuck);
+  add("resource", o.expect_resource);
+  return out;
+}
+
+void ExpectationTally::Add(const nlohmann::ordered_json& results) {
+  ++judged_;
+  violated_ += results.value("verdict", std::string()) == "violated";
+  std::string miss = CheckExpectations(o_, results);
+  if (miss.empty()) {
+    ++met_;
+  } else if (first_miss_.empty()) {
+    first_miss_ = "trial " + std::to_string(judged_) + ": " + miss;
+  }
+}
+
+ExpectationTally::Outcome ExpectationTally::Decide(int remaining) const {
+  const int need = RequiredFailures(o_);
+  if (!IsStatisticalExpectation(o_)) {
+    if (met_ < judged_) return Outcome::kNotMet;
+    return remaining <= 0 && judged_ > 0 ? Outcome::kMet : Outcome::kOpen;
+  }
+  if (met_ >= need) return Outcome::kMet;
+  if (met_ + remaining < need) return Outcome::kNotMet;
+  return Outcome::kOpen;
+}
+
+std::string ExpectationTally::Describe() const {
+  const std::string where = o_.expect_origin.empty() ? "" : " (expectation at " + o_.expect_origin + ")";
+  if (!IsStatisticalExpectation(o_)) {
+    if (met_ < judged_) return first_miss_;  // CheckExpectations names the [expect] itself
+    return std::to_string(met_) + " of " + std::to_string(judged_) + " trials met it";
+  }
+  const int need = RequiredFailures(o_);
+  std::string line = std::to_string(met_) + " of " + std::to_string(judged_) + " trials had " +
+                     PerTrialExpectation(o_) + ", at least " + std::to_string(need) + " of " +
+                     std::to_string(o_.trials) + " needed";
+  if (o_.expect_violated_rate > 0) {
+    char rate[64];
+    snprintf(rate, sizeof rate, " (violated_rate %g at confidence %g)", o_.expect_violated_rate,
+             o_.expect_confidence > 0 ? o_.expect_confidence : kDefaultExpectConfidence);
+    line += rate;
+  }
+  return met_ >= need ? line : line + where;
+}
+
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
   std::string out;
   std::string verdict = r.value("verdict", std::string("unknown"));
-  if (!o.expect_verdict.empty() && verdict != o.expect_verdict) {
-    out = "expected verdict " + o.expect_verdict + ", got " + verdict;
+  const std::string expect_verdict = TrialVerdict(o);
+  if (!expect_verdict.empty() && verdict != expect_verdict) {
+    out = "expected verdict " + expect_verdict + ", got " + verdict;
   }
   if (!o.expect_stuck.empty()) {
     bool stuck = r.contains("liveness") && r["liveness"].value("stuck", false);

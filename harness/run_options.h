@@ -70,6 +70,16 @@ struct RunOptions {
   std::string expect_verdict;
   std::string expect_stuck;
   std::string expect_resource;  // "safe" | "violated": lost updates or stale writes accepted
+  // Statistical expectations (expect_rate.h): met when at least K of the `trials` trials
+  // fail as the keys above say (verdict "violated" when none of verdict and stuck is given);
+  // the other trials may end any way. K is expect_violated_at_least, or from
+  // expect_violated_rate: the largest K with P(Binomial(trials, rate) >= K) >=
+  // expect_confidence (0.99 when not given). At most one of the two; 0 means none. With
+  // either, every trial replays the same seed (the scenario's; when 0, the one the first
+  // trial drew): the rate is that of one schedule, as a hunt's reruns measured it.
+  int expect_violated_at_least = 0;
+  double expect_violated_rate = 0;
+  double expect_confidence = 0;
   // Where the expectations were written (file:line), for messages.
   std::string expect_origin;
   // Where runs go.
@@ -87,8 +97,41 @@ struct RunOptions {
 inline constexpr size_t kMaxFaults = 256;
 
 // Compares a trial's results.json with the expectations; empty when they hold (or there
-// are none), else one line saying what differs.
+// are none), else one line saying what differs. For a statistical expectation this is one
+// trial's part of it (verdict "violated" unless the table says otherwise).
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& results);
+
+// Whether `o` has an [expect] at all, and whether it is statistical (at least K of N).
+bool HasExpectations(const RunOptions& o);
+bool IsStatisticalExpectation(const RunOptions& o);
+// K: how many of o.trials must fail (statistical); o.trials for an exact expectation.
+int RequiredFailures(const RunOptions& o);
+// What one trial must show to count, as written: "verdict violated, resource violated".
+std::string PerTrialExpectation(const RunOptions& o);
+
+// The expectation over the trials of one scenario, judged as they end (`locklab run`,
+// `locklab replay`). Exact: every trial must meet it, and the first miss decides. Statistical:
+// met once K trials met it, missed once too few are left to reach K.
+class ExpectationTally {
+ public:
+  enum class Outcome { kOpen, kMet, kNotMet };
+  explicit ExpectationTally(RunOptions o) : o_(std::move(o)) {}
+  // One judged trial's results.json.
+  void Add(const nlohmann::ordered_json& results);
+  // With `remaining` trials still to run (or to come) after those added.
+  Outcome Decide(int remaining) const;
+  int judged() const { return judged_; }
+  int met() const { return met_; }
+  int violated() const { return violated_; }  // trials whose verdict was violated
+  // One line: "3 of 4 trials had verdict violated (at least 1 needed)"; when not met, why
+  // (the first trial's miss for an exact expectation), with the [expect]'s file:line.
+  std::string Describe() const;
+
+ private:
+  RunOptions o_;
+  int judged_ = 0, met_ = 0, violated_ = 0;
+  std::string first_miss_;
+};
 
 // Parses `locklab run` flags (the words after "run"; run_flags.cc): "--flag value" or
 // "--flag=value", the plain fields by the table of run_fields.h. Errors are Status::Usage

@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "harness/expect_rate.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
 #include "harness/scenario_faults.h"
@@ -30,12 +31,76 @@ Status ReadFields(TableReader& r, FieldSection section, RunOptions* o) {
   return Status::Ok();
 }
 
+// A number (integer or float) in (lo, hi], or [lo, hi) with `open_hi`, else the field's error.
+Status ReadFraction(TableReader& r, const toml::table& t, const char* key, bool open_hi, double* out) {
+  r.Allow(key);
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return Status::Ok();
+  std::optional<double> v = n->is_integer() ? std::optional<double>(static_cast<double>(*n->value<int64_t>()))
+                                            : n->value_exact<double>();
+  if (!v || !(*v > 0.0) || (open_hi ? !(*v < 1.0) : !(*v <= 1.0))) {
+    std::ostringstream got;  // as TOML writes it, cut short (a refused table can be long)
+    if (const auto* text = n->as_string()) {
+      got << text->get();
+    } else {
+      n->visit([&got](const auto& value) { got << value; });
+    }
+    std::string shown = got.str().substr(0, 40);
+    return r.Error(*n, key, std::string("expected a number in ") + (open_hi ? "(0, 1)" : "(0, 1]") +
+                                ", got '" + shown + "'");
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+// The statistical keys (run_options.h): violated_at_least = K, or violated_rate with an
+// optional confidence, each checked against the file's trials.
+Status ReadStatisticalExpect(const toml::table& t, TableReader& r, RunOptions* o) {
+  int64_t at_least = 0;
+  Status s;
+  if (!(s = r.Int("violated_at_least", 1, 1000, &at_least)).ok()) return s;
+  if (!(s = ReadFraction(r, t, "violated_rate", false, &o->expect_violated_rate)).ok()) return s;
+  if (!(s = ReadFraction(r, t, "confidence", true, &o->expect_confidence)).ok()) return s;
+  o->expect_violated_at_least = static_cast<int>(at_least);
+  const toml::node* k = t.get("violated_at_least");
+  const toml::node* rate = t.get("violated_rate");
+  if (k && rate) return r.Error(*rate, "violated_rate", "give violated_at_least or violated_rate, not both");
+  if (const toml::node* c = t.get("confidence"); c && !rate) {
+    return r.Error(*c, "confidence", "only with violated_rate");
+  }
+  if (!k && !rate) return Status::Ok();
+  const toml::node& stat = k ? *k : *rate;
+  const char* key = k ? "violated_at_least" : "violated_rate";
+  if (!o->expect_verdict.empty() && o->expect_verdict != "violated") {
+    return r.Error(*t.get("verdict"), "verdict",
+                   std::string(key) + " counts failing trials: verdict must be violated or left out");
+  }
+  if (o->expect_stuck == "no" && o->expect_verdict.empty()) {
+    return r.Error(*t.get("stuck"), "stuck", std::string(key) + " counts failing trials: stuck = \"no\" fails none");
+  }
+  if (k && at_least > o->trials) {
+    return r.Error(*k, "violated_at_least",
+                   std::to_string(at_least) + " of " + std::to_string(o->trials) +
+                       " trials: more than the scenario runs (trials = " + std::to_string(o->trials) + ")");
+  }
+  if (rate && RequiredFailures(*o) < 1) {
+    const double c = o->expect_confidence > 0 ? o->expect_confidence : kDefaultExpectConfidence;
+    std::ostringstream why;
+    why << "at rate " << o->expect_violated_rate << ", " << o->trials << " trial" << (o->trials == 1 ? "" : "s")
+        << " fail at least once with probability " << BinomialAtLeast(o->trials, o->expect_violated_rate, 1)
+        << ", below the confidence " << c << ": raise trials";
+    return r.Error(stat, key, why.str());
+  }
+  return Status::Ok();
+}
+
 Status ReadExpect(const std::string& path, const toml::table& t, RunOptions* o) {
   TableReader r(path, t, "expect.");
   Status s;
   if (!(s = r.Str("verdict", &o->expect_verdict)).ok()) return s;
   if (!(s = r.Str("stuck", &o->expect_stuck)).ok()) return s;
   if (!(s = r.Str("resource", &o->expect_resource)).ok()) return s;
+  for (const char* k : {"violated_at_least", "violated_rate", "confidence"}) r.Allow(k);
   if (!(s = r.RejectUnknown()).ok()) return s;
   if (!o->expect_verdict.empty() && o->expect_verdict != "safe" &&
       o->expect_verdict != "violated" && o->expect_verdict != "unknown") {
@@ -47,6 +112,7 @@ Status ReadExpect(const std::string& path, const toml::table& t, RunOptions* o) 
   if (!o->expect_resource.empty() && o->expect_resource != "safe" && o->expect_resource != "violated") {
     return r.Error(*t.get("resource"), "resource", "expected safe or violated");
   }
+  if (!(s = ReadStatisticalExpect(t, r, o)).ok()) return s;
   o->expect_origin = Where(path, t);
   return Status::Ok();
 }

@@ -1,11 +1,25 @@
 // ScenarioToToml (run_options.h): a trial written back as the scenario file that replays it.
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "harness/run_options.h"
 
 namespace locklab::harness {
+
+// A float as TOML writes one, exactly: the shortest form that reads back as the same double,
+// with a decimal point (TOML reads "1" as an integer; the reader takes both).
+static std::string Number(double v) {
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
 
 std::string ScenarioToToml(const RunOptions& o) {
   // A TOML basic string: quotes, backslashes and control characters escaped, so that any
@@ -40,11 +54,15 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "duration_ms = " << o.duration.count() << "\n";
   t << "stuck_after_ms = " << o.stuck_after.count() << "\n";
   t << "trials = " << o.trials << "\n\n";
-  if (!o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty()) {
+  if (HasExpectations(o)) {
     t << "[expect]\n";
     if (!o.expect_verdict.empty()) t << "verdict = " << q(o.expect_verdict) << "\n";
     if (!o.expect_stuck.empty()) t << "stuck = " << q(o.expect_stuck) << "\n";
     if (!o.expect_resource.empty()) t << "resource = " << q(o.expect_resource) << "\n";
+    // As given (a rate is not turned into its K): the replay derives the same K from it.
+    if (o.expect_violated_at_least > 0) t << "violated_at_least = " << o.expect_violated_at_least << "\n";
+    if (o.expect_violated_rate > 0) t << "violated_rate = " << Number(o.expect_violated_rate) << "\n";
+    if (o.expect_confidence > 0) t << "confidence = " << Number(o.expect_confidence) << "\n";
     t << "\n";
   }
   t << "[lock]\n";
