@@ -16,6 +16,7 @@
 #include "harness/cluster_command.h"
 #include "harness/matrix.h"
 #include "harness/hunt.h"
+#include "harness/replay_command.h"
 #include "harness/report_command.h"
 #include "harness/runner.h"
 #include "locks/driver_lock.h"
@@ -268,6 +269,7 @@ int main(int argc, char** argv) {
   if (cmd == "merge") return harness::RunMergeCommand(rest);
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);
+  if (cmd == "replay") return harness::RunReplayCommand(rest);
   if (cmd == "completion") return harness::CompletionCommand(rest);
   // `test` is the entry script's (./locklab test); it is listed so that --help shows it.
   std::cerr << "locklab: '" << cmd << "' is run by the entry script: ./locklab " << cmd << "\n";
