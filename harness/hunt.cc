@@ -36,6 +36,7 @@ namespace {
 
 struct HuntFlags {
   std::string lock, baseline, out = "runs";
+  std::string corpus;    // --corpus DIR: a confirmed minimal.toml is copied there
   std::string validity;  // --validity honour|ignore: fixed for every scenario ("" = drawn)
   std::map<std::string, std::string> knobs;
   std::vector<std::string> driver_args, faults;
@@ -73,6 +74,8 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       s = r.Value(&f->baseline);
     else if (r.Is("--out"))
       s = r.Value(&f->out);
+    else if (r.Is("--corpus"))
+      s = r.Value(&f->corpus);
     else if (r.Is("--budget"))
       s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->budget);
     else if (r.Is("--shrink-budget"))
@@ -728,6 +731,26 @@ int Hunt::Run() {
     return w.ExitCode();
   }
   std::cout << HuntSummary(story_, dir_);
+  if (!f_.corpus.empty() && story_.minimal) {
+    // Only a kill with a statistical [expect] is a regression (MinimalIsRegression).
+    if (MinimalIsRegression(story_)) {
+      std::string path;
+      bool existed = false;
+      Status c = CopyToCorpus(story_, f_.corpus, &path, &existed);
+      if (!c.ok()) {
+        std::cerr << "locklab hunt: flag --corpus: " << c.message() << "\n";
+        return c.ExitCode();
+      }
+      std::cout << "corpus: " << path << (existed ? " (already there, not copied)" : " (added)") << "\n";
+    } else {
+      std::cout << "corpus: minimal.toml not added to " << f_.corpus << ": "
+                << (MinimalReplay(story_) ? "it did not reproduce " + std::to_string(kReproductionNeeded) +
+                                                " of " + std::to_string(kReproductionReruns) +
+                                                " times with a baseline that never failed"
+                                          : std::string("too rare to be a regression"))
+                << "\n";
+    }
+  }
   // A report that could not be made (69, 70) is the exit code, as for `locklab report`.
   int report_exit = 0;
   if (f_.report && !story_.failing_run.empty() && !Interrupted())

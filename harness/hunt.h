@@ -6,6 +6,7 @@
 //                [--ttl MS] [--baseline LOCK] [--liveness] [--max-faults N]
 //                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
 //                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
+//                [--corpus DIR]
 //
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
 // child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
@@ -39,11 +40,14 @@
 // and confirmations running when the budget ran out.
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
+// --corpus DIR: a minimal.toml that reproduced (a kill) with a statistical [expect] is
+// copied into DIR (hunt_story.h CopyToCorpus), for `locklab replay DIR`.
 //
 // Outputs, in the run store (runs/hunt-<lock>/<time>-<seed>/): trials/ (every scenario and
 // run), found/ (every failing scenario found, with its [expect]), shrink/ (the candidates'
 // runs; a later find's named after it, shrink/t0012-s1-1.toml), reruns/ (the
-// reproduction), minimal.toml (with [expect]), narrative.md (the
+// reproduction), minimal.toml (with a statistical [expect] from its reproduction rate, or
+// none when it reproduced too rarely: hunt_story.h MinimalReplay), narrative.md (the
 // schedule in a paragraph), hunt.json and hunt.md (the summary, the shrink steps, the
 // reproduction rate, the time to the first find), failing-run (a link to one failing rerun,
 // with its HTML report).

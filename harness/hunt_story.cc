@@ -1,5 +1,8 @@
 #include "harness/hunt_story.h"
 
+#include <sys/stat.h>
+
+#include <cctype>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -316,6 +319,17 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
                                                             : nlohmann::ordered_json(s.strengthened)},
                     {"failing_run", s.failing_run}};
+    // minimal.toml's [expect] (MinimalReplay): the replay it asks for, or why it has none.
+    const std::optional<ReplayPlan> plan = MinimalReplay(s);
+    j["minimal"]["regression"] =
+        plan ? nlohmann::ordered_json{{"trials", plan->trials},
+                                      {"violated_at_least", plan->at_least},
+                                      {"rate_lower_bound", plan->rate_low},
+                                      {"pass_probability", plan->pass_probability},
+                                      {"replay_trials_s", plan->trials * static_cast<double>(s.minimal->duration.count()) / 1000.0},
+                                      {"corpus", MinimalIsRegression(s)}}
+             : nlohmann::ordered_json();
+    j["minimal"]["regression_note"] = DescribeMinimalReplay(s);
   } else {
     j["minimal"] = nullptr;
   }
@@ -337,6 +351,7 @@ std::string HuntSummary(const HuntStory& s, const std::string& dir) {
         << s.KeptSteps().size() << " shrink steps; failed in "
         << s.reproduced << " of " << s.reruns << " reruns)\n";
     out << Narrative(s) << "\n";
+    out << DescribeMinimalReplay(s) << "\n";
   } else if (counted == 0) {
     out << "no failure within the budget: this is not a proof that the lock is safe\n";
   }
@@ -344,16 +359,90 @@ std::string HuntSummary(const HuntStory& s, const std::string& dir) {
   return out.str();
 }
 
+std::optional<ReplayPlan> MinimalReplay(const HuntStory& s) {
+  if (!s.minimal || s.reruns <= 0) return std::nullopt;
+  return ReplayExpectation(s.reproduced, s.reruns);
+}
+
+std::string DescribeMinimalReplay(const HuntStory& s) {
+  if (!s.minimal) return "";
+  const std::optional<ReplayPlan> plan = MinimalReplay(s);
+  const std::string measured = std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns";
+  if (!plan) {
+    return "not a regression: minimal.toml failed in " + measured + "; at " +
+           Fixed(100 * kRateBoundConfidence, 0) + "% confidence its rate may be as low as " +
+           Fixed(ClopperPearsonLower(s.reproduced, s.reruns, kRateBoundConfidence), 3) +
+           ", and no replay of up to " + std::to_string(kMaxReplayTrials) +
+           " trials would then fail with " + Fixed(100 * kReplayPassProbability, 0) +
+           "% probability, so it has no [expect]";
+  }
+  const double trial_s = static_cast<double>(s.minimal->duration.count()) / 1000.0;
+  return "regression: minimal.toml expects at least " + std::to_string(plan->at_least) + " of " +
+         std::to_string(plan->trials) + " trials to fail (it failed in " + measured +
+         "; a rate at its " + Fixed(100 * kRateBoundConfidence, 0) + "% lower bound, " +
+         Fixed(plan->rate_low, 3) + ", meets that with probability " + Fixed(plan->pass_probability, 3) +
+         "); a replay runs " + std::to_string(plan->trials) + " x " + Fixed(trial_s, 1) + " s = " +
+         Fixed(plan->trials * trial_s, 0) + " s of trials, plus each trial's setup" +
+         (!s.baseline.empty() && s.baseline_failures > 0 ? "; the baseline failed it too, so it is no kill"
+                                                         : "");
+}
+
+std::string MinimalToml(const HuntStory& s, const std::string& dir) {
+  RunOptions m = *s.minimal;
+  m.name = "minimal";
+  m.out_dir = "runs";
+  const std::optional<ReplayPlan> plan = MinimalReplay(s);
+  std::string head = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
+                     std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns.\n";
+  if (plan) {
+    ExpectKinds(s.kinds.empty() ? std::set<std::string>{"violated"} : s.kinds, &m);
+    m.trials = plan->trials;
+    m.expect_violated_at_least = plan->at_least;
+    head += "# [expect]: every trial replays this seed; at least " + std::to_string(plan->at_least) +
+            " of " + std::to_string(plan->trials) + " must fail (docs/hunt.md, Outputs).\n";
+  } else {
+    ExpectKinds({}, &m);
+    m.trials = 1;
+    head += "# No [expect]: too rare to be a regression (" + DescribeMinimalReplay(s).substr(std::string("not a regression: ").size()) + ").\n";
+  }
+  return head + ScenarioToToml(m);
+}
+
+bool MinimalIsRegression(const HuntStory& s) {
+  if (!s.minimal || !MinimalReplay(s)) return false;
+  return s.reproduced >= kReproductionNeeded && s.baseline_failures == 0;
+}
+
+Status CopyToCorpus(const HuntStory& s, const std::string& corpus_dir, std::string* path, bool* existed) {
+  const std::string toml = MinimalToml(s, "");
+  // The name's hash: the scenario itself (FNV-1a of its lines that are not comments), so the
+  // hunt directory in the first comment does not make a second file of the same scenario.
+  uint64_t hash = 1469598103934665603ull;
+  std::istringstream lines(toml);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] == '#') continue;
+    for (char c : line + "\n") {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(hash & 0xffffffffull));
+  std::string name = LockDisplayName(s.minimal->lock) + "--" + FaultIds(*s.minimal) + "--" + hex;
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '+' && c != '.') c = '-';
+  }
+  *path = corpus_dir + "/" + name + ".toml";
+  struct stat st;
+  *existed = stat(path->c_str(), &st) == 0;
+  if (*existed) return Status::Ok();
+  if (Status m = MakeDirs(corpus_dir); !m.ok()) return m;
+  return WriteFile(*path, toml);
+}
+
 Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
   if (s.minimal) {
-    RunOptions m = *s.minimal;
-    m.name = "minimal";
-    m.out_dir = "runs";
-    ExpectKinds(s.kinds.empty() ? std::set<std::string>{"violated"} : s.kinds, &m);
-    std::string toml = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
-                       std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) +
-                       " reruns.\n" + ScenarioToToml(m);
-    if (Status w = WriteFile(dir + "/minimal.toml", toml); !w.ok()) return w;
+    if (Status w = WriteFile(dir + "/minimal.toml", MinimalToml(s, dir)); !w.ok()) return w;
     if (Status w = WriteFile(dir + "/narrative.md", Narrative(s) + "\n"); !w.ok()) return w;
   }
   if (Status w = WriteFile(dir + "/hunt.json", HuntJson(s).dump(2) + "\n"); !w.ok()) return w;
@@ -406,8 +495,8 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
     }
     md << "\n## Minimal scenario (failed in " << s.reproduced << " of " << s.reruns
        << " reruns)\n\n"
-       << Narrative(s) << "\n\n```toml\n"
-       << ScenarioToToml(*s.minimal) << "```\n";
+       << Narrative(s) << "\n\n" << DescribeMinimalReplay(s) << ".\n\n```toml\n"
+       << MinimalToml(s, dir) << "```\n";
   }
   return WriteFile(dir + "/hunt.md", md.str());
 }

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "harness/expect_rate.h"
 #include "harness/run_options.h"
 
 namespace locklab::harness {
@@ -128,5 +129,25 @@ nlohmann::ordered_json HuntJson(const HuntStory& story);
 std::string HuntSummary(const HuntStory& story, const std::string& dir);
 // minimal.toml (with [expect]), narrative.md, hunt.json, hunt.md under `dir`.
 Status WriteHuntOutputs(const HuntStory& story, const std::string& dir);
+
+// The replay minimal.toml's [expect] asks for (expect_rate.h), from its told reproduction
+// (story.reproduced of story.reruns): `trials` = N and `violated_at_least` = K, which a lock
+// failing at the rate's 95% lower bound meets with 99% probability. None when the minimal
+// reproduced too rarely for a replay of at most kMaxReplayTrials to promise that (2 or 3
+// of 10): minimal.toml then has no [expect], and hunt.json, hunt.md and the summary say so.
+std::optional<ReplayPlan> MinimalReplay(const HuntStory& story);
+// One line about it: "regression: at least 1 of 4 trials ... (a replay runs 4 x 1.5 s)", or
+// "not a regression: ...".
+std::string DescribeMinimalReplay(const HuntStory& story);
+// minimal.toml's text (`dir`: the hunt's directory, named in its first comment).
+std::string MinimalToml(const HuntStory& story, const std::string& dir);
+// Whether minimal.toml goes into a regression corpus (hunt --corpus): it reproduced (a kill:
+// ShrunkFind::reproduced) and has a statistical [expect] (MinimalReplay).
+bool MinimalIsRegression(const HuntStory& story);
+// Copies minimal.toml into `corpus_dir` as <lock>--<faults>--<hash>.toml (the hash of the
+// scenario without its comments, so the same scenario found twice has one name): `path` is
+// the file, `existed` whether it was there already (then it is left as it is).
+Status CopyToCorpus(const HuntStory& story, const std::string& corpus_dir, std::string* path,
+                    bool* existed);
 
 }  // namespace locklab::harness
