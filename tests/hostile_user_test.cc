@@ -106,7 +106,7 @@ TEST_F(HostileUserTest, AFullDiskEndsTheRunWithExit70NamingTheFile) {
   std::string fs = FullDisk("5m", 0);
   if (fs.empty()) GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "client-pause", "--ttl",
-                               "500", "--pause", "1200", "--duration", "3", "--no-report", "--out",
+                               "500", "--pause", "1200", "--duration", "3s", "--no-report", "--out",
                                fs + "/runs"},
                               dir_);
   EXPECT_EQ(inv.exit_code, 70) << inv.output;
@@ -128,7 +128,7 @@ TEST_F(HostileUserTest, ADiskThatFillsDuringTheRunEndsItWithExit70) {
   Nanos t0 = MonotonicNow();
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "client-pause", "--ttl",
                                "500", "--pause", "1200", "--hold", "5", "--think", "0", "--duration",
-                               "4", "--no-report", "--out", fs + "/runs"},
+                               "4s", "--no-report", "--out", fs + "/runs"},
                               dir_);
   EXPECT_EQ(inv.exit_code, 70) << inv.output;
   EXPECT_LT(ToMillis(MonotonicNow() - t0), 15000.0);
@@ -154,7 +154,7 @@ TEST_F(HostileUserTest, ADiskThatFillsDuringTheRunEndsItWithExit70) {
 
 // 15.1, bad paths: an --out that cannot be made is an I/O error (70) in one line.
 TEST_F(HostileUserTest, AnOutDirectoryThatCannotBeMadeIsExit70) {
-  ExpectRefused({"run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", "/dev/null/runs"},
+  ExpectRefused({"run", "--lock", "setnx", "--duration", "1s", "--no-report", "--out", "/dev/null/runs"},
                 70, "locklab run: mkdir /dev/null/runs: Not a directory");
   mount_ = dir_ + "/ro";
   mkdir(mount_.c_str(), 0755);
@@ -162,7 +162,7 @@ TEST_F(HostileUserTest, AnOutDirectoryThatCannotBeMadeIsExit70) {
     mount_.clear();
     GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
   }
-  ExpectRefused({"run", "--lock", "setnx", "--duration", "1", "--no-report", "--out", mount_ + "/runs"},
+  ExpectRefused({"run", "--lock", "setnx", "--duration", "1s", "--no-report", "--out", mount_ + "/runs"},
                 70, "locklab run: mkdir " + mount_ + "/runs: Read-only file system");
 }
 
@@ -193,7 +193,7 @@ TEST_P(SignalTest, ASignalWhileAClientIsStoppedEndsTheRunWithinASecond) {
   // Once the pause window is open a client is stopped.
   ASSERT_NO_FATAL_FAILURE(SignalOnceAWindowOpened(
       {"run", "--lock", "set-nx-px-lua", "--fault", "client-pause", "--ttl", "500", "--pause",
-       "5000", "--first-at", "200", "--duration", "20", "--no-report", "--out", dir_ + "/runs"},
+       "5000", "--first-at", "200", "--duration", "20s", "--no-report", "--out", dir_ + "/runs"},
       Millis(100), sig, &inv, &ms));
   std::cout << strsignal(sig) << ": run ended " << ms << " ms after the signal\n";
   EXPECT_EQ(inv.exit_code, 2) << inv.output;
@@ -348,7 +348,7 @@ TEST_F(HostileUserTest, DuplicateHistoryIndexesAreBadInput) {
 // checked as the prefix before it, says so in one line, and is not safe: the run's end
 // event was the torn line.
 TEST_F(HostileUserTest, ATornLastLineIsDroppedAndTheRestChecked) {
-  Invocation run = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration", "1",
+  Invocation run = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration", "1s",
                                "--no-report", "--out", dir_ + "/runs"},
                               dir_);
   ASSERT_EQ(run.exit_code, 0) << run.output;

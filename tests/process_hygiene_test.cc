@@ -86,7 +86,7 @@ TEST_P(DriverTreeTest, ARunLeavesNoProcessOfTheDriversTree) {
   Invocation inv = RunLocklab(
       {"run", "--lock", "driver:" + kDrivers + "orphaning_driver.py", "--driver-arg",
        "--grandchild", "--driver-arg", GetParam(), "--driver-arg", "--report", "--driver-arg",
-       report, "--fault", "none", "--duration", "4", "--clients", "2", "--ttl", "500",
+       report, "--fault", "none", "--duration", "4s", "--clients", "2", "--ttl", "500",
        "--no-report", "--out", dir_ + "/runs"},
       dir_, Millis(60000));
   EXPECT_LT(inv.exit_code, 64) << inv.output;
@@ -112,7 +112,7 @@ TEST_F(HygieneTest, ACrashedClientsDriverTreeLeavesNothing) {
   Invocation inv = RunLocklab(
       {"run", "--lock", "driver:" + kDrivers + "orphaning_driver.py", "--driver-arg",
        "--grandchild", "--driver-arg", "setsid", "--driver-arg", "--report", "--driver-arg",
-       report, "--fault", "client-crash", "--duration", "4", "--clients", "2", "--ttl", "500",
+       report, "--fault", "client-crash", "--duration", "4s", "--clients", "2", "--ttl", "500",
        "--no-report", "--out", dir_ + "/runs"},
       dir_, Millis(60000));
   EXPECT_LT(inv.exit_code, 64) << inv.output;
@@ -162,7 +162,7 @@ TEST_P(BadBytesTest, TheOperationIsUnknownAndTheRunGoesOn) {
   Invocation inv = RunLocklab(
       {"run", "--lock", "driver:" + kDrivers + "misbehaving_driver.py", "--driver-arg",
        "--every", "--driver-arg", "3", "--driver-arg", "--mode", "--driver-arg", mode,
-       "--fault", "none", "--duration", "5", "--clients", "2", "--ttl", "300",
+       "--fault", "none", "--duration", "5s", "--clients", "2", "--ttl", "300",
        "--acquire-timeout", "1000", "--no-report", "--out", dir_ + "/runs"},
       dir_, Millis(60000));
   const std::string run_dir = RunDirOf(inv);
@@ -215,7 +215,7 @@ TEST_F(HygieneTest, AHelloNameThatIsNotUtf8IsAFailedStartWithOneLine) {
 
   Invocation run = RunLocklab({"run", "--lock", "driver:" + kDrivers + "misbehaving_driver.py",
                                "--driver-arg", "--hello", "--driver-arg", "bad-name-in-clients",
-                               "--fault", "none", "--duration", "2", "--clients", "2",
+                               "--fault", "none", "--duration", "2s", "--clients", "2",
                                "--no-report", "--out", dir_ + "/runs"},
                               dir_, Millis(60000));
   const std::string run_dir = RunDirOf(run);

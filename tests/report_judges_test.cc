@@ -62,7 +62,7 @@ class ReportJudgesTest : public TempDirTest {
   std::string ViolatingRun() {
     Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "client-pause",
                                  "--pause", "1200", "--ttl", "500", "--hold", "100",
-                                 "--duration", "4", "--seed", "7", "--no-report", "--out",
+                                 "--duration", "4s", "--seed", "7", "--no-report", "--out",
                                  dir_ + "/runs"},
                                 dir_);
     EXPECT_EQ(inv.exit_code, 1) << inv.output;
@@ -165,7 +165,7 @@ TEST_F(ReportJudgesTest, ABrokenPythonIsExit69WithOneLine) {
   }
   ScopedEnv env("LOCKLAB_PYTHON", "/bin/false");
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration",
-                               "1", "--out", dir_ + "/runs"},
+                               "1s", "--out", dir_ + "/runs"},
                               dir_);
   EXPECT_EQ(inv.exit_code, 69) << inv.output;
   EXPECT_NE(inv.output.find("verdict: "), std::string::npos) << inv.output;
@@ -191,7 +191,7 @@ TEST_F(ReportJudgesTest, AReadOnlyReportDirectoryIsExit70ForReportAndRun) {
                                                         "(Read-only file system)"});
 
   ASSERT_TRUE(ReadOnlyMount(dir_ + "/ro"));
-  inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration", "1",
+  inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration", "1s",
                     "--out", dir_ + "/ro/runs"},
                    dir_);
   EXPECT_EQ(inv.exit_code, 70) << inv.output;
@@ -214,7 +214,7 @@ TEST_F(ReportJudgesTest, KilledAndInterruptedRunsStillGetTheirReport) {
     std::string out = dir_ + "/runs-" + std::to_string(sig);
     std::string log = dir_ + "/run-" + std::to_string(sig) + ".log";
     pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none", "--duration",
-                              "20", "--no-report", "--out", out},
+                              "20s", "--no-report", "--out", out},
                              log);
     ASSERT_GT(pid, 0);
     bool started = false;

@@ -163,7 +163,7 @@ class TrialTest : public TempDirTest {
   nlohmann::json Trial(const std::string& lock, const std::string& fault,
                        std::vector<std::string> extra = {}, int* exit_code = nullptr) {
     std::vector<std::string> args = {"run", "--lock", lock, "--fault", fault,
-                                     "--duration", "5", "--ttl", "500", "--pause", "1200",
+                                     "--duration", "5s", "--ttl", "500", "--pause", "1200",
                                      "--first-at", "500", "--interval", "800",
                                      "--hold", "100", "--clients", "3", "--seed", "11",
                                      "--no-report", "--out", dir_};

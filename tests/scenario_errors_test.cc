@@ -146,7 +146,7 @@ TEST_F(ScenarioErrorTest, SameSeedSameScheduleAndVerdict) {
   // armed client reaches its point depends on the machine (CI once saw two windows).
   std::vector<std::string> args = {"run", "--lock", "set-nx-px-lua", "--fault", "client-pause",
                                    "--pause", "700", "--first-at", "200", "--windows", "3",
-                                   "--interval", "300", "--ttl", "300", "--duration", "6",
+                                   "--interval", "300", "--ttl", "300", "--duration", "6s",
                                    "--clients", "4", "--seed", "4242", "--no-report", "--out"};
   auto a = args, b = args;
   a.push_back(dir_ + "/a");

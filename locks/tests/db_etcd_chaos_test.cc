@@ -52,7 +52,7 @@ TEST_F(DbEtcdChaosTest, DbRowServerRestartGrantsTheRowTwice) {
 TEST_F(DbEtcdChaosTest, DbRowInapplicableFaultIsAUsageError) {
   int code = 0;
   Invocation inv = RunLocklab({"run", "--lock", "db-row", "--fault", "clock-jump", "--duration",
-                               "1", "--no-report", "--out", dir_},
+                               "1s", "--no-report", "--out", dir_},
                               dir_);
   code = inv.exit_code;
   EXPECT_EQ(code, 64) << inv.output;

@@ -62,7 +62,7 @@ class EveryNewLockTest : public LocksChaosTest,
                          public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(EveryNewLockTest, RunsWithoutFaultsAndMakesProgress) {
-  auto r = Trial(GetParam(), "none", {"--duration", "3"});
+  auto r = Trial(GetParam(), "none", {"--duration", "3s"});
   EXPECT_NE(r["verdict"], "unknown") << r.dump(2);
   EXPECT_GT(r["ops"].get<int>(), 10) << r.dump(2);
   if (GetParam().rfind("article-", 0) != 0) {
@@ -84,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(NewLocks, EveryNewLockTest,
 
 TEST_F(LocksChaosTest, RedisLockUtilOverlapsWithoutAnyFault) {
   // Its 5 ms key lifetime: the article's readers get overlapping holders on a quiet system.
-  TrustedTrial("article-redislockutil", "none", {"--duration", "3"}, [&](const nlohmann::json& r) {
+  TrustedTrial("article-redislockutil", "none", {"--duration", "3s"}, [&](const nlohmann::json& r) {
     EXPECT_EQ(r["verdict"], "violated") << r.dump(2);
     EXPECT_GE(r["mutual_exclusion"]["overlapping_pairs"].get<int>(), 1);
   });

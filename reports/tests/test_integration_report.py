@@ -32,7 +32,7 @@ class RealRunReportTest(TempDirMixin, unittest.TestCase):
 
     def run_lab(self, fault_args):
         out = os.path.join(self.tmp, "runs")
-        cmd = [binary(), "run", "--lock", "set-nx-px-lua", *fault_args, "--duration", "4", "--ttl", "500",
+        cmd = [binary(), "run", "--lock", "set-nx-px-lua", *fault_args, "--duration", "4s", "--ttl", "500",
                "--hold", "100", "--seed", "7", "--out", out]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)

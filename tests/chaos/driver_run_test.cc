@@ -47,7 +47,7 @@ TEST_F(DriverRunTest, MisbehavingDriverRunGoesOnAndItsEventsSayWhatHappened) {
                                "--driver-arg",
                                "2",
                                "--duration",
-                               "8",
+                               "8s",
                                "--clients",
                                "1",
                                "--ttl",
@@ -110,7 +110,7 @@ TEST_F(DriverRunTest, LateOkAcquireIsReleasedByItsTokenAndTheHistoryStaysValid) 
   Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
                                "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
                                "--mode", "--driver-arg", "late-renewing", "--clients", "2",
-                               "--ttl", "3000", "--acquire-timeout", "1000", "--duration", "6",
+                               "--ttl", "3000", "--acquire-timeout", "1000", "--duration", "6s",
                                "--seed", "3", "--no-report", "--out", dir_},
                               dir_, Millis(60000));
   run_dir_ = RunDirOf(inv);
@@ -164,7 +164,7 @@ TEST_F(DriverRunTest, ExpiredGrantsAreCountedAndWarnedAbout) {
   Invocation inv = RunLocklab({"run", "--lock", "driver:tests/drivers/misbehaving_driver.py",
                                "--driver-arg", "--every", "--driver-arg", "3", "--driver-arg",
                                "--mode", "--driver-arg", "expired", "--clients", "2",
-                               "--duration", "3", "--seed", "3", "--no-report", "--out", dir_},
+                               "--duration", "3s", "--seed", "3", "--no-report", "--out", dir_},
                               dir_, Millis(60000));
   run_dir_ = RunDirOf(inv);
   ASSERT_FALSE(run_dir_.empty()) << inv.output;
@@ -197,7 +197,7 @@ class DriverRenewTest : public TrialTest {
   RenewRun LongHolds(const std::string& lock, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"run",    "--lock",     lock,    "--clients", "2",
                                      "--ttl",  "500",        "--hold", "1200",     "--duration",
-                                     "5",      "--seed",     "4",     "--no-report", "--out",
+                                     "5s",      "--seed",     "4",     "--no-report", "--out",
                                      dir_};
     args.insert(args.end(), extra.begin(), extra.end());
     Invocation inv = RunLocklab(args, dir_);
@@ -305,7 +305,7 @@ class DriverStartFailureTest : public TrialTest {
     return "driver:" + path;
   }
   void ExpectUnknownNotRun(const std::string& lock, const std::string& why) {
-    Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3",
+    Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3s",
                                  "--clients", "3", "--no-report", "--out", dir_,
                                  "--knob", "start_timeout_ms=1500"},
                                 dir_, Millis(40000));
@@ -359,7 +359,7 @@ class DriverServersTest : public TrialTest {
 
 TEST_F(DriverServersTest, AHelloAskingForThreeRedisNodesGetsThem) {
   Invocation inv = RunLocklab({"run", "--lock", Driver("three.py", "backend='redis', nodes=3"),
-                               "--fault", "none", "--duration", "3", "--clients", "2",
+                               "--fault", "none", "--duration", "3s", "--clients", "2",
                                "--no-report", "--out", dir_},
                               dir_, Millis(40000));
   run_dir_ = RunDirOf(inv);
@@ -377,7 +377,7 @@ TEST_F(DriverServersTest, AHelloAskingForThreeRedisNodesGetsThem) {
 
 TEST_F(DriverServersTest, ABadBackendIsRefusedBeforeAnythingStarts) {
   std::string lock = Driver("mongo.py", "backend='mongodb'");
-  Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3",
+  Invocation inv = RunLocklab({"run", "--lock", lock, "--fault", "none", "--duration", "3s",
                                "--no-report", "--out", dir_},
                               dir_, Millis(20000));
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
@@ -398,7 +398,7 @@ TEST_F(DriverServersTest, ABadBackendIsRefusedBeforeAnythingStarts) {
   closedir(d);
   // --nodes given: the run's own choice wins over the hello's (nothing to probe for it), but
   // the backend is still checked.
-  inv = RunLocklab({"run", "--lock", lock, "--nodes", "1", "--fault", "none", "--duration", "3",
+  inv = RunLocklab({"run", "--lock", lock, "--nodes", "1", "--fault", "none", "--duration", "3s",
                     "--no-report", "--out", dir_},
                    dir_, Millis(20000));
   EXPECT_EQ(inv.exit_code, 64) << inv.output;

@@ -88,7 +88,7 @@ TEST_F(EffectEvidenceTest, EveryListedFaultRecordsItsEffect) {
     if (info.id == "none") continue;
     SCOPED_TRACE(info.id);
     std::vector<std::string> extra;
-    if (info.id == "failover") extra = {"--duration", "10"};  // a promotion takes seconds
+    if (info.id == "failover") extra = {"--duration", "10s"};  // a promotion takes seconds
     auto r = Trial("set-nx-px-lua", info.id, extra);
     ASSERT_EQ(r["coverage"].size(), 1u) << r.dump(2);
     const auto& c = r["coverage"][0];

@@ -106,7 +106,7 @@ TEST_F(EndpointsTest, ClientPauseAgainstUserServersIsJudgedFromTheHistory) {
                                      "--endpoints",
                                      Urls(0, 2),
                                      "--duration",
-                                     "4",
+                                     "4s",
                                      "--ttl",
                                      "500",
                                      "--pause",
@@ -159,7 +159,7 @@ TEST_F(EndpointsTest, RedlockTakesFiveNodesAndThePartitionRunsInTheProxy) {
   StartServers(6);  // n1..n5, then the resource
   Invocation inv = RunLocklab(
       {"run",        "--lock", "redlock", "--fault",     "partition",  "--endpoints", Urls(0, 6),
-       "--duration", "3",      "--ttl",   "500",         "--first-at", "500",         "--pause",
+       "--duration", "3s",      "--ttl",   "500",         "--first-at", "500",         "--pause",
        "800",        "--seed", "5",       "--no-report", "--out",      dir_},
       dir_);
   ASSERT_LT(inv.exit_code, 64) << inv.output;
@@ -232,7 +232,7 @@ TEST_F(EndpointsTest, ServerFaultsAndBadEndpointsAreRefused) {
   ASSERT_TRUE(harness::FreeLoopbackPort(&dead_port).ok());
   inv = RunLocklab(
       {"run", "--lock", "setnx", "--endpoints", "redis://127.0.0.1:" + std::to_string(dead_port),
-       "--duration", "1", "--no-report", "--out", dir_},
+       "--duration", "1s", "--no-report", "--out", dir_},
       dir_);
   EXPECT_GE(inv.exit_code, 64);
   EXPECT_NE(inv.output.find("endpoint redis://127.0.0.1:" + std::to_string(dead_port)),
@@ -370,7 +370,7 @@ TEST_F(ControlledNodeTest, ClockJumpReachesTheNodeThroughItsClockFile) {
        "--endpoint-control",
        control_,
        "--duration",
-       "3",
+       "3s",
        "--seed",
        "4",
        "--no-report",
@@ -396,7 +396,7 @@ TEST_F(EndpointsTest, StalePidFileIsNotSignalled) {
   std::ofstream(control + "/n1.pid") << getpid() << "\n";
   Invocation inv = RunLocklab(
       {"run", "--lock", "setnx", "--fault", "server-pause", "--endpoints", servers_[0].url(),
-       "--endpoint-control", control, "--duration", "2", "--no-report", "--out", dir_},
+       "--endpoint-control", control, "--duration", "2s", "--no-report", "--out", dir_},
       dir_);
   EXPECT_EQ(inv.exit_code, 69) << inv.output;
   EXPECT_NE(inv.output.find("--endpoint-control: no " + control + "/n1.pid"), std::string::npos)
@@ -426,7 +426,7 @@ TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
        "--endpoint-control",
        control_,
        "--duration",
-       "3",
+       "3s",
        "--seed",
        "4",
        "--no-report",
@@ -453,7 +453,7 @@ TEST_F(ControlledNodeTest, ServerPauseAndRestartReachTheNodeThroughItsPidFile) {
        "1",       "--endpoints",
        Urls(),    "--endpoint-control",
        control_,  "--duration",
-       "3",       "--seed",
+       "3s",       "--seed",
        "4",       "--no-report",
        "--out",   dir_},
       [&] { down = down || ServerPid() == 0; }, &inv);

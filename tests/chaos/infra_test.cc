@@ -146,7 +146,7 @@ class InfraTest : public TempDirTest {
 // The OOM killer's kill of a client that holds the lock: before the lab watched its ground,
 // the dead client's hold never ended and every later holder "overlapped" it (exit 1).
 TEST_F(InfraTest, AClientKilledFromOutsideWhileHoldingReadsUnknownNamingIt) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "6", "--clients", "3",
+  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "6s", "--clients", "3",
          "--keys", "1", "--ttl", "500", "--hold", "200", "--seed", "5"});
   ASSERT_FALSE(WaitUntilRunning().empty());
   pid_t client = LoggedPid("client 2");
@@ -171,7 +171,7 @@ TEST_F(InfraTest, AClientKilledFromOutsideWhileHoldingReadsUnknownNamingIt) {
 // safe. Now it is unknown, and says which server died.
 TEST_F(InfraTest, ALabNodeKilledFromOutsideReadsUnknownNamingIt) {
   pid_t node = 0;
-  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5", "--ttl", "500", "--seed", "6"},
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5s", "--ttl", "500", "--seed", "6"},
                                      "node n1", Millis(1000), SIGKILL, &node);
   std::string reason = r.value("verdict_reason", "");
   EXPECT_NE(reason.find("lab node n1 (redis-server, pid " + std::to_string(node) + ") killed by signal 9"),
@@ -183,7 +183,7 @@ TEST_F(InfraTest, ALabNodeKilledFromOutsideReadsUnknownNamingIt) {
 // never 0, and the verdict names the resource.
 TEST_F(InfraTest, TheResourceKilledReadsUnknownAndLostUpdatesUnknown) {
   pid_t resource = 0;
-  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "4", "--ttl", "500", "--seed", "7"},
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "4s", "--ttl", "500", "--seed", "7"},
                                      "node resource", Millis(1500), SIGKILL, &resource);
   EXPECT_NE(r.value("verdict_reason", "").find("lab resource (redis-server, pid " + std::to_string(resource)),
             std::string::npos)
@@ -195,7 +195,7 @@ TEST_F(InfraTest, TheResourceKilledReadsUnknownAndLostUpdatesUnknown) {
 // A server stopped from outside (SIGSTOP) is a stop the schedule did not cause.
 TEST_F(InfraTest, ALabNodeStoppedFromOutsideReadsUnknownNamingTheStop) {
   pid_t node = 0;
-  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5", "--ttl", "500", "--seed", "8"},
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "5s", "--ttl", "500", "--seed", "8"},
                                      "node n1", Millis(800), SIGSTOP, &node, Millis(1500));
   EXPECT_NE(r.value("verdict_reason", "").find("lab node n1 (redis-server, pid " + std::to_string(node) + ") stopped"),
             std::string::npos)
@@ -205,7 +205,7 @@ TEST_F(InfraTest, ALabNodeStoppedFromOutsideReadsUnknownNamingTheStop) {
 // mariadbd killed under db-row: the lab's database is lab ground like a Redis node.
 TEST_F(InfraTest, MariadbKilledFromOutsideReadsUnknownNamingIt) {
   pid_t node = 0;
-  nlohmann::json r = SignalDuringRun({"--lock", "db-row", "--duration", "5", "--seed", "9"}, "node n1",
+  nlohmann::json r = SignalDuringRun({"--lock", "db-row", "--duration", "5s", "--seed", "9"}, "node n1",
                                      Millis(1000), SIGKILL, &node);
   EXPECT_NE(r.value("verdict_reason", "").find("lab node n1 (mariadbd, pid " + std::to_string(node) + ") killed"),
             std::string::npos)
@@ -216,7 +216,7 @@ TEST_F(InfraTest, MariadbKilledFromOutsideReadsUnknownNamingIt) {
 // meanwhile, which liveness read as a lock that let nobody in. The stall is the lab's: no
 // "stuck", and the run's timing is not trusted.
 TEST_F(InfraTest, AStalledHarnessIsNotALockThatIsStuck) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "7", "--clients", "3",
+  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "7s", "--clients", "3",
          "--keys", "1", "--ttl", "500", "--seed", "10"});
   ASSERT_FALSE(WaitUntilRunning().empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -237,7 +237,7 @@ TEST_F(InfraTest, AStalledHarnessIsNotALockThatIsStuck) {
 // A run directory replays its run: scenario.toml changed during the run (a driver writing
 // where it should not) is restored as the run ran it.
 TEST_F(InfraTest, AScenarioChangedDuringTheRunIsRestored) {
-  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "2", "--clients", "2",
+  Start({"--lock", "set-nx-px-lua", "--fault", "none", "--duration", "2s", "--clients", "2",
          "--seed", "12"});
   ASSERT_FALSE(WaitUntilRunning().empty());
   std::string written = ReadAll(run_dir_ + "/scenario.toml");

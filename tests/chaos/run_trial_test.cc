@@ -74,7 +74,7 @@ TEST_F(RunTrialTest, SetnxUnderTheSamePauseIsSafe) {
 TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
   std::string log = dir_ + "/sigint.out";
   pid_t pid = StartLocklab({"run", "--lock", "set-nx-px-lua", "--fault", "none",
-                            "--duration", "60", "--ttl", "500", "--no-report", "--out", dir_},
+                            "--duration", "60s", "--ttl", "500", "--no-report", "--out", dir_},
                            log);
   ASSERT_GT(pid, 0);
   // Wait until events flow, then interrupt like a terminal's Ctrl-C.
@@ -135,7 +135,7 @@ TEST_F(RunTrialTest, APausePointTheLockNeverReachesIsUnknownNotSafe) {
 // 0.5 s at load 12) and one window opened. Nominally three fit in 7 s; two need the first
 // within 3.3 s.
 TEST_F(RunTrialTest, APauseAfterAcquireBitesAndCoverageSaysWhere) {
-  TrustedTrial("fenced", "client-pause", {"--duration", "7"}, [](const nlohmann::json& r) {
+  TrustedTrial("fenced", "client-pause", {"--duration", "7s"}, [](const nlohmann::json& r) {
     ASSERT_EQ(r["coverage"].size(), 1u) << r.dump(2);
     const auto& c = r["coverage"][0];
     EXPECT_EQ(c["bit"], true) << c.dump();
@@ -149,7 +149,8 @@ TEST_F(RunTrialTest, APauseAfterAcquireBitesAndCoverageSaysWhere) {
 TEST_F(RunTrialTest, BadFlagExits64WithOneLineNamingIt) {
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--ttl", "soon", "--no-report", "--out", dir_}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
-  EXPECT_EQ(inv.output, "locklab run: flag --ttl: expected an integer in 1..3600000, got 'soon'\n");
+  EXPECT_EQ(inv.output, "locklab run: flag --ttl: expected a duration like 500ms, 6s, 2m or 1h (a bare "
+                        "number is milliseconds), got 'soon'\n");
   inv = RunLocklab({"run", "--bogus", "1"}, dir_);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output, "locklab run: unknown flag --bogus\n");

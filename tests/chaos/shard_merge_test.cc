@@ -203,7 +203,7 @@ TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
 TEST(RelativeOutDirTest, RunWithRelativeOutDirStartsItsNodes) {
   std::string dir = MakeTempDir("locklab-relout");
   harness::SpawnOptions o;
-  o.argv = {LOCKLAB_BINARY, "run",   "--lock", "setnx", "--duration", "1",
+  o.argv = {LOCKLAB_BINARY, "run",   "--lock", "setnx", "--duration", "1s",
             "--no-report",  "--out", "rel"};
   o.cwd = dir;
   o.log_path = dir + "/out.log";

@@ -84,7 +84,7 @@ TEST_F(WorkloadValidityTest, TheSameRunIgnoringValidityLosesUpdates) {
 
 TEST_F(WorkloadValidityTest, RenewEveryOnALockThatCannotRenewIsRefused) {
   Invocation inv = RunLocklab({"run", "--lock", "set-nx-px-lua", "--renew-every", "100",
-                               "--duration", "1", "--no-report", "--out", dir_},
+                               "--duration", "1s", "--no-report", "--out", dir_},
                               dir_);
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
   EXPECT_NE(inv.output.find("--renew-every"), std::string::npos) << inv.output;
@@ -99,7 +99,7 @@ TEST_F(WorkloadValidityTest, RenewEveryOnALockThatCannotRenewIsRefused) {
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
   EXPECT_NE(inv.output.find("bad.toml:5: field 'workload.renew_every_ms'"), std::string::npos) << inv.output;
 
-  inv = RunLocklab({"run", "--lock", "watchdog", "--validity", "sometimes", "--duration", "1",
+  inv = RunLocklab({"run", "--lock", "watchdog", "--validity", "sometimes", "--duration", "1s",
                     "--no-report", "--out", dir_},
                    dir_);
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
@@ -107,7 +107,7 @@ TEST_F(WorkloadValidityTest, RenewEveryOnALockThatCannotRenewIsRefused) {
 }
 
 TEST_F(WorkloadValidityTest, ScenarioRoundTripKeepsTheOptions) {
-  auto r = Trial("watchdog", "none", {"--renew-every", "120", "--validity", "honour", "--duration", "1"});
+  auto r = Trial("watchdog", "none", {"--renew-every", "120", "--validity", "honour", "--duration", "1s"});
   std::string toml = ReadAll(run_dir_ + "/scenario.toml");
   EXPECT_NE(toml.find("renew_every_ms = 120"), std::string::npos) << toml;
   EXPECT_NE(toml.find("validity = \"honour\""), std::string::npos) << toml;
