@@ -199,7 +199,8 @@ CommandSpec MakeReplaySpec() {
               "[expect].";
   s.synopsis = {"locklab replay DIR|FILE... [--out DIR] [--jobs N]"};
   s.flags = {
-      Flag("--jobs", "N", K::kInt, "scenarios at a time (1..64)", ""),
+      Flag("--jobs", "N", K::kInt, "trials at a time, of different scenarios side by side (1..64, "
+                                   "default 2)", ""),
       Flag("--out", "DIR", K::kPath, "where the runs go (default runs)", ""),
   };
   return s;

@@ -211,6 +211,17 @@ int RunCommand(const std::vector<std::string>& args) {
   return worst;
 }
 
+// `locklab version` (or --version): "locklab 0.30.0 (git 900640d)".
+int VersionCommand(const std::vector<std::string>& args) {
+  ArgvReader r(VersionCommandSpec(), args);
+  if (r.Next()) {
+    std::cerr << "locklab " << r.Unknown().message() << "\n";
+    return 64;
+  }
+  std::cout << LocklabVersionLine() << "\n";
+  return 0;
+}
+
 // `locklab completion bash`: the completion script made from every command's flag table.
 int CompletionCommand(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "bash") {
@@ -244,7 +255,7 @@ int main(int argc, char** argv) {
     cmd = rest[0];
     rest = {"--help"};
   }
-  if (cmd == "--version" || cmd == "version") {
+  if (cmd == "--version") {
     std::cout << LocklabVersionLine() << "\n";
     return 0;
   }
@@ -271,6 +282,7 @@ int main(int argc, char** argv) {
   if (cmd == "report") return harness::RunReportCommand(rest);
   if (cmd == "replay") return harness::RunReplayCommand(rest);
   if (cmd == "completion") return harness::CompletionCommand(rest);
+  if (cmd == "version") return harness::VersionCommand(rest);
   // `test` is the entry script's (./locklab test); it is listed so that --help shows it.
   std::cerr << "locklab: '" << cmd << "' is run by the entry script: ./locklab " << cmd << "\n";
   return 64;
