@@ -247,6 +247,111 @@ TEST(MatrixTest, DetectionPowerComesFromThePresetsDirectory) {
   if (!::testing::Test::HasFailure()) (void)!system(("rm -rf " + dir).c_str());
 }
 
+// The matrix as a CI gate, through real trials: set-nx-px-lua under client-pause (pauses of
+// 2 s, 4 TTLs, before the write) violates in every run, setnx (no expiry) never does. Two
+// cells, two at a time: about 4 s a matrix. A verdict is judged only on a matrix whose
+// timing the lab trusted (tests/trial_retry.h); exit codes and files on every attempt.
+class MatrixGateTest : public TempDirTest {
+ protected:
+  MatrixGateTest() : TempDirTest("locklab-matrix-gate") {}
+  Invocation Matrix(const std::string& locks, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"matrix", "--locks", locks, "--faults", "client-pause",
+                                     "--seed", "5", "--jobs", "2", "--no-report", "--out", dir_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    last_ = RunLocklab(args, dir_, Millis(120000));
+    EXPECT_LT(last_.exit_code, 2) << last_.output;
+    matrix_dir_ = MatrixDirOf(last_);
+    EXPECT_FALSE(matrix_dir_.empty()) << last_.output;
+    return last_;
+  }
+  TimedAttempt Timing() const {
+    return FromMatrix(nlohmann::json::parse(ReadAll(matrix_dir_ + "/matrix.json"), nullptr, false));
+  }
+  static int Count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+  Invocation last_;
+  std::string matrix_dir_;
+};
+
+TEST_F(MatrixGateTest, ACellExpectedSafeThatComesOutViolatedIsTheOneFailure) {
+  // One glob pins every cell S: setnx holds it, set-nx-px-lua does not.
+  const std::string expect = dir_ + "/all-safe.toml";
+  std::ofstream(expect) << "[[cell]]\nlock = \"*\"\nfault = \"*\"\nverdict = \"S\"\n";
+  CheckWithTrustedTiming(
+      [&] {
+        Matrix("set-nx-px-lua,setnx", {"--expect", expect});
+        return Timing();
+      },
+      [&](const nlohmann::json&) {
+        EXPECT_EQ(last_.exit_code, 1) << last_.output;
+        const std::string junit = ReadAll(matrix_dir_ + "/junit.xml");
+        EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
+        EXPECT_EQ(Count(junit, "<failure "), 1) << junit;
+        const std::string failed = "<testcase classname=\"matrix\" name=\"set-nx-px-lua x client-pause\">\n"
+                                   "    <failure message=\"set-nx-px-lua x client-pause: expected S, got V (1/1 violated; " +
+                                   expect + ":1): ";
+        EXPECT_NE(junit.find(failed), std::string::npos) << junit;
+        // The trial directory, in the message and in the failure's text.
+        EXPECT_EQ(Count(junit, "trial " + matrix_dir_ + "/cells/set-nx-px-lua--client-pause/"), 2) << junit;
+        EXPECT_NE(junit.find("<testcase classname=\"matrix\" name=\"setnx x client-pause\"/>"), std::string::npos)
+            << junit;
+        // The end of the output names the regressed cell, one line.
+        std::vector<std::string> lines = Lines(last_.output);
+        ASSERT_GE(lines.size(), 2u);
+        EXPECT_EQ(lines[lines.size() - 2], "regressed: 1 cell(s) (expectations " + expect + "):") << last_.output;
+        EXPECT_EQ(lines.back().rfind("  set-nx-px-lua x client-pause: expected S, got V (1/1 violated; ", 0), 0u)
+            << last_.output;
+      });
+}
+
+TEST_F(MatrixGateTest, WrittenExpectationsReadBackOnTheSameSeedPass) {
+  const std::string baseline = dir_ + "/baseline.toml";
+  std::string first_dir;
+  CheckWithTrustedTiming(
+      [&] {
+        Invocation wrote = Matrix("set-nx-px-lua,setnx", {"--write-expect", baseline});
+        EXPECT_EQ(wrote.exit_code, 0) << wrote.output << " (no expectation, no --fail-on: nothing fails it)";
+        EXPECT_NE(wrote.output.find("expectations: " + baseline + " (2 cell(s) pinned)\n"), std::string::npos)
+            << wrote.output;
+        TimedAttempt first = Timing();
+        Matrix("set-nx-px-lua,setnx", {"--expect", baseline});
+        return BothTrusted(first, Timing());
+      },
+      [&](const nlohmann::json&) {
+        const std::string text = ReadAll(baseline);
+        EXPECT_NE(text.find("lock = \"set-nx-px-lua\"\nfault = \"client-pause\"\nverdict = \"V\"\n"
+                            "violated_in = \"1/1\"\n"),
+                  std::string::npos) << text;
+        EXPECT_NE(text.find("lock = \"setnx\"\nfault = \"client-pause\"\nverdict = \"S\"\n"), std::string::npos)
+            << text;
+        EXPECT_EQ(last_.exit_code, 0) << last_.output;
+        EXPECT_NE(last_.output.find("regressed: none (expectations " + baseline + ")\n"), std::string::npos)
+            << last_.output;
+        EXPECT_EQ(Count(ReadAll(matrix_dir_ + "/junit.xml"), "<failure "), 0);
+      });
+}
+
+TEST_F(MatrixGateTest, FailOnViolatedFailsAViolatedCell) {
+  CheckWithTrustedTiming(
+      [&] {
+        Matrix("set-nx-px-lua", {"--fail-on", "violated,stuck"});
+        return Timing();
+      },
+      [&](const nlohmann::json&) {
+        EXPECT_EQ(last_.exit_code, 1) << last_.output;
+        const std::string junit = ReadAll(matrix_dir_ + "/junit.xml");
+        EXPECT_EQ(Count(junit, "<failure "), 1) << junit;
+        EXPECT_NE(junit.find("<failure message=\"set-nx-px-lua x client-pause: got V (1/1 violated), "
+                             "--fail-on violated,stuck: "),
+                  std::string::npos) << junit;
+        EXPECT_NE(last_.output.find("regressed: 1 cell(s) (--fail-on violated,stuck):\n"), std::string::npos)
+            << last_.output;
+      });
+}
+
 TEST(MatrixTest, BadFlagsAreNamed) {
   std::string dir = MakeTempDir("locklab-matrix");
   Invocation inv = RunLocklab({"matrix", "--locks", "nope"}, dir);
@@ -255,6 +360,18 @@ TEST(MatrixTest, BadFlagsAreNamed) {
   inv = RunLocklab({"matrix", "--trials", "zero"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output, "locklab matrix: flag --trials: expected an integer in 1..1000, got 'zero'\n");
+  inv = RunLocklab({"matrix", "--fail-on", "violated,safe"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output, "locklab matrix: flag --fail-on: 'safe' is not one of violated, stuck, unknown\n");
+  // Before any trial runs: the file's directory is not there (exit 70, the file named).
+  inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--write-expect", dir + "/no/x.toml"}, dir);
+  EXPECT_EQ(inv.exit_code, 70);
+  EXPECT_EQ(inv.output, "locklab matrix: write " + dir + "/no/x.toml: No such file or directory\n");
+  std::ofstream(dir + "/typo.toml") << "[[cell]]\nlock = \"set-nx-px-lau\"\nfault = \"*\"\nverdict = \"S\"\n";
+  inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--expect", dir + "/typo.toml"}, dir);
+  EXPECT_EQ(inv.exit_code, 65);
+  EXPECT_EQ(inv.output, "locklab matrix: " + dir + "/typo.toml:1: field 'cell.lock': unknown lock "
+                        "'set-nx-px-lau' (see `locklab list`; a glob uses *)\n");
   (void)!system(("rm -rf " + dir).c_str());
 }
 
