@@ -136,17 +136,21 @@ CommandSpec MakeMatrixSpec() {
                                                "(client-side faults only, one trial at a time)", how),
       Flag("--endpoint-control", "DIR", K::kPath, "with --endpoints: the nodes' control directory, "
                                                   "so node faults run too", how),
-      Flag("--expect", "FILE", K::kPath, "the cells' expected outcomes "
-                                         "(scenarios/matrix/expected.toml); an unmet one exits 1", out),
-      Flag("--write-expect", "FILE", K::kPath, "record every cell's outcome as an expectation file",
-           out),
-      Flag("--fail-on", "LIST", K::kList, "violated,stuck,unknown: cells with these outcomes fail "
-                                          "the run (exit 1)", out),
+      Flag("--expect", "FILE", K::kPath, "the cells' expected outcomes, globs allowed "
+                                         "(scenarios/matrix/expected.toml); an unmet one exits 1 "
+                                         "(default none)", out),
+      Flag("--write-expect", "FILE", K::kPath, "after the run, write its judged cells (S, V, L; "
+                                               "not ?) as an expectation file for --expect "
+                                               "(default none)", out),
+      Flag("--fail-on", "LIST", K::kList, "violated,stuck,unknown: a cell no --expect entry pins "
+                                          "with one of these outcomes fails the run (exit 1); "
+                                          "default none", out),
       Flag("--out", "DIR", K::kPath, "where the matrix directory goes (default runs)", out),
       Flag("--no-report", "", K::kSwitch, "skip the HTML report", out),
   };
-  s.notes = "exit: 0 every trial ran (and every expectation held), 1 a mismatch, 2 interrupted, "
-            "64+ bad flags or\ntrials that could not run.\n";
+  s.notes = "exit: 0 every trial ran and no cell regressed, 1 a regressed cell (an unmet "
+            "expectation, or\n--fail-on), 2 interrupted, 64+ bad flags or trials that could not "
+            "run.\n";
   return s;
 }
 
@@ -210,11 +214,11 @@ CommandSpec MakeMergeSpec() {
   CommandSpec s;
   s.name = "merge";
   s.summary = "one matrix from the directories of its --shard runs.";
-  s.synopsis = {"locklab merge SHARD_DIR... [--out DIR] [--no-report]"};
+  s.synopsis = {"locklab merge SHARD_DIR... [--out DIR] [--no-report] [--write-expect FILE]"};
   s.flags = {
       Flag("--out", "DIR", K::kPath, "where the merged matrix directory goes (default runs)", ""),
-      Flag("--write-expect", "FILE", K::kPath, "record every cell's outcome as an expectation file",
-           ""),
+      Flag("--write-expect", "FILE", K::kPath, "write the merged matrix's judged cells as an "
+                                               "expectation file (default none)", ""),
       Flag("--no-report", "", K::kSwitch, "skip the HTML report", ""),
   };
   return s;

@@ -8,10 +8,11 @@
 // matrix.json, matrix.md and junit.xml summarise them. Seeds derive from one matrix seed.
 //
 //   locklab matrix [--quick | --full] [--locks a,b] [--faults x,y] [--trials N] [--jobs N]
-//                  [--seed N] [--expect FILE] [--out DIR] [--no-report] [--shard I/N]
+//                  [--seed N] [--expect FILE] [--write-expect FILE]
+//                  [--fail-on violated,stuck,unknown] [--out DIR] [--no-report] [--shard I/N]
 //                  [--endpoints redis://host:port,...] [--ttl MS]
 //                  [--lock driver:PATH [--driver-arg ARG ...]] ...
-//   locklab merge SHARD_DIR... [--out DIR] [--no-report]
+//   locklab merge SHARD_DIR... [--out DIR] [--no-report] [--write-expect FILE]
 //
 // Without --locks/--lock the rows are every registry lock plus the example lock drivers
 // (examples/drivers/); in quick mode a driver row runs a subset of the faults.
@@ -32,9 +33,19 @@
 // last; a lock takes its first N and the last), one trial at a time, client-side faults only
 // (named server-side faults are refused; by default their columns are left out).
 //
-// Exit code: 0 when every trial ran (and, with --expect, every covered cell matched), 1 on
-// a mismatch, 2 when interrupted, 64+ on bad flags or when trials could not run. A shard
-// does not judge expectations (exit 0 when its trials ran): the merged matrix does.
+// A CI gate: --expect FILE pins cells (exact ids or globs, `lock = "driver:*"`, `fault =
+// "*"`; the most specific entry pins a cell, matrix_plan.h has the rule), --fail-on judges
+// the cells no entry pins (a pinned cell is judged by its entry alone; without --fail-on an
+// unpinned cell never fails), and a cell that fails either regresses: a <failure> in
+// junit.xml with its reason and trial directories, and one line at the end of the output.
+// --write-expect FILE writes the run's judged cells (S, V, L; `?` is not pinned) as such a
+// file: read back by --expect with the same flags and seed, it passes (matrix_outputs.h).
+//
+// Exit code, the first that applies: 64+ before anything runs (64 bad flags, 65 a bad
+// expectation file, 70 an unwritable --write-expect); 70 a file that could not be written;
+// 2 interrupted; 69 a trial that could not run; 1 any regressed cell; else 0. A shard
+// judges nothing (exit 0 when its trials ran) and cannot --write-expect: the merge does
+// both, with the shards' expectations and --fail-on.
 //
 // The pieces: matrix_plan.h (the cells and trials, decided before anything runs),
 // matrix_scheduler.h (the job pool of child `locklab run`s), matrix_outputs.h (cell verdicts,

@@ -469,7 +469,7 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     << "# timing unless the lock fences): a V cell whose resource stayed intact says so in a\n"
     << "# comment; uncomment it to pin it.\n"
     << "# Globs (`lock = \"driver:*\"`, `fault = \"*\"`) may be added: the most specific entry\n"
-    << "# that matches a cell pins it (harness/matrix_plan.h).\n";
+    << "# that matches a cell pins it (the rule: scenarios/matrix/expected.toml's header).\n";
   std::string unpinned;
   for (const auto& c : plan.cells) {
     if (c.applicable && c.verdict == "?") {
