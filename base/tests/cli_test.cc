@@ -21,7 +21,7 @@ CommandSpec Spec() {
   return spec;
 }
 
-TEST(CliTest, HelpListsEveryFlagByGroupWithSynopsisAndDurationRule) {
+TEST(CommandSpecTest, HelpListsEveryFlagByGroupWithSynopsisAndDurationRule) {
   std::string help = HelpText(Spec());
   EXPECT_EQ(help.rfind("usage: locklab demo FILE [FLAG...]\n       locklab demo --all\n", 0), 0u) << help;
   for (const char* s : {"lock:\n  --ttl DURATION", "key lifetime (default 1s)", "faults:\n",
@@ -33,7 +33,7 @@ TEST(CliTest, HelpListsEveryFlagByGroupWithSynopsisAndDurationRule) {
   EXPECT_LT(help.find("faults:"), help.find("output:"));
 }
 
-TEST(CliTest, HelpWrapsLongLinesUnderTheHelpColumn) {
+TEST(CommandSpecTest, HelpWrapsLongLinesUnderTheHelpColumn) {
   CommandSpec spec = Spec();
   spec.flags[0].help = std::string(30, 'a') + " " + std::string(30, 'b') + " " + std::string(30, 'c');
   std::string help = HelpText(spec);
@@ -42,7 +42,7 @@ TEST(CliTest, HelpWrapsLongLinesUnderTheHelpColumn) {
   EXPECT_EQ(help.substr(at - 31, 31), "\n" + std::string(30, ' ')) << help;
 }
 
-TEST(CliTest, CommandListHasOneLineEachAndSkipsHidden) {
+TEST(CommandSpecTest, CommandListHasOneLineEachAndSkipsHidden) {
   CommandSpec a = Spec(), b = Spec();
   b.name = "secret";
   b.hidden = true;
@@ -53,7 +53,7 @@ TEST(CliTest, CommandListHasOneLineEachAndSkipsHidden) {
   EXPECT_NE(text.find("locklab <command> --help for its flags"), std::string::npos) << text;
 }
 
-TEST(CliTest, CompletionNamesCommandsFlagsAndSubcommands) {
+TEST(CommandSpecTest, CompletionNamesCommandsFlagsAndSubcommands) {
   CommandSpec a = Spec(), c;
   c.name = "cluster";
   c.flags = {{"--nodes", {}, "N", FlagKind::kInt, "nodes", "", "up"},
