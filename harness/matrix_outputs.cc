@@ -488,6 +488,12 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     t << "\n[[cell]]\nlock = " << TomlQuote(c.lock) << "\nfault = " << TomlQuote(c.fault)
       << "\nverdict = \"" << c.verdict << "\"\n";
     if (c.verdict == "V" && c.resource == "S") t << "# resource = \"S\"   (the resource stayed intact)\n";
+    // A V (or L) that not every trial found may not come back on the next run: say so where
+    // a reader deciding whether to keep the pin looks.
+    const int found = c.verdict == "V" ? c.violated : c.verdict == "L" ? c.stuck : 0;
+    if (found > 0 && found < static_cast<int>(c.trials.size())) {
+      t << "# found in " << found << " of " << c.trials.size() << " trials only: another run may not find it\n";
+    }
     t << "violated_in = \"" << c.violated << of;
     if (c.verdict == "L") t << "stuck_in = \"" << c.stuck << of;
   }
