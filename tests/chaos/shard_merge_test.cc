@@ -179,6 +179,58 @@ TEST_F(ShardMergeTest, ShardsOfDifferentSeedsAreRefused) {
   EXPECT_NE(inv.output.find("vs seed 7, quick"), std::string::npos) << inv.output;
 }
 
+// Expectations are resolved per cell when the plan is made, so a glob pins the merged cells
+// as it pins a whole run's; --fail-on travels in the plan. Two shards of set-nx-px-lua (V
+// under client-pause) and setnx (S): the shards judge nothing (exit 0), the merge fails the
+// one cell the glob says is S, and writes the baseline a shard cannot.
+TEST_F(ShardMergeTest, TheMergeJudgesGlobExpectationsAndWritesTheBaseline) {
+  const std::string expect = dir_ + "/all-safe.toml";
+  std::ofstream(expect) << "[[cell]]\nlock = \"*\"\nfault = \"client-*\"\nverdict = \"S\"\n";
+  const std::string baseline = dir_ + "/baseline.toml";
+  Invocation merged;
+  std::string merged_dir;
+  CheckWithTrustedTiming(
+      [&] {
+        std::vector<std::string> shards;
+        TimedAttempt timing;
+        for (const char* shard : {"1/2", "2/2"}) {
+          Invocation inv = RunLocklab({"matrix", "--locks", "set-nx-px-lua,setnx", "--faults", "client-pause",
+                                       "--seed", "5", "--shard", shard, "--expect", expect, "--fail-on",
+                                       "stuck", "--no-report", "--out", dir_},
+                                      dir_, Millis(60000));
+          EXPECT_EQ(inv.exit_code, 0) << inv.output << " (a shard judges nothing)";
+          shards.push_back(MatrixDirOf(inv));
+          timing = BothTrusted(timing, FromMatrix(nlohmann::json::parse(ReadAll(shards.back() + "/matrix.json"),
+                                                                        nullptr, false)));
+        }
+        merged = RunLocklab({"merge", shards[0], shards[1], "--no-report", "--write-expect", baseline, "--out",
+                             dir_ + "/merged"},
+                            dir_);
+        merged_dir = MatrixDirOf(merged);
+        EXPECT_FALSE(merged_dir.empty()) << merged.output;
+        return timing;
+      },
+      [&](const nlohmann::json&) {
+        EXPECT_EQ(merged.exit_code, 1) << merged.output;
+        auto m = nlohmann::json::parse(ReadAll(merged_dir + "/matrix.json"));
+        EXPECT_EQ(m["plan"]["fail_on"], "stuck");
+        ASSERT_EQ(m["cells"].size(), 2u);
+        EXPECT_EQ(m["cells"][0]["expected_origin"], expect + ":1");
+        EXPECT_TRUE(m["cells"][0].value("regressed", false)) << m["cells"][0].dump();
+        EXPECT_FALSE(m["cells"][1].value("regressed", false)) << m["cells"][1].dump();
+        const std::string junit = ReadAll(merged_dir + "/junit.xml");
+        EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
+        EXPECT_NE(junit.find("<failure message=\"set-nx-px-lua x client-pause: expected S, got V"), std::string::npos)
+            << junit;
+        EXPECT_NE(merged.output.find("regressed: 1 cell(s) (expectations " + expect + ", --fail-on stuck):\n"),
+                  std::string::npos) << merged.output;
+        EXPECT_NE(merged.output.find("expectations: " + baseline + " (2 cell(s) pinned)\n"), std::string::npos)
+            << merged.output;
+        EXPECT_NE(ReadAll(baseline).find("lock = \"set-nx-px-lua\"\nfault = \"client-pause\"\nverdict = \"V\"\n"),
+                  std::string::npos) << ReadAll(baseline);
+      });
+}
+
 TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
   std::string dir = MakeTempDir("locklab-shards");
   Invocation inv = RunLocklab({"matrix", "--shard", "4/3", "--seed", "1"}, dir);
@@ -189,6 +241,11 @@ TEST(ShardFlagsTest, BadShardFlagsAreNamed) {
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output,
             "locklab matrix: flag --shard: needs --seed N (every shard must use the same seed)\n");
+  inv = RunLocklab({"matrix", "--shard", "1/3", "--seed", "1", "--write-expect", dir + "/x.toml"}, dir);
+  EXPECT_EQ(inv.exit_code, 64);
+  EXPECT_EQ(inv.output,
+            "locklab matrix: flag --write-expect: a shard has only some cells' trials (write it from "
+            "the merge: locklab merge DIR... --write-expect FILE)\n");
   inv = RunLocklab({"merge", dir + "/nothing"}, dir);
   EXPECT_EQ(inv.exit_code, 64);
   EXPECT_EQ(inv.output,
