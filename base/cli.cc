@@ -78,7 +78,10 @@ std::string HelpText(const CommandSpec& spec) {
   for (size_t i = 0; i < spec.synopsis.size(); ++i) {
     out += (i == 0 ? "usage: " : "       ") + spec.synopsis[i] + "\n";
   }
-  if (!spec.summary.empty()) out += "\n" + Wrap(spec.summary, 0, 0) + "\n";
+  if (!spec.summary.empty()) {
+    std::string about = spec.summary + "." + (spec.description.empty() ? "" : " " + spec.description);
+    out += "\n" + Wrap(about, 0, 0) + "\n";
+  }
   // Groups in the order their first flag appears.
   std::vector<std::string> groups;
   for (const auto& f : spec.flags) {

@@ -34,7 +34,8 @@ struct FlagSpec {
 
 struct CommandSpec {
   std::string name;                    // "run", or "cluster"
-  std::string summary;                 // one line, for `locklab --help`
+  std::string summary;                 // one line (at most 80 characters), for `locklab --help`
+  std::string description;             // more, after the summary in its --help; may be empty
   std::vector<std::string> synopsis;   // "locklab run SCENARIO.toml [FLAG...]", ...
   std::vector<FlagSpec> flags;
   // Its sub-commands ("up", "down"), for the completion; a flag names the one it follows.

@@ -24,9 +24,9 @@ CommandSpec MakeCheckSpec() {
   using K = FlagKind;
   CommandSpec s;
   s.name = "check";
-  s.summary = "judge history files from any tool: a lab history (jsonl) without --model gets the "
-              "run's own verdict (safe, violated, unknown with its reason, coverage), exactly what "
-              "its results.json says.";
+  s.summary = "judge history files from any tool (lab jsonl, Jepsen EDN, Porcupine logs)";
+  s.description = "A lab history (jsonl) without --model gets the run's own verdict (safe, violated, "
+                  "unknown with its reason, coverage): exactly what its results.json says.";
   s.synopsis = {"locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE..."};
   s.flags = {
       {"--model", {}, "M", K::kString,

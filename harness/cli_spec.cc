@@ -55,8 +55,9 @@ FlagSpec FieldFlag(const RunField& field, const std::string& group) {
 CommandSpec MakeRunSpec() {
   CommandSpec s;
   s.name = "run";
-  s.summary = "one trial: a lock under its faults, judged from the recorded history; flags given "
-              "with a scenario file override it (runs/latest/scenario.toml replays a run).";
+  s.summary = "one trial: a lock under faults, judged from its recorded history";
+  s.description = "Flags given with a scenario file override it; runs/latest/scenario.toml replays "
+                  "a run (same seed, same schedule).";
   s.synopsis = {"locklab run --lock ID --fault ID [FLAG...]",
                 "locklab run SCENARIO.toml [FLAG...]"};
   const std::string lock = "lock", workload = "workload",
@@ -106,8 +107,9 @@ CommandSpec MakeRunSpec() {
 CommandSpec MakeMatrixSpec() {
   CommandSpec s;
   s.name = "matrix";
-  s.summary = "every lock under every fault that applies to it, several trials per cell, one "
-              "table (matrix.md, matrix.json, junit.xml, the HTML report).";
+  s.summary = "every lock under every fault that applies to it, trials per cell, one table";
+  s.description = "Writes matrix.md, matrix.json, junit.xml and the HTML report; --expect and "
+                  "--fail-on make it a gate.";
   s.synopsis = {"locklab matrix [--quick|--full] [--locks A,B] [--faults X,Y] [FLAG...]"};
   const std::string cells = "cells", how = "how it runs", out = "expectations and output";
   s.flags = {
@@ -157,8 +159,8 @@ CommandSpec MakeMatrixSpec() {
 CommandSpec MakeHuntSpec() {
   CommandSpec s;
   s.name = "hunt";
-  s.summary = "search a lock's fault space for a failure and shrink it to a minimal.toml that "
-              "`locklab run` replays (docs/hunt.md).";
+  s.summary = "search a lock's fault space for a failure, shrink it to a minimal.toml";
+  s.description = "`locklab run minimal.toml` replays what it found (docs/hunt.md).";
   s.synopsis = {"locklab hunt --lock ID [--budget DURATION] [FLAG...]"};
   const std::string what = "what to search", how = "how long and how", out = "output";
   s.flags = {
@@ -199,8 +201,7 @@ CommandSpec MakeHuntSpec() {
 CommandSpec MakeReplaySpec() {
   CommandSpec s;
   s.name = "replay";
-  s.summary = "rerun saved scenarios (a hunt corpus, minimal.toml files) and check each one's "
-              "[expect].";
+  s.summary = "rerun saved scenarios (a hunt corpus) and check each one's [expect]";
   s.synopsis = {"locklab replay DIR|FILE... [--out DIR] [--jobs N]"};
   s.flags = {
       Flag("--jobs", "N", K::kInt, "trials at a time, of different scenarios side by side (1..64, "
@@ -213,7 +214,7 @@ CommandSpec MakeReplaySpec() {
 CommandSpec MakeMergeSpec() {
   CommandSpec s;
   s.name = "merge";
-  s.summary = "one matrix from the directories of its --shard runs.";
+  s.summary = "one matrix from the directories of its --shard runs";
   s.synopsis = {"locklab merge SHARD_DIR... [--out DIR] [--no-report] [--write-expect FILE]"};
   s.flags = {
       Flag("--out", "DIR", K::kPath, "where the merged matrix directory goes (default runs)", ""),
@@ -227,7 +228,7 @@ CommandSpec MakeMergeSpec() {
 CommandSpec MakeReportSpec() {
   CommandSpec s;
   s.name = "report";
-  s.summary = "(re)make the HTML report of a run or of a matrix.";
+  s.summary = "(re)make the HTML report of a run or of a matrix";
   s.synopsis = {"locklab report RUN_DIR", "locklab report --matrix MATRIX_DIR"};
   s.flags = {Flag("--matrix", "MATRIX_DIR", K::kPath, "a matrix directory instead of a run's", "")};
   return s;
@@ -236,8 +237,7 @@ CommandSpec MakeReportSpec() {
 CommandSpec MakeListSpec() {
   CommandSpec s;
   s.name = "list";
-  s.summary = "the locks with their knobs, the faults with their parameters, the workloads, the "
-              "mutants.";
+  s.summary = "the locks and their knobs, the faults and their parameters, workloads, mutants";
   s.synopsis = {"locklab list [--json]"};
   s.flags = {Flag("--json", "", K::kSwitch, "as JSON", "")};
   return s;
@@ -246,8 +246,7 @@ CommandSpec MakeListSpec() {
 CommandSpec MakeClusterSpec() {
   CommandSpec s;
   s.name = "cluster";
-  s.summary = "a lab cluster to poke at with redis-cli (up, down, status), and the lab's "
-              "topology as data.";
+  s.summary = "a lab cluster to poke at with redis-cli; the lab's topology as data";
   s.synopsis = {"locklab cluster up [--nodes N]", "locklab cluster down|status",
                 "locklab cluster topology [--json]"};
   FlagSpec nodes = Flag("--nodes", "N", K::kInt, "Redis nodes to start (1..15, default 5)", "up");
@@ -262,7 +261,7 @@ CommandSpec MakeClusterSpec() {
 CommandSpec MakeVersionSpec() {
   CommandSpec s;
   s.name = "version";
-  s.summary = "the version and the git revision it was built from (also --version).";
+  s.summary = "the version and the git revision it was built from (also --version)";
   s.synopsis = {"locklab version", "locklab --version"};
   return s;
 }
@@ -270,7 +269,7 @@ CommandSpec MakeVersionSpec() {
 CommandSpec MakeCompletionSpec() {
   CommandSpec s;
   s.name = "completion";
-  s.summary = "a bash completion script: source <(./locklab completion bash).";
+  s.summary = "a bash completion script: source <(./locklab completion bash)";
   s.synopsis = {"locklab completion bash"};
   s.subcommands = {"bash"};
   return s;
@@ -279,7 +278,7 @@ CommandSpec MakeCompletionSpec() {
 CommandSpec MakeTestSpec() {
   CommandSpec s;
   s.name = "test";
-  s.summary = "(the ./locklab entry script) set up, build and run every test; ARGS go to ctest.";
+  s.summary = "(the ./locklab script) set up, build and run every test; ARGS go to ctest";
   s.synopsis = {"./locklab test [CTEST_ARGS...]"};
   return s;
 }

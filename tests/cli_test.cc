@@ -178,6 +178,12 @@ TEST_F(CliTest, GlobalHelpListsEveryCommandOnOneLine) {
     EXPECT_NE(inv.output.find("\n  " + c->name + " "), std::string::npos) << c->name << "\n" << inv.output;
   }
   EXPECT_NE(inv.output.find("locklab <command> --help for its flags"), std::string::npos);
+  // One line each: the command list is as long as the visible commands.
+  std::string list = inv.output.substr(inv.output.find("commands:\n") + 10);
+  list = list.substr(0, list.find("\n\n") + 1);
+  int visible = 0;
+  for (const CommandSpec* c : AllCommandSpecs()) visible += c->hidden ? 0 : 1;
+  EXPECT_EQ(static_cast<int>(Lines(list).size()), visible) << list;
   Invocation none = RunLocklab({}, dir_);
   EXPECT_EQ(none.exit_code, 64);
   Invocation unknown = RunLocklab({"frobnicate"}, dir_);
