@@ -5,7 +5,7 @@
 //   "run: flag --ttl needs a value"
 //   "run: flag --json takes no value"      ("--json=x")
 //   "run: unknown flag --bogus"            ("run: unexpected argument 'x'" for a word)
-//   "run: flag --ttl: expected an integer in 1..3600000, got 'soon'"
+//   "run: flag --clients: expected an integer in 1..64, got 'soon'"
 // The caller decides what each flag means; a flag given twice is seen twice, so a list flag
 // appends and any other flag keeps its last value. A word is a flag when it starts with '-';
 // after "--" every word is positional. The value of "--flag value" is the next word whatever

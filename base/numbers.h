@@ -5,7 +5,7 @@
 // spaces, no '+', no "0x", nothing after the last digit); for a double what strtod reads,
 // finite. Out of range (and so overflow) is refused like junk is. A refused number has one
 // wording everywhere, which callers prefix with where the text came from:
-//   "run: flag --ttl: expected an integer in 1..3600000, got 'soon'"
+//   "run: flag --clients: expected an integer in 1..64, got 'soon'"
 //   "s.toml:3: field 'lock.ttl_ms': expected an integer in 1..3600000, got 'soon'"
 // A duration is a whole number and a unit: "500ms", "6s", "2m", "1h"; a bare number is
 // milliseconds, for every time flag of every command (the unit scenario files' _ms keys
