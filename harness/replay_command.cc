@@ -190,16 +190,18 @@ int RunReplayCommand(const std::vector<std::string>& args) {
     sc.reported = true;
     std::cout << Line(sc) << "\n" << std::flush;
   };
-  size_t cursor = 0;  // the first scenario that may still have a trial to start
   Status ps = RunChildrenFrom(
       flags.jobs,
       [&]() -> ChildRun* {
-        while (cursor < scenarios.size()) {
-          Scenario& sc = scenarios[cursor];
-          if (sc.Decided() || sc.next_trial >= sc.options.trials) {
-            ++cursor;
-            continue;
-          }
+        // Round robin: the undecided scenario with the fewest trials started (the first of
+        // equals), so a scenario that its first trial decides does not get a second.
+        Scenario* pick = nullptr;
+        for (auto& sc : scenarios) {
+          if (sc.Decided() || sc.next_trial >= sc.options.trials) continue;
+          if (pick == nullptr || sc.next_trial < pick->next_trial) pick = &sc;
+        }
+        if (pick != nullptr) {
+          Scenario& sc = *pick;
           const int t = sc.next_trial++;
           RunOptions trial = sc.options;
           trial.trials = 1;

@@ -8,7 +8,8 @@
 // line and field (exit 64 or 65), not after eight scenarios ran.
 //
 // Each scenario's trials run as child `locklab run`s (child_runs.h), `--jobs` at a time
-// (default 2), trials of different scenarios side by side; each trial is the scenario with
+// (default 2), trials of different scenarios side by side (round robin: every scenario's
+// first trial before any second, so early decisions save the most); each trial is the scenario with
 // trials = 1, its seed as `locklab run` would give it (seed + t, or the scenario's one seed
 // for a statistical [expect]; a scenario without a seed gets one drawn here), and no
 // [expect]: the replay judges each results.json against the scenario's [expect]
