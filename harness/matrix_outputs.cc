@@ -113,8 +113,11 @@ std::string RegressionLine(const Cell& c, const std::vector<TrialOutcome>& outco
   return line;
 }
 
-// Keeps each cell's trials of this output, and judges the cell from them.
-Totals JudgeCells(Plan* plan) {
+// Keeps each cell's trials of this output, and judges the cell from them. Against its
+// expectation and --fail-on only when `whole` (a whole or merged matrix): a shard holds some
+// of a cell's trials, and a letter from those (S from the one safe trial of a V cell) is no
+// verdict to fail a cell by, in its junit.xml or anywhere.
+Totals JudgeCells(Plan* plan, bool whole) {
   Totals totals;
   for (auto& c : plan->cells) {
     std::vector<size_t> kept;
@@ -160,15 +163,15 @@ Totals JudgeCells(Plan* plan) {
       std::sort(firsts.begin(), firsts.end());
       c.median_first_violation_ms = firsts[firsts.size() / 2];
     }
-    // A shard's cell without trials of its own is not judged here (the merge judges it).
-    if (!c.trials.empty()) {
+    // A shard's cells are not judged here (the merge judges them).
+    if (whole && !c.trials.empty()) {
       if (!c.expected.empty() && c.expected != c.verdict && c.verdict != "-") c.mismatch = true;
       if (!c.expected_resource.empty() && c.expected_resource != c.resource && c.resource != "-") c.mismatch = true;
     }
     totals.mismatches += c.mismatch;
     // A pinned cell is judged by its entry alone; --fail-on judges the cells no entry pins.
     const bool pinned = !c.origin.empty();
-    const bool fail_on_hit = !pinned && !c.trials.empty() && plan->fail_on.Hits(c.verdict);
+    const bool fail_on_hit = whole && !pinned && !c.trials.empty() && plan->fail_on.Hits(c.verdict);
     c.regressed = c.mismatch || fail_on_hit;
     if (c.regressed) c.regression = RegressionLine(c, outcomes, plan->fail_on);
     totals.regressed += c.regressed;
@@ -266,8 +269,13 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
      << " s. Each cell: the verdict found in the histories (V violated, L stuck, S safe, ? unknown),"
         " violated trials / trials, and the median time to the first violation. `rS` marks a lock"
         " whose holders overlapped while the resource stayed intact (fencing).";
-  if (!plan.expect_path.empty()) md << " `≠ X` marks a cell that disagrees with the expectation X.";
-  if (!plan.fail_on.empty()) {
+  if (out.shard_count > 1 && (!plan.expect_path.empty() || !plan.fail_on.empty())) {
+    md << " A shard has some of a cell's trials: `locklab merge` judges the cells by the"
+          " expectations and --fail-on.";
+  } else if (!plan.expect_path.empty()) {
+    md << " `≠ X` marks a cell that disagrees with the expectation X.";
+  }
+  if (!plan.fail_on.empty() && out.shard_count == 1) {
     md << " `✗` marks a cell no expectation pins whose verdict is in --fail-on " << plan.fail_on.ToString() << ".";
   }
   md << "\n\n| lock |";
@@ -301,10 +309,10 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
     }
     md << "\n";
   }
-  if (!plan.expect_path.empty()) {
+  if (!plan.expect_path.empty() && out.shard_count == 1) {
     md << "\n" << totals.mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
   }
-  if (!plan.fail_on.empty()) {
+  if (!plan.fail_on.empty() && out.shard_count == 1) {
     md << "\n" << totals.regressed - totals.mismatches << " cell(s) no expectation pins hit --fail-on "
        << plan.fail_on.ToString() << ".\n";
   }
@@ -429,7 +437,7 @@ std::string TomlQuote(const std::string& s) { return Json(s).dump(); }
 }  // namespace
 
 int WriteMatrix(Plan* plan, const MatrixOutput& output, Status* written) {
-  Totals totals = JudgeCells(plan);
+  Totals totals = JudgeCells(plan, output.shard_count == 1);
   *written = WriteFile(output.dir + "/matrix.json", MatrixJson(*plan, output, totals).dump(2) + "\n");
   std::string md = MatrixMarkdown(*plan, output, totals);
   Status w = WriteFile(output.dir + "/matrix.md", md);

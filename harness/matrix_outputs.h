@@ -16,8 +16,10 @@
 // <failure> whose message is its one regression line (expected X, got Y, the deciding
 // trial's verdict reason and directory) and whose text lists its trial directories; a cell
 // with trials never run is a failure too; a `?` cell nothing judges is <skipped> with its
-// reason; every other cell passes (an expected V included). A shard's cell with no trials of
-// its own is not judged.
+// reason; every other cell passes (an expected V included). A shard judges no cell against
+// expectations or --fail-on (it has only some of a cell's trials; the merge judges them), so
+// its junit.xml fails only trials never run, and its cells with no trials of its own are left
+// out.
 //
 // Thread safety: WriteMatrix mutates the plan's cells and writes files; call it from the one
 // thread that owns the plan, once per plan.

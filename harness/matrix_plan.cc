@@ -1,6 +1,10 @@
 #include "harness/matrix_plan.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +44,7 @@ std::string ReadWholeFile(const std::string& path) {
 
 Status LoadPresets(const std::string& dir, std::vector<Preset>* out) {
   DIR* d = opendir(dir.c_str());
-  if (!d) return Status::Infrastructure("matrix: cannot read " + dir);
+  if (!d) return Status::Infrastructure("cannot read " + dir + ": " + strerror(errno));
   std::vector<std::string> files;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
@@ -93,15 +97,17 @@ namespace {
 bool IsGlob(const std::string& pattern) { return pattern.find('*') != std::string::npos; }
 
 // How specific an entry is (matrix_plan.h): exact fields first, then the glob fields'
-// literal prefixes; equal keys go to the later entry.
+// literal characters (all of them, not only those before the first `*`: "*-lua" is more
+// specific than "*", which a catch-all added below it must not override); equal keys go to
+// the later entry.
 std::pair<int, size_t> Specificity(const Expectation& e) {
   int exact = 0;
-  size_t prefix = 0;
+  size_t literal = 0;
   for (const std::string* pattern : {&e.lock, &e.fault}) {
-    if (IsGlob(*pattern)) prefix += pattern->find('*');
+    if (IsGlob(*pattern)) literal += pattern->size() - std::count(pattern->begin(), pattern->end(), '*');
     else ++exact;
   }
-  return {exact, prefix};
+  return {exact, literal};
 }
 
 // "N/M" with 0 <= N <= M, 1 <= M.
@@ -131,15 +137,36 @@ const Expectation* FindExpectation(const Expectations& expectations, const std::
 
 Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
                         Expectations* out) {
+  // Opened here, not by the TOML parser: its "File could not be opened" came with a line 0,
+  // and a directory parsed as an empty file.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::BadInput(path + ": cannot open: " + strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::BadInput(path + ": is a directory, not an expectation file");
+  std::ifstream in(path);
+  if (!in) return Status::BadInput(path + ": cannot open: " + strerror(errno));
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = toml::parse(in, path);
   } catch (const toml::parse_error& e) {
     return Status::BadInput(path + ":" + std::to_string(e.source().begin.line) + ": " +
                             std::string(e.description()));
   }
+  // Anything but [[cell]] is a misspelling ([[cells]], a key above the first table) that
+  // would otherwise pin nothing, silently.
+  for (const auto& [key, value] : root) {
+    if (key.str() != "cell") {
+      return Status::BadInput(path + ":" + std::to_string(value.source().begin.line) + ": field '" +
+                              std::string(key.str()) + "': unknown field (an expectation file holds "
+                              "[[cell]] tables only)");
+    }
+  }
+  // No [[cell]] at all pins nothing: the file --write-expect writes when no cell was judged.
+  if (!root.contains("cell")) return Status::Ok();
   const toml::array* cells = root["cell"].as_array();
-  if (!cells) return Status::BadInput(path + ":1: field 'cell': expected [[cell]] tables");
+  if (!cells || !cells->is_array_of_tables()) {
+    return Status::BadInput(path + ":" + std::to_string(root["cell"].node()->source().begin.line) +
+                            ": field 'cell': expected [[cell]] tables");
+  }
   static const std::set<std::string> kFields = {"lock",     "fault",       "verdict",
                                                 "resource", "violated_in", "stuck_in"};
   for (const auto& node : *cells) {

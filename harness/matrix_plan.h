@@ -46,7 +46,8 @@ struct Preset {
 };
 
 // Every *.toml of `dir` but expected.toml, in the order of the fault registry, then the
-// others by name. An unreadable directory is Status::Infrastructure; a bad scenario, its error.
+// others by name. An unreadable directory is Status::Infrastructure ("cannot read DIR: why");
+// a bad scenario, its error.
 Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
 
 // Literature answers / pinned expectations: an expectation file is TOML, one [[cell]] per
@@ -62,11 +63,12 @@ Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
 //
 // Which entry pins a cell: of the entries whose lock and fault patterns both match it, the
 // most specific: first the one with more exact fields (exact lock and fault, then one exact,
-// then none), then the one whose glob fields have the longer literal prefix (the characters
-// before the first `*`, summed over its glob fields: "driver:*" beats "*"), and between
-// entries equal on both the later in the file (as a repeated exact entry always did). A glob
-// that matches no cell of a run is fine (one file serves many runs); an exact lock or fault
-// id that the lab does not know is refused, as is any other field.
+// then none), then the one whose glob fields have more literal characters (those not `*`,
+// summed over its glob fields: "driver:*" and "*-lua" beat "*"), and between entries equal on
+// both the later in the file (as a repeated exact entry always did). A glob that matches no
+// cell of a run is fine (one file serves many runs); an exact lock or fault id that the lab
+// does not know is refused, as is any other field or table. A file without [[cell]] pins
+// nothing (what --write-expect writes when no cell was judged).
 struct Expectation {
   std::string lock, fault;        // patterns: an exact id, or a glob with `*`
   std::string verdict, resource;  // "" when the entry does not pin it
@@ -82,10 +84,11 @@ bool GlobMatches(std::string_view pattern, std::string_view id);
 const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,
                                    const std::string& fault);
 
-// Appends the file's entries to *out. A file that does not parse, an entry without lock and
-// fault or without verdict and resource, an unknown field or letter, and an exact lock id
-// unknown to the registry (locks::FindLock) or an exact fault id not in `known_faults` are
-// Status::BadInput naming the file, line and field.
+// Appends the file's entries to *out. A file that cannot be opened (or is a directory), does
+// not parse, has a top-level key other than `cell`, an entry without lock and fault or
+// without verdict and resource, an unknown field or letter, an exact lock id unknown to the
+// registry (locks::FindLock) or an exact fault id not in `known_faults` is Status::BadInput
+// (exit 65), one line naming the file, line and field.
 Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
                         Expectations* out);
 

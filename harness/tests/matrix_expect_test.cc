@@ -79,6 +79,19 @@ TEST(MatrixExpectTest, TheMostSpecificEntryPinsACell) {
   EXPECT_EQ(PinnedBy({Entry("redlock", "*", "S", "r")}, "setnx", "none"), "none");
 }
 
+TEST(MatrixExpectTest, EveryLiteralCharacterOfAGlobCounts) {
+  // "*-lua" is more specific than "*" though neither has a literal prefix: a catch-all added
+  // below it does not take its cells.
+  const Expectations file = {Entry("*-lua", "*", "V", "lua-row"), Entry("*", "*", "S", "every")};
+  EXPECT_EQ(PinnedBy(file, "set-nx-px-lua", "none"), "lua-row");
+  EXPECT_EQ(PinnedBy(file, "setnx", "none"), "every");
+  // Summed over both fields, wherever the stars are.
+  EXPECT_EQ(PinnedBy({Entry("*px*", "*", "V", "px"), Entry("set*", "*", "S", "set")}, "set-nx-px-lua", "none"),
+            "set") << "3 literal characters each: the later";
+  EXPECT_EQ(PinnedBy({Entry("*-px-*", "*", "V", "px"), Entry("set*", "*", "S", "set")}, "set-nx-px-lua", "none"),
+            "px");
+}
+
 TEST(MatrixExpectTest, EqualEntriesGoToTheLaterOne) {
   // lock = "*", fault = "none" and lock = "setnx", fault = "*": one exact field each, no
   // literal prefix: the later in the file wins, whichever it is.
@@ -144,6 +157,30 @@ TEST_F(ExpectFileTest, GlobsLoadAndUnknownExactIdsAreRefused) {
           "field 'cell.violated_in': expected N/M (trials), got '4/3'");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\n", "field 'cell': needs verdict and/or resource");
   refused("[[cell]]\nlock = \"setnx\"\nverdict = \"S\"\n", "field 'cell': needs lock and fault");
+  // Anything but [[cell]] is refused, not ignored: it would pin nothing.
+  refused("verdict = \"S\"\n[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n",
+          "field 'verdict': unknown field (an expectation file holds [[cell]] tables only)");
+  refused("[cell]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n",
+          "field 'cell': expected [[cell]] tables");
+  Expectations ignored;
+  EXPECT_EQ(Load("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n\n"
+                 "[[cels]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"V\"\n",
+                 &ignored),
+            path_ + ":6: field 'cels': unknown field (an expectation file holds [[cell]] tables only)");
+}
+
+TEST_F(ExpectFileTest, AFileWithoutCellsPinsNothingAndAMissingOneIsOneLine) {
+  Expectations e;
+  EXPECT_EQ(Load("# every cell of the run was unknown\n", &e), "");
+  EXPECT_TRUE(e.empty());
+  EXPECT_EQ(Load("", &e), "");
+  auto load = [&](const std::string& path) {
+    Status s = LoadExpectations(path, {"none"}, &e);
+    EXPECT_EQ(s.ExitCode(), 65) << s.message();
+    return s.message();
+  };
+  EXPECT_EQ(load(dir_ + "/no-such.toml"), dir_ + "/no-such.toml: cannot open: No such file or directory");
+  EXPECT_EQ(load(dir_), dir_ + ": is a directory, not an expectation file");
 }
 
 TEST(MatrixExpectTest, FailOnWordsAreValidated) {
@@ -198,9 +235,11 @@ class JudgedPlanTest : public ExpectFileTest {
       if (v == "stuck") tr.results["liveness"] = {{"stuck", true}};
     }
   }
-  int Write(Plan* plan) {
+  int Write(Plan* plan, int shard_index = 1, int shard_count = 1) {
     MatrixOutput out;
     out.dir = dir_;
+    out.shard_index = shard_index;
+    out.shard_count = shard_count;
     Status written;
     int regressed = WriteMatrix(plan, out, &written);
     EXPECT_TRUE(written.ok()) << written.message();
@@ -316,6 +355,43 @@ TEST_F(JudgedPlanTest, AWrittenExpectationFileReadsBackAndPinsWhatItSaw) {
   s = WriteExpectationFile(plan, dir_ + "/no/such/dir/x.toml", &pinned);
   EXPECT_EQ(s.ExitCode(), 70);
   EXPECT_NE(s.message().find(dir_ + "/no/such/dir/x.toml"), std::string::npos) << s.message();
+}
+
+TEST_F(JudgedPlanTest, AFileWrittenFromARunWithNoJudgedCellReadsBack) {
+  Plan plan = MakePlan({}, {});
+  Finish(&plan, {{"set-nx-px-lua x none", "unknown"},
+                 {"set-nx-px-lua x client-pause", "unknown"},
+                 {"setnx x none", "unknown"},
+                 {"setnx x client-pause", "unknown"}});
+  Write(&plan);
+  const std::string path = dir_ + "/baseline.toml";
+  int pinned = -1;
+  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
+  EXPECT_EQ(pinned, 0);
+  Expectations e;
+  Status s = LoadExpectations(path, {"none", "client-pause"}, &e);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(e.empty());
+}
+
+// A shard holds some of a cell's trials: it judges nothing (its exit code is 0 when they
+// ran), so its junit.xml must not fail a cell either; the merge does, from every trial.
+TEST_F(JudgedPlanTest, AShardFailsNoCellInItsJunit) {
+  FailOn fail_on;
+  ASSERT_EQ(ParseFailOn("violated,unknown", &fail_on), "");
+  Plan plan = MakePlan({Entry("*", "*", "S", "pins.toml:1")}, fail_on);
+  SliceForShard(&plan, 1, 2);
+  Finish(&plan, kFound);
+  EXPECT_EQ(Write(&plan, 1, 2), 0);
+  const std::string junit = Junit();
+  EXPECT_EQ(Count(junit, "<failure "), 0) << junit;
+  EXPECT_NE(junit.find("failures=\"0\""), std::string::npos) << junit;
+  for (const auto& c : plan.cells) EXPECT_FALSE(c.regressed) << c.lock << " x " << c.fault;
+  // The whole matrix of the same findings fails what the glob pins S.
+  Plan whole = MakePlan({Entry("*", "*", "S", "pins.toml:1")}, fail_on);
+  Finish(&whole, kFound);
+  EXPECT_EQ(Write(&whole), 2);
+  EXPECT_EQ(Count(Junit(), "<failure "), 2) << Junit();
 }
 
 TEST_F(JudgedPlanTest, GlobsAndFailOnAreInThePlanId) {
