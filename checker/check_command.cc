@@ -47,9 +47,10 @@ CommandSpec MakeCheckSpec() {
   return s;
 }
 
-// A usage error (base/argv.h wording): its line, then the usage, exit 64.
+// A usage error (base/argv.h wording): one line, exit 64, as for every command (the flags
+// are `locklab check --help`'s).
 int Usage(const Status& s) {
-  std::cerr << "locklab " << s.message() << "\n" << HelpText(CheckCommandSpec());
+  std::cerr << "locklab " << s.message() << "\n";
   return 64;
 }
 
@@ -235,7 +236,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     }
     if (!s.ok()) return Usage(s);
   }
-  if (fl.files.empty()) return Usage(Status::Usage("check: no FILE given"));
+  if (fl.files.empty()) return Usage(Status::Usage("check: no FILE given (locklab check --help)"));
   if (fl.bench) return RunBench(fl);
 
   int worst = 0;

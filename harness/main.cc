@@ -225,8 +225,10 @@ int VersionCommand(const std::vector<std::string>& args) {
 // `locklab completion bash`: the completion script made from every command's flag table.
 int CompletionCommand(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "bash") {
+    // The first word that is not the one expected: "zsh", or what follows "bash".
+    const std::string* got = args.empty() ? nullptr : args[0] != "bash" ? &args[0] : &args[1];
     std::cerr << "locklab completion: expected `locklab completion bash`"
-              << (args.empty() ? "" : ", got '" + args[0] + "'") << "\n";
+              << (got ? ", got '" + *got + "'" : "") << "\n";
     return 64;
   }
   std::cout << BashCompletion(AllCommandSpecs());

@@ -118,6 +118,12 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
     if (!kValueFlags.count(argv.flag())) return fail(argv.Unknown());
     std::string v;
     if (Status s = argv.Value(&v); !s.ok()) return fail(s);
+    // An empty list (`--locks "$LOCKS"` with the variable unset) must not mean the default,
+    // which is the whole matrix.
+    if ((argv.Is("--locks") || argv.Is("--faults")) && Split(v).empty()) {
+      return fail(argv.Error(std::string("expected ") + (argv.Is("--locks") ? "lock" : "fault") +
+                             " ids, comma-separated; got none"));
+    }
     if (argv.Is("--endpoints")) {
       f.endpoints = Split(v);
       std::string host, error;
@@ -180,6 +186,11 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   std::vector<Preset>& presets = request->presets;
   Expectations& expectations = request->expectations;
   Status s = LoadPresets(preset_dir, &presets);
+  if (!s.ok() && s.code() == Status::Code::kInfrastructure && preset_dir != kDefaultPresetDir) {
+    // A --scenarios directory that is not there is the flag's fault (64), not the lab's.
+    std::cerr << "locklab matrix: flag --scenarios: " << s.message() << "\n";
+    return 64;
+  }
   if (!s.ok()) {
     std::cerr << "locklab matrix: " << s.message() << "\n";
     return s.ExitCode();

@@ -94,6 +94,46 @@ TEST_F(CliTest, EveryTimeFlagReadsADuration) {
   EXPECT_GE(durations, 15);
 }
 
+// The one-line error contract: an unknown flag is one line naming it (not the usage after
+// it), exit 64, for every command and every command's sub-command.
+TEST_F(CliTest, AnUnknownFlagIsOneLineNamingIt) {
+  for (const CommandSpec* c : AllCommandSpecs()) {
+    if (c->name == "test") continue;  // the entry script's
+    std::vector<std::vector<std::string>> words;
+    if (c->subcommands.empty()) words.push_back({c->name});
+    for (const std::string& sub : c->subcommands) words.push_back({c->name, sub});
+    for (std::vector<std::string> args : words) {
+      args.push_back(kSentinel);
+      Invocation inv = RunLocklab(args, dir_);
+      std::string command;
+      for (size_t i = 0; i + 1 < args.size(); ++i) command += (i ? " " : "") + args[i];
+      EXPECT_EQ(inv.exit_code, 64) << command << ": " << inv.output;
+      EXPECT_EQ(Lines(inv.output).size(), 1u) << command << ": " << inv.output;
+      EXPECT_NE(inv.output.find(kSentinel), std::string::npos) << command << ": " << inv.output;
+    }
+  }
+  Invocation check = RunLocklab({"check"}, dir_);
+  EXPECT_EQ(check.exit_code, 64);
+  EXPECT_EQ(check.output, "locklab check: no FILE given (locklab check --help)\n");
+}
+
+// A flag's empty list is refused, not read as no flag: `--locks "$LOCKS"` with LOCKS unset
+// would otherwise run every lock's row. A --scenarios directory that is not there is the
+// flag's error (64), said once.
+TEST_F(CliTest, MatrixRefusesAnEmptyListAndAMissingScenarioDirectory) {
+  // --faults names no column, so that nothing runs even if --locks "" were the default.
+  Invocation locks = RunLocklab({"matrix", "--locks", "", "--faults", "no-such-column"}, dir_);
+  EXPECT_EQ(locks.exit_code, 64);
+  EXPECT_EQ(locks.output, "locklab matrix: flag --locks: expected lock ids, comma-separated; got none\n");
+  Invocation faults = RunLocklab({"matrix", "--locks", "setnx", "--faults", ",", "--scenarios", dir_ + "/none"}, dir_);
+  EXPECT_EQ(faults.exit_code, 64);
+  EXPECT_EQ(faults.output, "locklab matrix: flag --faults: expected fault ids, comma-separated; got none\n");
+  Invocation scenarios = RunLocklab({"matrix", "--locks", "setnx", "--scenarios", dir_ + "/none"}, dir_);
+  EXPECT_EQ(scenarios.exit_code, 64);
+  EXPECT_EQ(scenarios.output, "locklab matrix: flag --scenarios: cannot read " + dir_ +
+                                  "/none: No such file or directory\n");
+}
+
 TEST_F(CliTest, OldSecondsSpellingsSayWhatTheyNowMean) {
   Invocation run = RunLocklab({"run", "--duration", "6"}, dir_);
   EXPECT_EQ(run.exit_code, 64);
@@ -231,6 +271,8 @@ TEST_F(CliTest, BashCompletionCompletesFromTheTables) {
   Invocation inv = RunLocklab({"completion", "bash"}, dir_);
   EXPECT_EQ(inv.exit_code, 0);
   EXPECT_EQ(RunLocklab({"completion", "zsh"}, dir_).exit_code, 64);
+  EXPECT_EQ(RunLocklab({"completion", "bash", "--zsh"}, dir_).output,
+            "locklab completion: expected `locklab completion bash`, got '--zsh'\n");
 }
 
 }  // namespace
