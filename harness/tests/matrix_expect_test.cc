@@ -387,6 +387,12 @@ TEST_F(JudgedPlanTest, AShardFailsNoCellInItsJunit) {
   EXPECT_EQ(Count(junit, "<failure "), 0) << junit;
   EXPECT_NE(junit.find("failures=\"0\""), std::string::npos) << junit;
   for (const auto& c : plan.cells) EXPECT_FALSE(c.regressed) << c.lock << " x " << c.fault;
+  std::ifstream in(dir_ + "/matrix.json");
+  const auto shard_json = nlohmann::json::parse(in);
+  for (const auto& c : shard_json["cells"]) {
+    EXPECT_FALSE(c.contains("matches")) << c.dump() << " (a shard's cell neither matches nor not)";
+    EXPECT_EQ(c["expected"], "S") << "the pin travels to the merge";
+  }
   // The whole matrix of the same findings fails what the glob pins S.
   Plan whole = MakePlan({Entry("*", "*", "S", "pins.toml:1")}, fail_on);
   Finish(&whole, kFound);
