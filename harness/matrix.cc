@@ -124,6 +124,12 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
       return fail(argv.Error(std::string("expected ") + (argv.Is("--locks") ? "lock" : "fault") +
                              " ids, comma-separated; got none"));
     }
+    // The same for a file or directory: `--expect "$EXPECT"` with EXPECT unset would turn the
+    // gate off, silently.
+    if (v.empty() && (argv.Is("--expect") || argv.Is("--write-expect") || argv.Is("--out") ||
+                      argv.Is("--scenarios") || argv.Is("--endpoint-control"))) {
+      return fail(argv.Error("expected a path, got ''"));
+    }
     if (argv.Is("--endpoints")) {
       f.endpoints = Split(v);
       std::string host, error;
@@ -157,6 +163,18 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
       if (std::string why = ParseFailOn(v, &f.fail_on); !why.empty()) return fail(argv.Error(why));
     } else if (!ParseShard(v, &f.shard_index, &f.shard_count)) {  // --shard
       return fail(argv.Error("'" + v + "' is not I/N with 1 <= I <= N <= 10000"));
+    }
+  }
+  // A row or column twice would be two cells of one name (junit.xml, matrix.md, --expect
+  // cannot tell them apart), and a driver's --driver-arg would go to both.
+  for (const auto* ids : {&f.lock_ids, &f.fault_ids}) {
+    std::set<std::string> seen;
+    for (const auto& id : *ids) {
+      if (!seen.insert(id).second) {
+        std::cerr << "locklab matrix: flag " << (ids == &f.lock_ids ? "--locks/--lock" : "--faults")
+                  << ": '" << id << "' given twice\n";
+        return 64;
+      }
     }
   }
   if (f.trials == 0) f.trials = f.full ? 3 : 1;

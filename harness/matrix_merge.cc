@@ -178,10 +178,11 @@ int RunMergeCommand(const std::vector<std::string>& args) {
     } else if (argv.Is("--no-report")) {
       s = argv.NoValue();
       report = false;
-    } else if (argv.Is("--out")) {
-      s = argv.Value(&out);
-    } else if (argv.Is("--write-expect")) {
-      s = argv.Value(&write_expect_path);
+    } else if (argv.Is("--out") || argv.Is("--write-expect")) {
+      std::string& v = argv.Is("--out") ? out : write_expect_path;
+      s = argv.Value(&v);
+      // `--write-expect "$FILE"` with FILE unset: refused, not read as no flag.
+      if (s.ok() && v.empty()) s = argv.Error("expected a path, got ''");
     } else {
       s = argv.Unknown();
     }

@@ -119,8 +119,8 @@ TEST_F(CliTest, AnUnknownFlagIsOneLineNamingIt) {
 
 // A flag's empty list is refused, not read as no flag: `--locks "$LOCKS"` with LOCKS unset
 // would otherwise run every lock's row. A --scenarios directory that is not there is the
-// flag's error (64), said once.
-TEST_F(CliTest, MatrixRefusesAnEmptyListAndAMissingScenarioDirectory) {
+// flag's error (64), said once. Nothing here runs a trial.
+TEST_F(CliTest, MatrixRefusesEmptyValuesDuplicatesAndAMissingScenarioDirectory) {
   // --faults names no column, so that nothing runs even if --locks "" were the default.
   Invocation locks = RunLocklab({"matrix", "--locks", "", "--faults", "no-such-column"}, dir_);
   EXPECT_EQ(locks.exit_code, 64);
@@ -128,6 +128,24 @@ TEST_F(CliTest, MatrixRefusesAnEmptyListAndAMissingScenarioDirectory) {
   Invocation faults = RunLocklab({"matrix", "--locks", "setnx", "--faults", ",", "--scenarios", dir_ + "/none"}, dir_);
   EXPECT_EQ(faults.exit_code, 64);
   EXPECT_EQ(faults.output, "locklab matrix: flag --faults: expected fault ids, comma-separated; got none\n");
+  // A path flag's empty value (`--expect "$EXPECT"`, EXPECT unset) is refused, not read as
+  // no flag (which turns the gate off).
+  for (const char* flag : {"--expect", "--write-expect", "--out", "--scenarios", "--endpoint-control"}) {
+    Invocation empty = RunLocklab({"matrix", flag, "", "--faults", "no-such-column"}, dir_);
+    EXPECT_EQ(empty.exit_code, 64) << flag;
+    EXPECT_EQ(empty.output, std::string("locklab matrix: flag ") + flag + ": expected a path, got ''\n");
+  }
+  for (const char* flag : {"--write-expect", "--out"}) {
+    Invocation empty = RunLocklab({"merge", dir_ + "/no-shard", flag, ""}, dir_);
+    EXPECT_EQ(empty.output, std::string("locklab merge: flag ") + flag + ": expected a path, got ''\n");
+  }
+  // A row or a column twice: two cells of one name.
+  Invocation twice =
+      RunLocklab({"matrix", "--locks", "setnx,redlock", "--lock", "setnx", "--faults", "no-such-column"}, dir_);
+  EXPECT_EQ(twice.exit_code, 64);
+  EXPECT_EQ(twice.output, "locklab matrix: flag --locks/--lock: 'setnx' given twice\n");
+  twice = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none,none", "--scenarios", dir_ + "/none"}, dir_);
+  EXPECT_EQ(twice.output, "locklab matrix: flag --faults: 'none' given twice\n");
   Invocation scenarios = RunLocklab({"matrix", "--locks", "setnx", "--scenarios", dir_ + "/none"}, dir_);
   EXPECT_EQ(scenarios.exit_code, 64);
   EXPECT_EQ(scenarios.output, "locklab matrix: flag --scenarios: cannot read " + dir_ +
