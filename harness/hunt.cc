@@ -739,7 +739,7 @@ int Hunt::Run() {
     if (MinimalIsRegression(story_)) {
       std::string path;
       bool existed = false;
-      Status c = CopyToCorpus(story_, f_.corpus, &path, &existed);
+      Status c = CopyToCorpus(story_, dir_, f_.corpus, &path, &existed);
       if (!c.ok()) {
         std::cerr << "locklab hunt: flag --corpus: " << c.message() << "\n";
         return c.ExitCode();

@@ -387,9 +387,10 @@ std::string DescribeMinimalReplay(const HuntStory& s) {
                                                          : "");
 }
 
-std::string MinimalToml(const HuntStory& s, const std::string& dir) {
+// minimal.toml's text with the scenario named `name` (its runs go to runs/<name>/).
+static std::string MinimalTomlNamed(const HuntStory& s, const std::string& dir, const std::string& name) {
   RunOptions m = *s.minimal;
-  m.name = "minimal";
+  m.name = name;
   m.out_dir = "runs";
   const std::optional<ReplayPlan> plan = MinimalReplay(s);
   std::string head = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
@@ -408,13 +409,20 @@ std::string MinimalToml(const HuntStory& s, const std::string& dir) {
   return head + ScenarioToToml(m);
 }
 
+std::string MinimalToml(const HuntStory& s, const std::string& dir) { return MinimalTomlNamed(s, dir, "minimal"); }
+
 bool MinimalIsRegression(const HuntStory& s) {
   if (!s.minimal || !MinimalReplay(s)) return false;
   return s.reproduced >= kReproductionNeeded && s.baseline_failures == 0;
 }
 
-Status CopyToCorpus(const HuntStory& s, const std::string& corpus_dir, std::string* path, bool* existed) {
-  const std::string toml = MinimalToml(s, "");
+Status CopyToCorpus(const HuntStory& s, const std::string& hunt_dir, const std::string& corpus_dir,
+                    std::string* path, bool* existed) {
+  std::string name = LockDisplayName(s.minimal->lock) + "--" + FaultIds(*s.minimal);
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '+' && c != '.') c = '-';
+  }
+  const std::string toml = MinimalTomlNamed(s, hunt_dir, name);  // runs/<name>/, not runs/minimal/
   // The name's hash: the scenario itself (FNV-1a of its lines that are not comments), so the
   // hunt directory in the first comment does not make a second file of the same scenario.
   uint64_t hash = 1469598103934665603ull;
@@ -428,11 +436,7 @@ Status CopyToCorpus(const HuntStory& s, const std::string& corpus_dir, std::stri
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(hash & 0xffffffffull));
-  std::string name = LockDisplayName(s.minimal->lock) + "--" + FaultIds(*s.minimal) + "--" + hex;
-  for (char& c : name) {
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '+' && c != '.') c = '-';
-  }
-  *path = corpus_dir + "/" + name + ".toml";
+  *path = corpus_dir + "/" + name + "--" + hex + ".toml";
   struct stat st;
   *existed = stat(path->c_str(), &st) == 0;
   if (*existed) return Status::Ok();

@@ -144,10 +144,11 @@ std::string MinimalToml(const HuntStory& story, const std::string& dir);
 // Whether minimal.toml goes into a regression corpus (hunt --corpus): it reproduced (a kill:
 // ShrunkFind::reproduced) and has a statistical [expect] (MinimalReplay).
 bool MinimalIsRegression(const HuntStory& story);
-// Copies minimal.toml into `corpus_dir` as <lock>--<faults>--<hash>.toml (the hash of the
-// scenario without its comments, so the same scenario found twice has one name): `path` is
-// the file, `existed` whether it was there already (then it is left as it is).
-Status CopyToCorpus(const HuntStory& story, const std::string& corpus_dir, std::string* path,
-                    bool* existed);
+// Copies minimal.toml (of the hunt in `hunt_dir`) into `corpus_dir` as
+// <lock>--<faults>--<hash>.toml, named <lock>--<faults> inside (the hash is of the scenario
+// without its comments, so the same scenario found twice has one name): `path` is the file,
+// `existed` whether it was there already (then it is left as it is).
+Status CopyToCorpus(const HuntStory& story, const std::string& hunt_dir, const std::string& corpus_dir,
+                    std::string* path, bool* existed);
 
 }  // namespace locklab::harness

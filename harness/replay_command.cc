@@ -288,7 +288,7 @@ int RunReplayCommand(const std::vector<std::string>& args) {
     std::cerr << "locklab replay: " << w.message() << "\n";
     code = WorseRunExit(code, w.ExitCode());
   }
-  std::cout << "replay: " << scenarios.size() << " scenarios, " << met << " met, " << regressions.size()
+  std::cout << "replay: " << scenarios.size() << " scenario" << (scenarios.size() == 1 ? "" : "s") << ", " << met << " met, " << regressions.size()
             << " NOT met, " << open << " undecided, " << errors << " errors; " << trials_run << " trials in "
             << static_cast<int>(seconds) << " s; junit: " << dir << "/junit.xml\n";
   if (!regressions.empty()) {

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "base/random.h"
@@ -253,6 +255,11 @@ TEST(StatisticalExpectTest, TallyDecidesAsSoonAsTheCountDoes) {
   EXPECT_EQ(r.Decide(0), ExpectationTally::Outcome::kMet);
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 HuntStory StoryOf(int reproduced, int reruns) {
   HuntStory s;
   s.lock = "mutant:plain-del";
@@ -328,7 +335,7 @@ TEST(HuntMinimalExpectTest, CorpusCopiesOnceUnderANameThatSaysLockFaultsAndHash)
   HuntStory s = StoryOf(9, 10);
   std::string path, again;
   bool existed = true;
-  ASSERT_TRUE(CopyToCorpus(s, corpus, &path, &existed).ok());
+  ASSERT_TRUE(CopyToCorpus(s, "runs/hunt-a/1", corpus, &path, &existed).ok());
   EXPECT_FALSE(existed);
   const std::string name = path.substr(path.rfind('/') + 1);
   EXPECT_EQ(name.rfind("mutant-plain-del--client-pause--", 0), 0u) << name;
@@ -336,13 +343,15 @@ TEST(HuntMinimalExpectTest, CorpusCopiesOnceUnderANameThatSaysLockFaultsAndHash)
   RunOptions back;
   ASSERT_TRUE(LoadScenarioFile(path, &back).ok());
   EXPECT_TRUE(IsStatisticalExpectation(back));
+  EXPECT_EQ(back.name, "mutant-plain-del--client-pause");
+  EXPECT_NE(ReadFile(path).find("# Found and shrunk by `locklab hunt` (runs/hunt-a/1)"), std::string::npos);
   // The same scenario from another hunt (its directory in the comment differs): not copied again.
-  ASSERT_TRUE(CopyToCorpus(s, corpus, &again, &existed).ok());
+  ASSERT_TRUE(CopyToCorpus(s, "runs/hunt-b/2", corpus, &again, &existed).ok());
   EXPECT_TRUE(existed);
   EXPECT_EQ(again, path);
   // Another scenario: another name.
   s.minimal->seed = 78;
-  ASSERT_TRUE(CopyToCorpus(s, corpus, &again, &existed).ok());
+  ASSERT_TRUE(CopyToCorpus(s, "runs/hunt-a/1", corpus, &again, &existed).ok());
   EXPECT_FALSE(existed);
   EXPECT_NE(again, path);
   (void)!system(("rm -rf " + std::string(tmpl)).c_str());
