@@ -75,7 +75,7 @@ struct MatrixFlags {
   std::vector<std::string> endpoints;
   std::string endpoint_control;  // --endpoint-control: node clock faults run too
   bool jobs_given = false;
-  std::optional<Millis> ttl;  // --ttl MS: the rows' TTL, cell times scaled (matrix_scaling.h)
+  std::optional<Millis> ttl;  // --ttl DURATION: the rows' TTL, cell times scaled (matrix_scaling.h)
 };
 
 // Returns 0, or 64 after printing the one-line error.

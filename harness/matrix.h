@@ -10,7 +10,7 @@
 //   locklab matrix [--quick | --full] [--locks a,b] [--faults x,y] [--trials N] [--jobs N]
 //                  [--seed N] [--expect FILE] [--write-expect FILE]
 //                  [--fail-on violated,stuck,unknown] [--out DIR] [--no-report] [--shard I/N]
-//                  [--endpoints redis://host:port,...] [--ttl MS]
+//                  [--endpoints redis://host:port,...] [--ttl DURATION]
 //                  [--lock driver:PATH [--driver-arg ARG ...]] ...
 //   locklab merge SHARD_DIR... [--out DIR] [--no-report] [--write-expect FILE]
 //
@@ -25,8 +25,8 @@
 // shards (one line, exit 64), then writes matrix.json, matrix.md, junit.xml and the report
 // as a whole run of the same seed would (only elapsed time, paths and "merged_from" differ).
 //
-// --ttl MS: every row whose lock uses the lab's TTL runs with it, each cell's times scaled
-// by MS / the preset's ttl_ms (a driver row whose hello declares ttl_ms scales to that);
+// --ttl DURATION: every row whose lock uses the lab's TTL runs with it, each cell's times scaled
+// by DURATION / the preset's ttl_ms (a driver row whose hello declares ttl_ms scales to that);
 // a cell whose run would pass 600 s is n/a and says why (matrix_scaling.h).
 //
 // --endpoints: every trial runs against the user's servers (lock nodes first, the resource

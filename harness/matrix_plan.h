@@ -183,7 +183,7 @@ struct PlanRequest {
   std::string expect_path, preset_dir;
   std::vector<std::string> endpoints;  // --endpoints: lock nodes first, the resource last
   std::string endpoint_control;
-  // --ttl MS: every row whose lock uses the lab's TTL runs with it, its cells' times scaled
+  // --ttl DURATION: every row whose lock uses the lab's TTL runs with it, its cells' times scaled
   // from each preset's ttl_ms (matrix_scaling.h). Unset: the presets' own TTL.
   std::optional<Millis> ttl;
   // The TTL a driver row's hello declared (ttl_ms; probed once per plan, ProbeDriver): the
