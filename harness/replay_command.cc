@@ -1,9 +1,12 @@
 #include "harness/replay_command.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -120,7 +123,7 @@ std::string Line(const Scenario& s) {
   if (s.state == Scenario::State::kError) {
     l << ": " << s.error;
   } else if (s.state == Scenario::State::kOpen) {
-    l << ": " << (s.interrupted ? "interrupted" : "not decided");
+    l << ": " << (s.interrupted || Interrupted() ? "interrupted" : "not decided");
   } else {
     l << ": " << s.tally->Describe();
   }
@@ -230,7 +233,9 @@ int RunReplayCommand(const std::vector<std::string>& args) {
         Scenario& sc = *owner;
         --sc.running;
         if (!done.ran) {
-          if (!sc.Decided() || sc.state != Scenario::State::kError) {
+          // A trial the lab could not run leaves the scenario undecided by its [expect]; one
+          // already decided (a trial still running when it was) stays as it was decided.
+          if (!sc.Decided()) {
             sc.state = Scenario::State::kError;
             sc.error_code = done.exit_code >= 64 ? done.exit_code : kExitInfrastructure;
             sc.error = "a trial could not run (exit " + std::to_string(done.exit_code) + "; " + done.log + ")";
