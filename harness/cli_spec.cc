@@ -208,6 +208,8 @@ CommandSpec MakeReplaySpec() {
                                    "default 2)", ""),
       Flag("--out", "DIR", K::kPath, "where the runs go (default runs)", ""),
   };
+  s.notes = "exit: 0 every scenario's [expect] met, 1 one not met, 2 one undecided (interrupted), 64+\n"
+            "bad input before anything ran, 69 a trial the lab could not run, 70 a file not written.\n";
   return s;
 }
 
@@ -222,6 +224,9 @@ CommandSpec MakeMergeSpec() {
                                                "expectation file (default none)", ""),
       Flag("--no-report", "", K::kSwitch, "skip the HTML report", ""),
   };
+  s.notes = "exit: 0 no cell regressed, 1 a regressed cell (by the --expect and --fail-on the shards\n"
+            "ran with), 64 directories that are not every shard of one matrix once, 69 a trial that\n"
+            "did not run, 70 a file that could not be written.\n";
   return s;
 }
 

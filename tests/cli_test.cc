@@ -215,6 +215,17 @@ TEST_F(CliTest, HelpPrintsTheCommandsOwnUsage) {
   EXPECT_EQ(help_run.output, HelpText(harness::HuntCommandSpec()));
 }
 
+// A command that can fail a build says how in its --help: its exit codes.
+TEST_F(CliTest, EveryGateCommandsHelpGivesItsExitCodes) {
+  for (const char* name : {"run", "matrix", "merge", "hunt", "replay", "check"}) {
+    const CommandSpec* c = harness::FindCommandSpec(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(c->notes.find("exit: "), 0u) << name << ": " << c->notes;
+    EXPECT_NE(c->notes.find(" 0 "), std::string::npos) << name << ": " << c->notes;
+    EXPECT_NE(c->notes.find(" 1 "), std::string::npos) << name << ": " << c->notes;
+  }
+}
+
 TEST_F(CliTest, RunHelpListsTheFieldTableAndTheHandReadFlags) {
   std::string help = HelpText(harness::RunCommandSpec());
   for (const char* flag : {"--param", "--knob", "--validity", "--targets", "--fault-nodes", "--keys",
