@@ -177,6 +177,12 @@ int ParseMatrixFlags(const std::vector<std::string>& args, MatrixFlags* flags) {
       }
     }
   }
+  if (!f.endpoint_control.empty() && f.endpoints.empty()) {
+    // Without --endpoints the lab starts its own nodes: the flag would be ignored (run refuses
+    // it the same way).
+    std::cerr << "locklab matrix: flag --endpoint-control: needs --endpoints\n";
+    return 64;
+  }
   if (f.trials == 0) f.trials = f.full ? 3 : 1;
   if (f.seed == 0) {
     if (f.shard_count > 1) {

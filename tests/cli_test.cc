@@ -146,6 +146,10 @@ TEST_F(CliTest, MatrixRefusesEmptyValuesDuplicatesAndAMissingScenarioDirectory) 
   EXPECT_EQ(twice.output, "locklab matrix: flag --locks/--lock: 'setnx' given twice\n");
   twice = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none,none", "--scenarios", dir_ + "/none"}, dir_);
   EXPECT_EQ(twice.output, "locklab matrix: flag --faults: 'none' given twice\n");
+  // A flag that would be ignored is refused: --endpoint-control without --endpoints.
+  Invocation control = RunLocklab({"matrix", "--endpoint-control", dir_, "--faults", "no-such-column"}, dir_);
+  EXPECT_EQ(control.exit_code, 64);
+  EXPECT_EQ(control.output, "locklab matrix: flag --endpoint-control: needs --endpoints\n");
   Invocation scenarios = RunLocklab({"matrix", "--locks", "setnx", "--scenarios", dir_ + "/none"}, dir_);
   EXPECT_EQ(scenarios.exit_code, 64);
   EXPECT_EQ(scenarios.output, "locklab matrix: flag --scenarios: cannot read " + dir_ +
