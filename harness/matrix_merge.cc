@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -33,10 +34,10 @@ struct ShardFile {
 // For an error line: what a shard's plan is, so that two different ones can be told apart.
 std::string DescribePlan(const Json& m) {
   std::ostringstream o;
-  o << "seed " << m["seed"].dump() << ", " << m["mode"].get<std::string>() << ", "
-    << m["trials_per_cell"].dump() << " trial(s) per cell, locks "
-    << m["plan"]["locks"].size() << ", faults " << m["plan"]["faults"].size() << ", plan "
-    << m["plan"]["id"].get<std::string>();
+  o << "seed " << m.at("seed").dump() << ", " << m.at("mode").get<std::string>() << ", "
+    << m.at("trials_per_cell").dump() << " trial(s) per cell, locks "
+    << m.at("plan").at("locks").size() << ", faults " << m.at("plan").at("faults").size() << ", plan "
+    << m.at("plan").at("id").get<std::string>();
   return o.str();
 }
 
@@ -52,13 +53,13 @@ Status ReadShards(const std::vector<std::string>& dirs, std::vector<ShardFile>* 
     shard.doc = Json::parse(text, nullptr, false);
     const Json& j = shard.doc;
     if (text.empty() || j.is_discarded() || !j.is_object() || !j.contains("plan") ||
-        !j["plan"].is_object() || !j.contains("trial_records") || !j.contains("cells")) {
+        !j.at("plan").is_object() || !j.contains("trial_records") || !j.contains("cells")) {
       return Status::Usage(path + ": not a matrix.json written by `locklab matrix` (no plan)");
     }
     try {
-      shard.index = j.contains("shard") ? j["shard"]["index"].get<int>() : 1;
-      shard.count = j.contains("shard") ? j["shard"]["count"].get<int>() : 1;
-      shard.plan_id = j["plan"]["id"].get<std::string>();
+      shard.index = j.contains("shard") ? j.at("shard").at("index").get<int>() : 1;
+      shard.count = j.contains("shard") ? j.at("shard").at("count").get<int>() : 1;
+      shard.plan_id = j.at("plan").at("id").get<std::string>();
       if (!shards->empty()) {
         const ShardFile& first = shards->front();
         if (shard.plan_id != first.plan_id || shard.count != first.count) {
@@ -96,29 +97,29 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
   const Json& first = shards.front().doc;
   const std::string& id = shards.front().plan_id;
   try {
-    plan->seed = first["seed"].get<uint64_t>();
-    plan->full = first["mode"].get<std::string>() == "full";
-    plan->trials = first["trials_per_cell"].get<int>();
-    plan->jobs = first["jobs"].get<int>();
-    plan->lock_ids = first["plan"]["locks"].get<std::vector<std::string>>();
-    plan->cols = first["plan"]["faults"].get<std::vector<std::string>>();
-    plan->expect_path = first["plan"]["expect"].get<std::string>();
+    plan->seed = first.at("seed").get<uint64_t>();
+    plan->full = first.at("mode").get<std::string>() == "full";
+    plan->trials = first.at("trials_per_cell").get<int>();
+    plan->jobs = first.at("jobs").get<int>();
+    plan->lock_ids = first.at("plan").at("locks").get<std::vector<std::string>>();
+    plan->cols = first.at("plan").at("faults").get<std::vector<std::string>>();
+    plan->expect_path = first.at("plan").at("expect").get<std::string>();
     // The shards' --fail-on (part of the plan id, so every shard had the same).
-    if (std::string why = first["plan"].contains("fail_on")
-                              ? ParseFailOn(first["plan"]["fail_on"].get<std::string>(), &plan->fail_on)
+    if (std::string why = first.at("plan").contains("fail_on")
+                              ? ParseFailOn(first.at("plan").at("fail_on").get<std::string>(), &plan->fail_on)
                               : "";
         !why.empty()) {
       return Status::Usage(shards.front().dir + "/matrix.json: plan.fail_on: " + why);
     }
-    plan->preset_dir = first["plan"].value("presets", kDefaultPresetDir);
+    plan->preset_dir = first.at("plan").value("presets", kDefaultPresetDir);
     plan->id = id;
-    for (const auto& cj : first["cells"]) {
+    for (const auto& cj : first.at("cells")) {
       Cell c;
-      c.lock = cj["algorithm"].get<std::string>();
-      c.fault = cj["faults"].get<std::string>();
+      c.lock = cj.at("algorithm").get<std::string>();
+      c.fault = cj.at("faults").get<std::string>();
       c.applicable = !cj.contains("why_not");
       if (!c.applicable) {
-        c.why_not = cj["why_not"].get<std::string>();
+        c.why_not = cj.at("why_not").get<std::string>();
         c.verdict = "n/a";
       }
       c.expected = cj.value("expected", std::string());
@@ -128,15 +129,28 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
       c.expected_stuck_in = cj.value("expected_stuck_in", std::string());
       plan->cells.push_back(std::move(c));
     }
-    size_t total = first["plan"]["trial_count"].get<size_t>();
+    // Every row x column once: the table and the outputs look each cell up by its pair.
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (const auto& c : plan->cells) pairs.insert({c.lock, c.fault});
+    if (pairs.size() != plan->cells.size() || plan->cells.size() != plan->lock_ids.size() * plan->cols.size()) {
+      return Status::Usage(shards.front().dir + "/matrix.json: malformed (cells are not plan.locks x plan.faults)");
+    }
+    for (const auto& lock : plan->lock_ids) {
+      for (const auto& fault : plan->cols) {
+        if (!pairs.count({lock, fault})) {
+          return Status::Usage(shards.front().dir + "/matrix.json: malformed (no cell " + lock + " x " + fault + ")");
+        }
+      }
+    }
+    size_t total = first.at("plan").at("trial_count").get<size_t>();
     plan->all.resize(total);
     std::vector<bool> seen(total, false);
     for (const auto& shard : shards) {
       const Json& j = shard.doc;
-      *elapsed_s = std::max(*elapsed_s, j["elapsed_s"].get<double>());
-      for (const auto& r : j["trial_records"]) {
-        size_t n = r["n"].get<size_t>();
-        size_t cell = r["cell"].get<size_t>();
+      *elapsed_s = std::max(*elapsed_s, j.at("elapsed_s").get<double>());
+      for (const auto& r : j.at("trial_records")) {
+        size_t n = r.at("n").get<size_t>();
+        size_t cell = r.at("cell").get<size_t>();
         if (n >= total || seen[n] || cell >= plan->cells.size()) {
           return Status::Usage("trial " + std::to_string(n) + " appears twice or out of range (plan " +
                                id + ")");
@@ -144,11 +158,11 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
         seen[n] = true;
         Trial& tr = plan->all[n];
         tr.cell = cell;
-        tr.index = r["trial"].get<int>();
-        tr.options.seed = r["seed"].get<uint64_t>();
-        tr.ran = r["ran"].get<bool>();
-        int at = r["results"].get<int>();
-        if (at >= 0) tr.results = j["trials"].at(static_cast<size_t>(at));
+        tr.index = r.at("trial").get<int>();
+        tr.options.seed = r.at("seed").get<uint64_t>();
+        tr.ran = r.at("ran").get<bool>();
+        int at = r.at("results").get<int>();
+        if (at >= 0) tr.results = j.at("trials").at(static_cast<size_t>(at));
       }
     }
     for (size_t n = 0; n < total; ++n) {

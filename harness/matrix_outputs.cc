@@ -39,7 +39,7 @@ std::string TrialLetter(const TrialOutcome& t) {
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
 // results.json: its coverage, first violation and lab lag count, its verdicts do not.
-TrialOutcome ReadOutcome(const Trial& tr) {
+TrialOutcome ReadOutcomeOrThrow(const Trial& tr) {
   const Json& r = tr.results;
   TrialOutcome o;
   o.verdict = tr.ran ? r.value("verdict", std::string("unknown")) : "error";
@@ -67,6 +67,20 @@ TrialOutcome ReadOutcome(const Trial& tr) {
     o.run_dir = r["run_dir"].get<std::string>();
   }
   return o;
+}
+
+// A results.json of another shape (a shard's matrix.json edited by hand, or written by
+// another version of the lab) makes its trial unknown with the reason, not the command abort.
+TrialOutcome ReadOutcome(const Trial& tr) {
+  try {
+    return ReadOutcomeOrThrow(tr);
+  } catch (const nlohmann::json::exception& e) {
+    TrialOutcome o;
+    o.verdict = "unknown";
+    o.verdict_reason = std::string("malformed results.json (") + e.what() + ")";
+    o.resource_verdict = "unknown";
+    return o;
+  }
 }
 
 // The matrix-wide counts the three files report.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faults/fault.h"
+#include "harness/matrix_merge.h"
 #include "harness/matrix_outputs.h"
 #include "harness/matrix_plan.h"
 
@@ -398,6 +399,40 @@ TEST_F(JudgedPlanTest, AShardFailsNoCellInItsJunit) {
   Finish(&whole, kFound);
   EXPECT_EQ(Write(&whole), 2);
   EXPECT_EQ(Count(Junit(), "<failure "), 2) << Junit();
+}
+
+// `locklab merge` reads matrix.json files a person may have edited: a missing key, a cell
+// too few or a results.json of another shape is one line or an unknown trial, never a crash.
+TEST_F(JudgedPlanTest, MergeSaysWhatIsWrongWithAMalformedMatrixJson) {
+  Plan plan = MakePlan({}, {});
+  Finish(&plan, kFound);
+  Write(&plan);
+  std::ifstream in(dir_ + "/matrix.json");
+  const nlohmann::json good = nlohmann::json::parse(in);
+  auto merge = [&](const nlohmann::json& doc) {
+    const std::string shard = dir_ + "/shard";
+    (void)!system(("rm -rf " + shard + " && mkdir -p " + shard).c_str());
+    std::ofstream(shard + "/matrix.json") << doc.dump();
+    return RunMergeCommand({shard, "--no-report", "--out", dir_ + "/merged"});
+  };
+  ASSERT_EQ(merge(good), 0) << "the unedited file merges";
+  nlohmann::json no_seed = good;
+  no_seed.erase("seed");
+  EXPECT_EQ(merge(no_seed), 64);
+  nlohmann::json empty_cell = good;
+  empty_cell["cells"][0] = nlohmann::json::object();
+  EXPECT_EQ(merge(empty_cell), 64);
+  nlohmann::json cell_missing = good;
+  cell_missing["cells"].erase(cell_missing["cells"].size() - 1);
+  EXPECT_EQ(merge(cell_missing), 64);
+  nlohmann::json no_trials = good;
+  no_trials.erase("trials");
+  EXPECT_EQ(merge(no_trials), 64);
+  // A trial's results of another shape: that trial is unknown, with the reason.
+  nlohmann::json odd_results = good;
+  odd_results["trials"][0]["first_violation_ms"] = "soon";
+  odd_results["trials"][1]["lab_lag"] = 3;
+  EXPECT_EQ(merge(odd_results), 0) << "unknown cells fail nothing without --fail-on";
 }
 
 TEST_F(JudgedPlanTest, GlobsAndFailOnAreInThePlanId) {
