@@ -172,8 +172,12 @@ Status LoadExpectations(const std::string& path, const std::set<std::string>& kn
   for (const auto& node : *cells) {
     const toml::table* t = node.as_table();
     const std::string at = path + ":" + std::to_string(node.source().begin.line) + ": ";
+    // A field's error names the field's own line (as a scenario file's does); the entry's
+    // errors ("needs lock and fault") its [[cell]] line.
     auto bad = [&](const std::string& field, const std::string& what) {
-      return Status::BadInput(at + "field 'cell." + field + "': " + what);
+      const toml::node* n = t->get(field);
+      const std::string line = std::to_string(n ? n->source().begin.line : node.source().begin.line);
+      return Status::BadInput(path + ":" + line + ": field 'cell." + field + "': " + what);
     };
     if (!t) return Status::BadInput(at + "field 'cell': expected a [[cell]] table");
     for (const auto& [key, value] : *t) {

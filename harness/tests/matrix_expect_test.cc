@@ -140,29 +140,35 @@ TEST_F(ExpectFileTest, GlobsLoadAndUnknownExactIdsAreRefused) {
   EXPECT_EQ(e[2].resource, "V");
   EXPECT_EQ(e[2].origin, path_ + ":10");
 
+  // `message` starts with the line: a field's own, or the entry's [[cell]] line.
   auto refused = [&](const std::string& text, const std::string& message) {
     Expectations ignored;
-    EXPECT_EQ(Load(text, &ignored), path_ + ":1: " + message) << text;
+    EXPECT_EQ(Load(text, &ignored), path_ + ":" + message) << text;
   };
   refused("[[cell]]\nlock = \"set-nx-px-lau\"\nfault = \"none\"\nverdict = \"S\"\n",
-          "field 'cell.lock': unknown lock 'set-nx-px-lau' (see `locklab list`; a glob uses *)");
+          "2: field 'cell.lock': unknown lock 'set-nx-px-lau' (see `locklab list`; a glob uses *)");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"client-paws\"\nverdict = \"S\"\n",
-          "field 'cell.fault': unknown fault 'client-paws' (no such fault or cell scenario; a glob uses *)");
+          "3: field 'cell.fault': unknown fault 'client-paws' (no such fault or cell scenario; a glob uses *)");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdcit = \"S\"\n",
-          "field 'cell.verdcit': unknown field (lock, fault, verdict, resource, violated_in, stuck_in)");
+          "4: field 'cell.verdcit': unknown field (lock, fault, verdict, resource, violated_in, stuck_in)");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"?\"\n",
-          "field 'cell.verdict': expected S, V or L, got '?'");
+          "4: field 'cell.verdict': expected S, V or L, got '?'");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nresource = \"L\"\n",
-          "field 'cell.resource': expected S or V, got 'L'");
+          "4: field 'cell.resource': expected S or V, got 'L'");
   refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\nviolated_in = \"4/3\"\n",
-          "field 'cell.violated_in': expected N/M (trials), got '4/3'");
-  refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\n", "field 'cell': needs verdict and/or resource");
-  refused("[[cell]]\nlock = \"setnx\"\nverdict = \"S\"\n", "field 'cell': needs lock and fault");
+          "5: field 'cell.violated_in': expected N/M (trials), got '4/3'");
+  refused("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\n", "1: field 'cell': needs verdict and/or resource");
+  refused("[[cell]]\nlock = \"setnx\"\nverdict = \"S\"\n", "1: field 'cell': needs lock and fault");
+  // In the tenth entry, the field's line, not the first entry's.
+  std::string many;
+  for (int i = 0; i < 9; ++i) many += "[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n";
+  refused(many + "[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"X\"\n",
+          "40: field 'cell.verdict': expected S, V or L, got 'X'");
   // Anything but [[cell]] is refused, not ignored: it would pin nothing.
   refused("verdict = \"S\"\n[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n",
-          "field 'verdict': unknown field (an expectation file holds [[cell]] tables only)");
+          "1: field 'verdict': unknown field (an expectation file holds [[cell]] tables only)");
   refused("[cell]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n",
-          "field 'cell': expected [[cell]] tables");
+          "1: field 'cell': expected [[cell]] tables");
   Expectations ignored;
   EXPECT_EQ(Load("[[cell]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"S\"\n\n"
                  "[[cels]]\nlock = \"setnx\"\nfault = \"none\"\nverdict = \"V\"\n",

@@ -370,7 +370,7 @@ TEST(MatrixTest, BadFlagsAreNamed) {
   std::ofstream(dir + "/typo.toml") << "[[cell]]\nlock = \"set-nx-px-lau\"\nfault = \"*\"\nverdict = \"S\"\n";
   inv = RunLocklab({"matrix", "--locks", "setnx", "--faults", "none", "--expect", dir + "/typo.toml"}, dir);
   EXPECT_EQ(inv.exit_code, 65);
-  EXPECT_EQ(inv.output, "locklab matrix: " + dir + "/typo.toml:1: field 'cell.lock': unknown lock "
+  EXPECT_EQ(inv.output, "locklab matrix: " + dir + "/typo.toml:2: field 'cell.lock': unknown lock "
                         "'set-nx-px-lau' (see `locklab list`; a glob uses *)\n");
   (void)!system(("rm -rf " + dir).c_str());
 }
