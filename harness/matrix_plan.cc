@@ -291,7 +291,6 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
     // costs nothing but the wait for a driver that never says hello.
     o.knobs.emplace("start_timeout_ms", std::to_string(kMatrixDriverStartTimeout.count()));
   }
-  o.name = LockDisplayName(lock_id) + "--" + p.fault;
   if (locks::IsDriverId(lock_id) && !full &&
       std::find(kQuickDriverFaults.begin(), kQuickDriverFaults.end(), p.fault) ==
           kQuickDriverFaults.end()) {
@@ -374,8 +373,16 @@ Plan BuildPlan(const PlanRequest& request) {
   auto& cells = plan.cells;
   auto& all = plan.all;
   Rng seeds(request.seed);
+  // Each row's name for its trials' files and run directories (cells/<name>--<fault>-N.toml):
+  // two drivers of one file name (driver:a/lock.py, driver:b/lock.py) would share them, and
+  // a trial would run the other row's scenario; the later row gets "-2" (or "-3", ... when
+  // that is taken too).
+  std::set<std::string> names_used;
   for (const auto& lock_id : request.lock_ids) {
     const locks::LockInfo& info = *locks::FindLock(lock_id);
+    std::string row_name = LockDisplayName(lock_id);
+    for (int n = 2; names_used.count(row_name); ++n) row_name = LockDisplayName(lock_id) + "-" + std::to_string(n);
+    names_used.insert(row_name);
     for (const auto& p : request.presets) {
       Cell c;
       c.lock = lock_id;
@@ -388,6 +395,7 @@ Plan BuildPlan(const PlanRequest& request) {
       RunOptions o = ForLock(p, lock_id, info,
                              da == request.driver_args.end() ? std::vector<std::string>{} : da->second,
                              request.full, servers, &c);
+      o.name = row_name + "--" + p.fault;
       // Another TTL than the preset's: the cell's times scale with it (matrix_scaling.h).
       std::optional<Millis> row_ttl = request.ttl;
       if (auto dt = request.driver_ttls.find(lock_id); dt != request.driver_ttls.end()) {

@@ -441,6 +441,26 @@ TEST_F(JudgedPlanTest, MergeSaysWhatIsWrongWithAMalformedMatrixJson) {
   EXPECT_EQ(merge(odd_results), 0) << "unknown cells fail nothing without --fail-on";
 }
 
+// Two driver rows whose files share a name get trial names of their own: the scheduler's
+// scenario and log files (cells/<name>-N.toml) and run directories are named by them.
+TEST_F(JudgedPlanTest, RowsOfTheSameFileNameGetTheirOwnTrialNames) {
+  PlanRequest r;
+  r.seed = 7;
+  r.lock_ids = {"driver:a/lock.py", "driver:b/lock.py", "driver:c/lock-2.js", "setnx"};
+  std::vector<Preset> all;
+  ASSERT_TRUE(LoadPresets(kDefaultPresetDir, &all).ok());
+  for (const auto& p : all) {
+    if (p.fault == "none") r.presets.push_back(p);
+  }
+  Plan plan = BuildPlan(r);
+  std::set<std::string> names;
+  for (const auto& tr : plan.all) {
+    EXPECT_TRUE(names.insert(tr.options.name).second) << tr.options.name << " twice";
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"driver-lock--none", "driver-lock-2--none", "driver-lock-2-2--none",
+                                           "setnx--none"}));
+}
+
 TEST_F(JudgedPlanTest, GlobsAndFailOnAreInThePlanId) {
   FailOn fail_on;
   ASSERT_EQ(ParseFailOn("violated", &fail_on), "");
