@@ -372,7 +372,9 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
     // The verdicts stay what the histories show; the reader is told which timings the lab
     // itself bent (workloads/lag_meter.h).
     char buf[64];
-    snprintf(buf, sizeof(buf), "%.0f", totals.worst_lag_ms);
+    // A tenth of a short TTL (matrix --ttl 1ms) is below a millisecond: "0 ms late" would
+    // contradict "more than a tenth of their TTL".
+    snprintf(buf, sizeof(buf), totals.worst_lag_ms < 10 ? "%.1f" : "%.0f", totals.worst_lag_ms);
     md << "\n`~`: " << totals.untrusted_trials << " trial(s) ran with the lab's own sleeps up to " << buf
        << " ms late, more than a tenth of their TTL: the machine was overloaded (fewer --jobs, or"
           " a quieter machine), and a violation in those cells may owe to the lab, not the fault"

@@ -461,6 +461,16 @@ TEST_F(JudgedPlanTest, RowsOfTheSameFileNameGetTheirOwnTrialNames) {
                                            "setnx--none"}));
 }
 
+TEST_F(JudgedPlanTest, ALagBelowAMillisecondIsNotSaidToBeZero) {
+  Plan plan = MakePlan({}, {});
+  Finish(&plan, kFound);
+  plan.all[0].results["lab_lag"] = {{"timing_trusted", false}, {"max_ms", 0.3}};
+  Write(&plan);
+  std::ifstream in(dir_ + "/matrix.md");
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("ran with the lab's own sleeps up to 0.3 ms late"), std::string::npos) << md;
+}
+
 TEST_F(JudgedPlanTest, GlobsAndFailOnAreInThePlanId) {
   FailOn fail_on;
   ASSERT_EQ(ParseFailOn("violated", &fail_on), "");
