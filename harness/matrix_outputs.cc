@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -448,6 +450,25 @@ std::string MatrixJunit(const Plan& plan, const MatrixOutput& out) {
   return x.str();
 }
 
+// The measured detection power of the plan's cells (its preset directory's
+// detection-power.json, measured in the plan's mode), per (lock, fault): every measured run's
+// letter. Empty when there is none or it cannot be read (matrix.md says why; a baseline's
+// comment is no place for it).
+std::map<std::pair<std::string, std::string>, std::vector<std::string>> MeasuredVerdicts(const Plan& plan) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> out;
+  const Json j = Json::parse(ReadWholeFile(plan.preset_dir + "/detection-power.json"), nullptr, false);
+  try {
+    if (!j.is_object() || j.at("mode").get<std::string>() != (plan.full ? "full" : "quick")) return {};
+    for (const auto& c : j.at("cells")) {
+      out[{c.at("lock").get<std::string>(), c.at("fault").get<std::string>()}] =
+          c.at("verdicts").get<std::vector<std::string>>();
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+  return out;
+}
+
 // A TOML basic string: a JSON string's escapes (\\ \" \n \uXXXX ...) are TOML's too.
 std::string TomlQuote(const std::string& s) { return Json(s).dump(); }
 
@@ -489,7 +510,8 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     << (plan.full ? "full" : "quick") << " mode, " << plan.trials << " trial(s) per cell.\n"
     << "# `locklab matrix --expect " << path << "` with the same flags and seed judges a run by\n"
     << "# them (exit 1 on a cell that differs). Every judged cell is pinned: verdict S safe,\n"
-    << "# V violated, L stuck. violated_in / stuck_in: this run's trials, kept, never judged.\n"
+    << "# V violated, L stuck. violated_in / stuck_in: this run's trials, kept, never judged;\n"
+    << "# `# measured:` how often the letter came out over many seeds, where that was measured.\n"
     << "# The resource letter is not pinned from one run (whether a stale write lands is\n"
     << "# timing unless the lock fences): a V cell whose resource stayed intact says so in a\n"
     << "# comment; uncomment it to pin it.\n"
@@ -506,6 +528,7 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     t << "# Not pinned, left unknown (?) by this run (an unknown is no baseline; --fail-on\n"
       << "# unknown fails such a cell):\n" << unpinned;
   }
+  const auto measured = MeasuredVerdicts(plan);
   for (const auto& c : plan.cells) {
     if (!c.applicable || (c.verdict != "S" && c.verdict != "V" && c.verdict != "L")) continue;
     ++*pinned;
@@ -521,6 +544,13 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     }
     t << "violated_in = \"" << c.violated << of;
     if (c.verdict == "L") t << "stuck_in = \"" << c.stuck << of;
+    // How often this cell's letter came out over the measured seeds, when they were measured:
+    // one run's trials cannot say whether a V is found every time.
+    if (auto m = measured.find({c.lock, c.fault}); m != measured.end() && !m->second.empty()) {
+      const auto same = std::count(m->second.begin(), m->second.end(), c.verdict);
+      t << "# measured: " << c.verdict << " in " << same << " of " << m->second.size() << " "
+        << (plan.full ? "full" : "quick") << " matrices of its seeds (detection-power.json)\n";
+    }
   }
   return WriteFile(path, t.str());
 }

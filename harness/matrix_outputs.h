@@ -59,7 +59,9 @@ std::string RegressionSummary(const Plan& plan);
 // stuck_in for L). The resource letter is not pinned (one run's: whether a stale write
 // lands is timing unless the lock fences); a V cell whose resource stayed intact carries
 // `# resource = "S"`, commented, to pin by hand. A `?` cell is not pinned (an unknown is no
-// baseline) but named in a comment; n/a cells are left out.
+// baseline) but named in a comment; n/a cells are left out. A cell whose detection power was
+// measured (the preset directory's detection-power.json, in the plan's mode) says in a comment
+// how often its letter came out there ("# measured: V in 9 of 10 quick matrices ...").
 // Read back by --expect with the same flags and seed, it pins what this run found. A failed
 // write is Status::Io naming the file (exit 70). *pinned: the number of [[cell]] entries.
 Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinned);

@@ -351,6 +351,7 @@ TEST_F(JudgedPlanTest, AWrittenExpectationFileReadsBackAndPinsWhatItSaw) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("#   setnx x none: reason of setnx x none\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("# measured"), std::string::npos) << "no detection-power.json here: " << text;
 
   // The same findings judged by the file: no regression.
   Plan again = MakePlan(e, {});
@@ -459,6 +460,32 @@ TEST_F(JudgedPlanTest, RowsOfTheSameFileNameGetTheirOwnTrialNames) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"driver-lock--none", "driver-lock-2--none", "driver-lock-2-2--none",
                                            "setnx--none"}));
+}
+
+// The cell's detection rate, when it was measured over many seeds, beside its pin: one run
+// cannot say whether a V comes back every time.
+TEST_F(JudgedPlanTest, AWrittenPinSaysHowOftenItsLetterWasMeasured) {
+  std::ofstream(dir_ + "/detection-power.json")
+      << R"({"mode": "quick", "runs": 3, "cells": [)"
+      << R"({"lock": "set-nx-px-lua", "fault": "client-pause", "verdicts": ["V", "S", "V"]},)"
+      << R"({"lock": "setnx", "fault": "client-pause", "verdicts": ["S", "S", "S"]}]})";
+  Plan plan = MakePlan({}, {});
+  Finish(&plan, kFound);
+  Write(&plan);
+  int pinned = 0;
+  const std::string path = dir_ + "/baseline.toml";
+  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("lock = \"set-nx-px-lua\"\nfault = \"client-pause\"\nverdict = \"V\"\n"
+                      "violated_in = \"1/1\"\n"
+                      "# measured: V in 2 of 3 quick matrices of its seeds (detection-power.json)\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("# measured: S in 3 of 3 quick"), std::string::npos) << text;
+  EXPECT_EQ(text.find("# measured: S in 0"), std::string::npos) << "none for a cell not measured: " << text;
+  Expectations e;
+  EXPECT_TRUE(LoadExpectations(path, {"none", "client-pause"}, &e).ok());
+  EXPECT_EQ(e.size(), 3u);
 }
 
 TEST_F(JudgedPlanTest, ALagBelowAMillisecondIsNotSaidToBeZero) {
