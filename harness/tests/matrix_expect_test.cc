@@ -351,7 +351,7 @@ TEST_F(JudgedPlanTest, AWrittenExpectationFileReadsBackAndPinsWhatItSaw) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("#   setnx x none: reason of setnx x none\n"), std::string::npos) << text;
-  EXPECT_EQ(text.find("# measured"), std::string::npos) << "no detection-power.json here: " << text;
+  EXPECT_EQ(text.find("\n# measured: "), std::string::npos) << "no detection-power.json here: " << text;
 
   // The same findings judged by the file: no regression.
   Plan again = MakePlan(e, {});
