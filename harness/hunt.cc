@@ -110,6 +110,8 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       f->seed = static_cast<uint64_t>(n);
     } else if (r.Is("--faults")) {
       s = r.Value(&v);
+      // An empty list (`--faults "$FAULTS"` with the variable unset) must not mean every fault.
+      if (s.ok() && SplitCommas(v).empty()) s = r.Error("expected fault ids, comma-separated; got none");
       for (auto& id : SplitCommas(v)) f->faults.push_back(id);
     } else if (r.Is("--driver-arg")) {
       s = r.Value(&v);
@@ -704,8 +706,10 @@ int Hunt::Run() {
       return s.ExitCode();
     }
   }
+  // The budget as read (a bare number is milliseconds, so an old "--budget 1200" shows here).
   std::cerr << "locklab hunt: " << f_.lock << " (TTL " << f_.ttl.count() << " ms) under "
-            << space_.faults.size() << " faults, " << f_.jobs << " trials at a time, seed "
+            << space_.faults.size() << " faults for " << FormatDuration(f_.budget) << ", "
+            << f_.jobs << " trials at a time, seed "
             << f_.seed << (f_.baseline.empty() ? "" : ", against " + f_.baseline) << ": " << dir_
             << "\n";
   Search(true);

@@ -180,6 +180,7 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
       {{}, "hunt: --lock is required"},
       {{"--lock", "nope"}, "unknown lock 'nope'"},
       {{"--lock", "setnx", "--faults", "bogus"}, "unknown fault 'bogus'"},
+      {{"--lock", "setnx", "--faults", ""}, "flag --faults: expected fault ids, comma-separated; got none"},
       {{"--lock", "db-row", "--faults", "clock-jump"}, "does not apply to lock 'db-row'"},
       {{"--lock", "setnx", "--budget", "soon"},
        "expected a duration like 500ms, 6s, 2m or 1h (a bare number is milliseconds), got 'soon'"},
