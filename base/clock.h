@@ -3,7 +3,7 @@
 // * MonotonicNow(): CLOCK_MONOTONIC read with the raw clock_gettime syscall, so libfaketime
 //   (which interposes the libc function) cannot fake it. Every history timestamp uses it;
 //   all processes of a run share it, so their events merge on one timeline even while their
-//   wall clocks are skewed (DESIGN.md 2).
+//   wall clocks are skewed (docs/design.md 2).
 // * LockClock: the time a lock algorithm itself measures (elapsed time, validity). It goes
 //   through libc, so a client clock fault (libfaketime in the client process) is seen by the
 //   algorithm the way a production process would see it. Monotonic or wall, by choice.

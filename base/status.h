@@ -2,7 +2,7 @@
 //
 // A Status is either ok or carries a code and a one-line message meant for a person
 // ("scenario.toml:12: field 'ttl_ms': expected an integer"). Usage errors map to the
-// exit codes of DESIGN.md 3.5 (64+). Status is a value type; it is thread-compatible.
+// exit codes of docs/design.md 3.5 (64+). Status is a value type; it is thread-compatible.
 #pragma once
 
 #include <string>

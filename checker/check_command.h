@@ -1,4 +1,4 @@
-// `locklab check`: judge history files from any tool (DESIGN.md 3.5).
+// `locklab check`: judge history files from any tool (docs/design.md 3.5).
 //
 //   locklab check [--model M] [--format jsonl|edn|porcupine-etcd] [--json] FILE...
 //

@@ -1,4 +1,4 @@
-// History: the events of one run, as DESIGN.md 3.2 defines them (JSON Lines).
+// History: the events of one run, as docs/design.md 3.2 defines them (JSON Lines).
 //
 // One Event per line. Clients are processes >= 0; the fault process is "nemesis" and the
 // harness's own final reads are "harness" (both mapped to negative ids here). `time` is
@@ -50,7 +50,7 @@ Status ParseJsonlHistory(std::istream& in, const std::string& name, History* out
 Status ReadJsonlHistory(const std::string& path, History* out, bool allow_torn_tail = false,
                         int* torn_line = nullptr);
 
-// One event as one JSON line (no trailing newline), fields in DESIGN.md order.
+// One event as one JSON line (no trailing newline), fields in the order of docs/design.md 3.2.
 std::string ToJsonLine(const Event& e);
 
 // Events ordered by time, ties by index: the order every analysis walks.

@@ -1,5 +1,5 @@
 // Linearizability: is there a total order of a history's operations, consistent with real
-// time, that a sequential model accepts? (DESIGN.md 3.3.)
+// time, that a sequential model accepts? (docs/design.md 3.3.)
 //
 // CheckLinearizability() takes a History (native jsonl, or what the EDN / Porcupine-etcd
 // readers in history_formats.h produce), keeps only the events whose `f` belongs to the

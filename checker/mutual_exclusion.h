@@ -1,4 +1,4 @@
-// Mutual exclusion, resource and liveness checks over a recorded history (DESIGN.md 3.3).
+// Mutual exclusion, resource and liveness checks over a recorded history (docs/design.md 3.3).
 //
 // A HoldInterval of a client on a key runs from the completion (ok) of its acquire to the
 // invocation of its release, of its next acquire on that key, its crash (a nemesis

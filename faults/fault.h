@@ -1,6 +1,6 @@
 // Faults ("nemeses"): what breaks locks in production, applied from outside the lock.
 //
-// A Fault has Setup / Tick / Teardown (DESIGN.md 4). The harness calls Tick from its event
+// A Fault has Setup / Tick / Teardown (docs/design.md 4). The harness calls Tick from its event
 // loop whenever NextWakeup() has passed, and OnPausePoint when a client reports that it
 // reached a point the fault armed. Teardown heals everything the fault did and is called on
 // every exit path, including interrupts. Every start and stop is recorded as a nemesis event

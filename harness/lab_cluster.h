@@ -1,7 +1,7 @@
 // LabCluster: real redis-server processes on loopback, one directory each.
 //
 // Each node is the "lab Redis" (Debian's redis source built with MALLOC=libc, because the
-// jemalloc build hangs under libfaketime: DESIGN.md 2) started under libfaketime with its own
+// jemalloc build hangs under libfaketime: docs/design.md 2) started under libfaketime with its own
 // ClockControlFile holding the node's clock offset ("+0" at start; "+20s" steps it forward
 // while it serves). Each node has its own process group, log file and PR_SET_PDEATHSIG, and
 // is killed on every exit path (destructor, Stop, the harness's death). Nodes bind 127.0.0.1

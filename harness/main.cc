@@ -1,4 +1,4 @@
-// locklab: the command line (DESIGN.md 3.5). Each sub-command lives in its own file.
+// locklab: the command line (docs/design.md 3.5). Each sub-command lives in its own file.
 #include <iostream>
 #include <string>
 #include <vector>

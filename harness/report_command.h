@@ -4,7 +4,7 @@
 // (`locklab check --json`, LOCKLAB_BINARY), so a report never shows a verdict or a count
 // results.json claims and the history does not (reports/runfiles.py).
 //
-// Exit codes (DESIGN.md 3.5), the same for `report` and for run, matrix, merge and hunt when
+// Exit codes (docs/design.md 3.5), the same for `report` and for run, matrix, merge and hunt when
 // they make a report: 0 written; 64 usage; 65 a run file is malformed; 69 the interpreter
 // is missing, not executable or not a Python with matplotlib (one line naming it), or the
 // judge failed; 70 a report file could not be written (permission, read-only or full file

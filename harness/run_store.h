@@ -1,4 +1,4 @@
-// The run store (DESIGN.md 3.4): runs/<scenario>/<YYYYmmddTHHMMSS>-<seed>/ with
+// The run store (docs/design.md 3.4): runs/<scenario>/<YYYYmmddTHHMMSS>-<seed>/ with
 // scenario.toml, history.jsonl, results.json, junit.xml, lab.log, nodes/, clients/, and
 // runs/latest pointing at the newest run. A run directory is created before anything can
 // fail, and results.json is written on every exit path, so no run is ever lost.

@@ -58,7 +58,7 @@ struct TrialResult {
   // Both set once the trial was judged (it has a run directory), else null / empty.
   nlohmann::ordered_json results;     // results.json content
   std::optional<TrialSummary> summary;
-  int exit_code = 0;                  // DESIGN.md 3.5
+  int exit_code = 0;                  // docs/design.md 3.5
 };
 
 // `quiet`: no progress lines on stderr.

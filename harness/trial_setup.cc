@@ -140,7 +140,7 @@ Status Trial::StartLab(const locks::LockInfo& info, const std::vector<std::strin
 }
 
 // Client `process`'s command line: the lock and workload flags, and every connection
-// through its own fault proxy link (DESIGN.md 2), added to the proxy here.
+// through its own fault proxy link (docs/design.md 2), added to the proxy here.
 Status Trial::ClientSpawnOptions(int process, uint64_t seed, SpawnOptions* so) {
   so->argv = {SelfExe(), "client", "--process", std::to_string(process), "--lock",
               driver_path_.empty() ? o_.lock : locks::kDriverPrefix + driver_path_,

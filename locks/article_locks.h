@@ -1,4 +1,4 @@
-// The lock code of the articles, as published, bugs included (DESIGN.md 3.1 `article-*`):
+// The lock code of the articles, as published, bugs included (docs/design.md 3.1 `article-*`):
 // three of the five articles the project started from (not shipped; `NNN_<hash>.txt` here and
 // `articles/NNN_...` in the lock registry name them). They are for teaching: the lab shows
 // what the articles' readers would hit. Each class follows one listing line by line; the

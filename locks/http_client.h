@@ -4,7 +4,7 @@
 // until the server closes (Content-Length and chunked bodies are decoded). One connection
 // per call keeps the fault proxy's view simple: a partition hits each request on its own.
 //
-// Outcomes (DESIGN.md 3.1): kOk = a whole response arrived (any status code); kFail = the
+// Outcomes (docs/design.md 3.1): kOk = a whole response arrived (any status code); kFail = the
 // connection was refused or could not be made before the request was sent (the server
 // certainly did nothing); kUnknown = the request was (or may have been) sent and no whole
 // response came before the deadline, or the connection broke. Timeouts are never kFail.

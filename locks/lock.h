@@ -1,4 +1,4 @@
-// Lock: the one interface every lock algorithm implements (DESIGN.md 3.1).
+// Lock: the one interface every lock algorithm implements (docs/design.md 3.1).
 //
 // A lock is built from a LockConfig (endpoints, TTL, retry policy, algorithm knobs) by
 // MakeLock(). Acquire() retries until the deadline; every call returns ok, fail (certainly
@@ -57,7 +57,7 @@ using PausePoint = std::function<void(const char* point)>;
 using PointArmed = std::function<bool(const char* point)>;
 
 // History events a lock emits on its own, outside Acquire/Release: a renewal thread's
-// `renew` invoke / ok / fail / info (DESIGN.md 3.2). type: invoke | ok | fail | info.
+// `renew` invoke / ok / fail / info (docs/design.md 3.2). type: invoke | ok | fail | info.
 // `worker` (>= 1) names the thread that emits: a history is a set of sequential processes
 // (Jepsen), each with at most one pending operation, and a renewal thread runs concurrently
 // with the client's own acquire/read/write/release, so the client records each worker as a

@@ -1,7 +1,7 @@
 // Outcome and Endpoint: how a call to a lock server ended, and where that server is.
 //
 // Every operation a lock sends across the network ends in one of three outcomes
-// (DESIGN.md 3.1):
+// (docs/design.md 3.1):
 //   kOk      the server answered (the answer itself may be a refusal or an error)
 //   kFail    the operation certainly did not take effect (e.g. no connection could be made)
 //   kUnknown it may have taken effect: a timeout, or a connection lost with it in flight
@@ -19,7 +19,7 @@
 namespace locklab::locks {
 
 enum class Outcome { kOk, kFail, kUnknown };
-// The history's name of an outcome: "ok", "fail", or "info" for kUnknown (DESIGN.md 3.2).
+// The history's name of an outcome: "ok", "fail", or "info" for kUnknown (docs/design.md 3.2).
 const char* OutcomeName(Outcome o);
 
 struct Endpoint {

@@ -18,7 +18,7 @@ namespace locklab::locks {
 
 // The faults that mean something to a lock kept by a database or etcd session (not Redis:
 // no libfaketime clock, no Sentinel failover, no Redis reply to lose). Fault ids are plain
-// strings here because locks/ must not depend on faults/ (DESIGN.md 1); the harness test
+// strings here because locks/ must not depend on faults/ (docs/design.md 1); the harness test
 // LockFaultIds.EveryFaultALockNamesExists checks each against the fault registry.
 static const std::vector<std::string> kSessionServerFaults = {
     "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition"};

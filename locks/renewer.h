@@ -5,7 +5,7 @@
 // This is the only place in locks/ with a thread. It lives inside the client process on
 // purpose: a stop-the-world pause (SIGSTOP of the process) freezes it along with the
 // application, which is exactly why a watchdog does not survive a GC pause longer than the
-// TTL (DESIGN.md 2, docs/known-answers.md).
+// TTL (docs/design.md 2, docs/known-answers.md).
 //
 // Thread safety: the constructor starts the thread; Stop() and the destructor must be called
 // from the owning thread (not from the task). Stop() returns after any task run in progress

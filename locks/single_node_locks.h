@@ -1,4 +1,4 @@
-// The single-instance Redis locks of DESIGN.md 3.1, each as people write it:
+// The single-instance Redis locks of docs/design.md 3.1, each as people write it:
 //   setnx          SETNX key token; DEL to release (no expiry at all)
 //   setnx-expire   SETNX then PEXPIRE as two commands; DEL to release
 //   set-nx-px-del  SET key token NX PX ttl; plain DEL to release (deletes anyone's key)

@@ -3,7 +3,7 @@
 // MariaDbConnection (libmariadb) and PostgresConnection (libpq); the session locks
 // (locks/sql_session_lock.h) hold their lock in such a session.
 //
-// Outcomes (DESIGN.md 3.1): Query() connects first when it has no session, and a failed
+// Outcomes (docs/design.md 3.1): Query() connects first when it has no session, and a failed
 // connect is kFail (nothing was sent: the statement certainly did not run). kOk = the server
 // answered, possibly with an SQL error (`sql_errno` or `sqlstate` says which). kUnknown =
 // the statement was sent but its whole answer did not come within the caller's timeout, or

@@ -9,7 +9,7 @@
 // only through the accessors below, which take that mutex. zookeeper_close() joins the
 // client's threads, so no callback runs once the destructor returned.
 //
-// Outcomes (DESIGN.md 3.1): ZOK is kOk; an answer of the ensemble (ZNONODE, ZNODEEXISTS,
+// Outcomes (docs/design.md 3.1): ZOK is kOk; an answer of the ensemble (ZNONODE, ZNODEEXISTS,
 // ZNOTEMPTY, ZBADVERSION, ...) is a definite kFail; ZSESSIONEXPIRED / ZINVALIDSTATE (the
 // session is gone, and with it every ephemeral node it made) are kFail too; no answer before
 // the deadline, ZCONNECTIONLOSS, ZOPERATIONTIMEOUT, ZCLOSING and system errors are kUnknown

@@ -1,4 +1,4 @@
-// EventSink: where a client's history events go (DESIGN.md 3.2).
+// EventSink: where a client's history events go (docs/design.md 3.2).
 //
 // The sink stamps each event with MonotonicNow() (raw CLOCK_MONOTONIC, shared by all
 // processes of a run) and the client's process id; the harness adds the `index` when it

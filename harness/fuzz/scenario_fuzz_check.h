@@ -1,4 +1,4 @@
-// What the scenario reader owes any input, fuzzed or not (DESIGN.md 5): shared by the
+// What the scenario reader owes any input, fuzzed or not (docs/design.md 5): shared by the
 // libFuzzer target (fuzz_scenario.cc) and the deterministic mutation test that runs in the
 // suite (harness/tests/scenario_fuzz_test.cc).
 //

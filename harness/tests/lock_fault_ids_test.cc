@@ -1,5 +1,5 @@
 // The fault ids a lock's LockInfo names (locks/registry.cc) are plain strings, because locks/
-// must not depend on faults/ (DESIGN.md 1). The harness sees both registries, so it checks
+// must not depend on faults/ (docs/design.md 1). The harness sees both registries, so it checks
 // that every id a lock names is a fault the lab has: a typo would silently drop a matrix cell.
 #include <gtest/gtest.h>
 
