@@ -156,7 +156,7 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
                                id + ")");
         }
         seen[n] = true;
-        Trial& tr = plan->all[n];
+        PlannedTrial& tr = plan->all[n];
         tr.cell = cell;
         tr.index = r.at("trial").get<int>();
         tr.options.seed = r.at("seed").get<uint64_t>();

@@ -41,7 +41,7 @@ std::string TrialLetter(const TrialOutcome& t) {
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
 // results.json: its coverage, first violation and lab lag count, its verdicts do not.
-TrialOutcome ReadOutcomeOrThrow(const Trial& tr) {
+TrialOutcome ReadOutcomeOrThrow(const PlannedTrial& tr) {
   const Json& r = tr.results;
   TrialOutcome o;
   o.verdict = tr.ran ? r.value("verdict", std::string("unknown")) : "error";
@@ -73,7 +73,7 @@ TrialOutcome ReadOutcomeOrThrow(const Trial& tr) {
 
 // A results.json of another shape (a shard's matrix.json edited by hand, or written by
 // another version of the lab) makes its trial unknown with the reason, not the command abort.
-TrialOutcome ReadOutcome(const Trial& tr) {
+TrialOutcome ReadOutcome(const PlannedTrial& tr) {
   try {
     return ReadOutcomeOrThrow(tr);
   } catch (const nlohmann::json::exception& e) {
@@ -253,7 +253,7 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
   j["trials"] = Json::array();
   j["trial_records"] = Json::array();
   for (size_t n = 0; n < all.size(); ++n) {
-    const Trial& tr = all[n];
+    const PlannedTrial& tr = all[n];
     if (!tr.in_slice) continue;
     int at = -1;
     if (tr.results.is_object()) {

@@ -3,7 +3,7 @@
 //
 // A cell's verdict is the worst its trials found: V (a trial violated), else L (a trial's
 // lock got stuck), else `-` when a trial never ran (an interrupted matrix), else S when every
-// trial was safe, else ? (unknown). Only the trials of this output count (Trial::in_slice:
+// trial was safe, else ? (unknown). Only the trials of this output count (PlannedTrial::in_slice:
 // one shard's, or all of a whole or merged matrix). matrix.json keeps every trial's
 // results.json whole, with the plan (its id, rows, columns, trial count) that `locklab merge`
 // checks and rebuilds the matrix from; matrix.md is the table a reader reads, ending with the

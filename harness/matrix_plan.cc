@@ -440,7 +440,7 @@ Plan BuildPlan(const PlanRequest& request) {
         // inapplicable cell too, so that the seeds of the other cells do not depend on it.
         uint64_t trial_seed = (seeds.Fork() & ((uint64_t{1} << 62) - 1)) | 1;
         if (!c.applicable) continue;
-        Trial tr;
+        PlannedTrial tr;
         tr.cell = ci;
         tr.index = t;
         tr.options = o;

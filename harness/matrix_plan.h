@@ -2,7 +2,7 @@
 //
 // A plan is data: the rows (lock ids), the columns (one cell scenario per fault, read from
 // a preset directory such as scenarios/matrix/), one Cell per lock x fault with its
-// expectation, and every Trial of every cell in the order of a whole run, each with its
+// expectation, and every PlannedTrial of every cell in the order of a whole run, each with its
 // own scenario (RunOptions) and seed. The seeds are drawn from the matrix seed for the whole
 // matrix before any slicing, so trial n has the same seed in a whole run and in any shard,
 // and the plan id (a hash of every trial's scenario, the cells, their expectations and the
@@ -108,7 +108,7 @@ std::string ParseFailOn(const std::string& words, FailOn* out);
 
 // One child `locklab run` of one cell. `results` is the trial's results.json as written
 // (matrix.json keeps it whole), null when the trial left none.
-struct Trial {
+struct PlannedTrial {
   size_t cell = 0;  // index into Plan::cells
   int index = 0;    // 0-based trial number within its cell
   RunOptions options;
@@ -163,7 +163,7 @@ struct Plan {
   FailOn fail_on;           // --fail-on: what fails an unpinned cell
   std::string preset_dir;   // the cell scenarios (--scenarios), and their detection-power.json
   std::vector<Cell> cells;
-  std::vector<Trial> all;  // every trial of every shard, in the order of a whole run
+  std::vector<PlannedTrial> all;  // every trial of every shard, in the order of a whole run
   // Hash of every trial's scenario, the cells, their expectations and fail_on: two shards
   // belong to one matrix exactly when their ids are equal.
   std::string id;
@@ -203,7 +203,7 @@ extern const std::vector<std::string> kExampleDrivers;
 Plan BuildPlan(const PlanRequest& request);
 
 // Shard I of N (1-based) runs trials I-1, I-1+N, I-1+2N, ... of the whole run's order:
-// marks Trial::in_slice and returns the indices of the shard's trials.
+// marks PlannedTrial::in_slice and returns the indices of the shard's trials.
 std::vector<size_t> SliceForShard(Plan* plan, int shard_index, int shard_count);
 
 // The whole file, or "" when it cannot be read.

@@ -25,14 +25,14 @@ ScheduleResult RunTrials(Plan* plan, const std::vector<size_t>& slice,
   std::vector<ChildRun> runs(slice.size());
   std::vector<ChildRun*> order;
   for (size_t i = 0; i < slice.size(); ++i) {
-    const Trial& tr = all[slice[i]];
+    const PlannedTrial& tr = all[slice[i]];
     runs[i].options = tr.options;
     runs[i].scenario_path =
         matrix_dir + "/cells/" + tr.options.name + "-" + std::to_string(tr.index + 1) + ".toml";
     order.push_back(&runs[i]);
   }
   result.io_error = RunChildren(order, jobs, [&](const ChildRun& r, size_t finished) {
-    Trial& tr = all[slice[&r - runs.data()]];
+    PlannedTrial& tr = all[slice[&r - runs.data()]];
     tr.log = r.log;
     tr.pid = r.pid;
     tr.done = true;

@@ -3,7 +3,7 @@
 //
 // For each trial it writes <dir>/cells/<name>-<n>.toml, spawns the child with its output in
 // the .log beside it, and when the child exits reads the run directory the child printed
-// (`run: DIR`) and that run's results.json into Trial::results. A trial ran when it left a
+// (`run: DIR`) and that run's results.json into PlannedTrial::results. A trial ran when it left a
 // results.json and exited below 64; any other is an infrastructure failure. Progress goes to
 // stderr, one line per finished trial (rewritten in place on a terminal). On SIGINT/SIGTERM
 // (runner.h's Interrupted()) no new trial starts and every running child gets SIGINT, so it

@@ -98,7 +98,7 @@ PlanRequest Request() {
   return r;
 }
 
-const Trial& TrialOf(const Plan& plan, const std::string& lock, const std::string& fault) {
+const PlannedTrial& TrialOf(const Plan& plan, const std::string& lock, const std::string& fault) {
   for (const auto& c : plan.cells) {
     if (c.lock == lock && c.fault == fault) {
       EXPECT_FALSE(c.trials.empty()) << lock << " x " << fault << ": " << c.why_not;
@@ -120,14 +120,14 @@ TEST(MatrixScalingTest, PlanWithTtlScalesTheRowsThatUseIt) {
   twice.ttl = Millis(1000);
   Plan scaled = BuildPlan(twice);
   EXPECT_NE(scaled.id, plain.id);
-  const Trial& lua = TrialOf(scaled, "set-nx-px-lua", "client-pause");
+  const PlannedTrial& lua = TrialOf(scaled, "set-nx-px-lua", "client-pause");
   EXPECT_EQ(lua.options.ttl, Millis(1000));
   EXPECT_EQ(lua.options.duration, 2 * TrialOf(plain, "set-nx-px-lua", "client-pause").options.duration);
   EXPECT_EQ(lua.options.faults.at(0).duration,
             2 * TrialOf(plain, "set-nx-px-lua", "client-pause").options.faults.at(0).duration);
   EXPECT_EQ(lua.options.seed, TrialOf(plain, "set-nx-px-lua", "client-pause").options.seed)
       << "seeds do not depend on the TTL";
-  const Trial& db = TrialOf(scaled, "db-row", "client-pause");
+  const PlannedTrial& db = TrialOf(scaled, "db-row", "client-pause");
   EXPECT_EQ(ScenarioToToml(db.options), ScenarioToToml(TrialOf(plain, "db-row", "client-pause").options))
       << "db-row does not use the lab TTL: unscaled";
 }
