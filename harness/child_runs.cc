@@ -8,7 +8,6 @@
 
 #include "base/exit_code.h"
 #include "harness/interrupts.h"
-#include "harness/matrix_plan.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
 

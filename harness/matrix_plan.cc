@@ -37,11 +37,6 @@ const std::vector<std::string> kExampleDrivers = {
     "driver:examples/drivers/java/curator_lock",
 };
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 Status LoadPresets(const std::string& dir, std::vector<Preset>* out) {
   DIR* d = opendir(dir.c_str());
   if (!d) return Status::Infrastructure("cannot read " + dir + ": " + strerror(errno));

@@ -206,7 +206,4 @@ Plan BuildPlan(const PlanRequest& request);
 // marks PlannedTrial::in_slice and returns the indices of the shard's trials.
 std::vector<size_t> SliceForShard(Plan* plan, int shard_index, int shard_count);
 
-// The whole file, or "" when it cannot be read.
-std::string ReadWholeFile(const std::string& path);
-
 }  // namespace locklab::harness

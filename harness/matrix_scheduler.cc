@@ -11,7 +11,6 @@
 #include "harness/child_runs.h"
 #include "harness/run_options.h"
 #include "harness/run_store.h"
-#include "harness/runner.h"
 
 namespace locklab::harness {
 

@@ -6,7 +6,7 @@
 // (`run: DIR`) and that run's results.json into PlannedTrial::results. A trial ran when it left a
 // results.json and exited below 64; any other is an infrastructure failure. Progress goes to
 // stderr, one line per finished trial (rewritten in place on a terminal). On SIGINT/SIGTERM
-// (runner.h's Interrupted()) no new trial starts and every running child gets SIGINT, so it
+// (interrupts.h's Interrupted()) no new trial starts and every running child gets SIGINT, so it
 // heals its faults and keeps its history; trials that never started are marked not_run.
 // A scenario file that cannot be written (a full disk) also stops new trials.
 //

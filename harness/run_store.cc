@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace locklab::harness {
@@ -61,6 +62,11 @@ Status CreateRunDir(const std::string& out_dir_arg, const std::string& scenario,
   if (symlink(rel.c_str(), tmp.c_str()) == 0) rename(tmp.c_str(), latest.c_str());
   *run_dir = dir;
   return Status::Ok();
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 Status WriteFile(const std::string& path, const std::string& content) {

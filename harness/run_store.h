@@ -22,6 +22,8 @@ Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uin
 // or close (ENOSPC, EIO, EROFS) is Status::Io "write PATH: <errno text>" (exit 70), and
 // leaves no PATH.tmp behind.
 Status WriteFile(const std::string& path, const std::string& content);
+// The whole file, or "" when it cannot be read.
+std::string ReadWholeFile(const std::string& path);
 // junit.xml with one testcase per check in results["checks"] ({name, ok, message}).
 std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,
                      double seconds);
