@@ -74,7 +74,9 @@ struct RunOptions {
   // fail as the keys above say (verdict "violated" when none of verdict and stuck is given);
   // the other trials may end any way. K is expect_violated_at_least, or from
   // expect_violated_rate: the largest K with P(Binomial(trials, rate) >= K) >=
-  // expect_confidence (0.99 when not given). At most one of the two; 0 means none. With
+  // expect_confidence (0.99 when not given). At most one of the two; 0 means none. As in a
+  // hunt's reruns, a trial whose lab ran late (results.json lab_lag.timing_trusted false)
+  // does not count towards K, whatever it showed. With
   // either, every trial replays the same seed (the scenario's; when 0, the one the first
   // trial drew): the rate is that of one schedule, as a hunt's reruns measured it.
   int expect_violated_at_least = 0;
@@ -130,6 +132,7 @@ class ExpectationTally {
  private:
   RunOptions o_;
   int judged_ = 0, met_ = 0, violated_ = 0;
+  int untrusted_ = 0;  // statistical: met it, but with the lab's timing not trusted
   std::string first_miss_;
 };
 

@@ -246,6 +246,24 @@ TEST(StatisticalExpectTest, TallyDecidesAsSoonAsTheCountDoes) {
   ExpectationTally all(exact);
   for (int i = 0; i < 3; ++i) all.Add(Results("violated"));
   EXPECT_EQ(all.Decide(0), ExpectationTally::Outcome::kMet);
+  // A failure seen while the lab itself ran late does not count (as in a hunt's reruns).
+  ExpectationTally late(o);
+  nlohmann::ordered_json untrusted = Results("violated");
+  untrusted["lab_lag"] = {{"timing_trusted", false}};
+  late.Add(untrusted);
+  late.Add(untrusted);
+  late.Add(Results("violated"));
+  EXPECT_EQ(late.met(), 1);
+  EXPECT_EQ(late.Decide(2), ExpectationTally::Outcome::kOpen);
+  EXPECT_NE(late.Describe().find("(2 more while the lab itself ran late: not counted)"), std::string::npos)
+      << late.Describe();
+  late.Add(untrusted);
+  late.Add(untrusted);
+  EXPECT_EQ(late.Decide(0), ExpectationTally::Outcome::kNotMet);
+  // Exact expectations judge every trial as before, trusted or not.
+  ExpectationTally exact_late(exact);
+  for (int i = 0; i < 3; ++i) exact_late.Add(untrusted);
+  EXPECT_EQ(exact_late.Decide(0), ExpectationTally::Outcome::kMet);
   // A resource-only statistical expectation counts trials with a broken resource.
   RunOptions res = Parse(std::string("trials = 2\n[expect]\nviolated_at_least = 1\nresource = \"violated\"\n") + kLock, &s);
   ExpectationTally r(res);
