@@ -383,9 +383,10 @@ namespace {
 // For liveness, who holds a key on the server: a hold the validity rule cut whose client's
 // own release of that lease then succeeded was its own on the server up to that release (a
 // watchdog kept renewing it while the client sat in its critical section), so it lasts until
-// the release's ok. Regression (the eighth mutation_score run's false alarm): watchdog under
-// a 2.5 s slow-cs read as stuck for 2010 ms while its holder's watchdog renewed the key and
-// every other client was rightly refused.
+// the release's ok. Regression (a false alarm of bench/mutation_score, in
+// bench/results/mutation-score-history.md): watchdog under a 2.5 s slow-cs read as stuck for
+// 2010 ms while its holder's watchdog renewed the key and every other client was rightly
+// refused.
 std::vector<HoldInterval> HeldOnTheServer(const History& sorted, std::vector<HoldInterval> holds) {
   for (const auto& c : CutHoldReleases(sorted, holds)) {
     if (!c.released_ok()) continue;
@@ -419,8 +420,8 @@ LivenessReport CheckLiveness(const History& sorted, const std::vector<HoldInterv
   // What each client waits for, and since when. A client waits for one key at a time: an
   // acquire of another key means it gave up on the one it waited for (the counter workload
   // draws a key per turn). Kept per (client, key), that wait ran on to the end of the
-  // history, and a key nobody wanted any more read as stuck (hunt's set-nx-px-lua liveness
-  // alarm, 2026-11-26: an acquire on lock:0 timed out, its client went on with lock:1, and
+  // history, and a key nobody wanted any more read as stuck (a false alarm of hunt on
+  // set-nx-px-lua: an acquire on lock:0 timed out, its client went on with lock:1, and
   // lock:0 sat idle for 3.6 s).
   struct Wait {
     std::string key;

@@ -342,10 +342,10 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
                  int* baseline_failures, std::vector<ChildRun>* kept) {
   // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
   // failures reached, or out of reach), then the baseline's run only when the step would be
-  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. (One
-  // baseline run was too weak for the rate a kill is counted on: no-drift's minimal of the
-  // fifth mutation_score run, a 1.02x drift past Redlock's 1% allowance, failed redlock in
-  // 2 of 10 reruns, and the one run the reproduction made had passed.)
+  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. One
+  // baseline run is too weak for the rate a kill is counted on: a drift just past Redlock's
+  // 1% allowance fails redlock itself now and then (bench/results/mutation-score-history.md,
+  // "Ten baseline reruns").
   std::vector<ChildRun> all;
   int failed = 0, done = 0, base_failures = 0;
   auto count = [&](std::vector<ChildRun>& batch) {
@@ -461,13 +461,12 @@ void Hunt::Search(bool stop_at_first) {
   const Nanos search_start = MonotonicNow();
   if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
   while (!Stop() && Elapsed() < f_.budget) {
-    // A rolling pool: a new trial starts as soon as one ends. (In rounds of `jobs`, each
-    // round waited for its slowest trial: a first-pass fine drift runs 20 s, and the seventh
-    // mutation_score run's kill times rose with it.) With --baseline, a trusted failure's
+    // A rolling pool: a new trial starts as soon as one ends, so a long trial (a first-pass
+    // fine drift runs 20 s) holds no others back. With --baseline, a trusted failure's
     // baseline run joins the same pool, ahead of new trials; a failure both locks show is
-    // recorded there and the search goes on. (Before, each one drained the pool and then ran
-    // its baseline run alone: the eighth run's plain-del hunt met 13 such failures and ran 67
-    // trials in 5 minutes.) New trials stop once a failure may count: without a baseline,
+    // recorded there and the search goes on, since a hunt meets many of those (draining the
+    // pool for each cost half the trials: bench/results/mutation-score-history.md, "Baseline
+    // runs in the pool"). New trials stop once a failure may count: without a baseline,
     // any trusted failure; with one, a failure whose baseline run did not show it, which is
     // then confirmed (ConfirmDifference) after the running ones finish. The draws are the
     // seed's in the same order; how many come before the pool stops depends on the trials'
@@ -654,9 +653,9 @@ void Hunt::Reproduce() {
 }
 
 void Hunt::ShrinkUntilOneReproduces() {
-  // Measured: the seventh mutation_score run's wall-clock-elapsed hunt found a failure at
-  // 110 s whose minimal failed its reference in 4 of 10 reruns; the hunt stopped there with
-  // most of its budget left, and the mutant was not killed.
+  // A find whose minimal does not reproduce (or fails the reference) is set aside and the
+  // search goes on: stopping at the first counted find can end a hunt with most of its
+  // budget left and nothing killed (bench/results/mutation-score-history.md, "Set aside").
   std::vector<HuntStory> stories;  // each shrunk find's story, in order
   for (;;) {
     auto next = std::find_if(story_.found.begin(), story_.found.end(), AwaitsShrinking);

@@ -1,34 +1,37 @@
-// `locklab hunt`: search the fault space for a violation of one lock, then shrink the
-// first one found to a minimal scenario that replays it, or the next when that one's
-// minimal does not reproduce (issue 17).
+// `locklab hunt`: search one lock's fault space for a failure, shrink the first find to a
+// minimal scenario that replays it, and rerun that 10 times for its reproduction rate; a find
+// whose minimal does not reproduce is set aside and the search goes on for the next. With a
+// baseline lock, only what fails the lock and not the baseline counts. The rules are stated
+// here and in docs/hunt.md; what they were measured on is in bench/results/.
 //
 //   locklab hunt --lock L [--budget 10m] [--faults a,b,...] [--jobs N] [--seed S]
-//                [--ttl MS] [--baseline LOCK] [--liveness] [--max-faults N]
+//                [--ttl DURATION] [--baseline LOCK] [--liveness] [--max-faults N]
 //                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
 //                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
 //                [--corpus DIR]
 //
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
 // child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
-// as soon as one ends), until one fails or the budget is spent. A trial fails when its verdict is violated (or, with --liveness, it was stuck);
-// a violation seen while the lab itself ran late (results.json lab_lag.timing_trusted
-// false) is kept but not counted, since the machine, not the lock, may have paused the
-// clients. With --baseline, a failure counts only when the same scenario (same seed) run
-// on the baseline lock does not fail, and the difference is confirmed (3 of 4 reruns fail,
-// the baseline fails none of 3 more runs): what a mutant does that its reference does not. Each
-// fault kind of a scenario that both locks fail is then drawn less often (SearchSpace::weights),
-// so the search moves to where they differ; the draws then depend on the trials' outcomes
-// as well as the seed, so a seed replays a baseline hunt's draws only while its trials end
-// the same way (every trial's scenario file replays exactly, as always).
+// as soon as one ends), until one fails or the budget is spent. A trial fails when its
+// verdict is violated (or, with --liveness, it was stuck); a violation seen while the lab
+// itself ran late (results.json lab_lag.timing_trusted false) is kept but not counted, since
+// the machine, not the lock, may have paused the clients. With --baseline, a failure counts
+// only when the same scenario (same seed) run on the baseline lock does not fail, and the
+// difference is confirmed (3 of 4 reruns fail, the baseline fails none of 3 more runs): what
+// a mutant does that its reference does not. Each fault kind of a scenario that both locks
+// fail is then drawn less often (SearchSpace::weights), so the search moves to where they
+// differ; the draws then depend on the trials' outcomes as well as the seed, so a seed
+// replays a baseline hunt's draws only while its trials end the same way (every trial's
+// scenario file replays exactly, as always).
 //
 // Shrink: candidates one step simpler (hunt_shrink.h), each run up to `reruns` times
 // (default 4, `jobs` at a time, stopping once decided); a step is kept when at least three
 // quarters of them fail (and, with --baseline, one run of the baseline then does not), until
-// no step is kept or the shrink budget is spent. The minimal scenario is then rerun 10
-// times; when it fails fewer than 8 times the last kept steps are undone, up to 3, until one
-// that does; the story tells the one that failed most (ToldReproduction). (Measured on the
-// first hunts: with two of three, minimal scenarios reproduced 7 to 10 times in 10 and two
-// of three hunts had to undo steps; a step kept on three of four is rarer but holds.)
+// no step is kept or the shrink budget is spent. Three of four, not two of three: with two of
+// three, most hunts had to undo kept steps for their minimal to fail 8 of 10 reruns
+// (bench/results/mutation-score-history.md, "Shrink threshold"). The minimal scenario is then
+// rerun 10 times; when it fails fewer than 8 times the last kept steps are undone, up to 3,
+// until one that does; the story tells the one that failed most (ToldReproduction).
 // A find whose told reproduction still falls short (or fails the baseline) is set aside: the
 // search goes on with the budget left, and the next counted find is shrunk and rerun, until
 // one reproduces; the story tells the best of them (hunt.json "shrunk" lists each, and

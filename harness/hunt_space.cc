@@ -155,10 +155,9 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.nodes = DrawNodes(s, rng, fine ? 2.0 / 3 : 1.0 / 3);
     if (s.fine_drift) {  // SearchSpace::fine_drift: one window, the longest that fits
       // 1%: the most a lock with Redlock's 1% drift allowance is meant to survive (by hand,
-      // redlock 0 of 10 and no-drift 10 of 10 at 17 s). Until the eighth mutation_score run
-      // it was 0.5% or 1%; that run's no-drift hunt drew 0.5%, which failed 2 of 5 runs, and
-      // the difference was not confirmed. The draw that chose is still made, so the rest of a
-      // seed's draws stay as they were.
+      // redlock 0 of 10 and no-drift 10 of 10 at 17 s); 0.5% fails no-drift too rarely to
+      // confirm (bench/results/mutation-score-history.md, "The fine drift"). The draw between
+      // 0.5% and 1% is still made, so the rest of a seed's draws stay as they were.
       Pick(rng, std::vector<std::string>{"1.005", "1.01"});
       f.params["rate"] = "1.01";
       f.nodes = DrawNodes(s, rng, 1.0);
@@ -189,9 +188,9 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
   // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
   // lets the key expire under the stopped client, and what its next command does to a key
-  // that is gone is what the quiet try is for. (The seventh whole run drew 0.3 TTL for
-  // renew-resurrects' quiet try at watchdog-renewal-due, and it survived.) Drawn after the
-  // point and before the target: the order a seed replays.
+  // that is gone is what the quiet try is for (a 0.3 TTL stop there let renew-resurrects
+  // survive: bench/results/mutation-score-history.md). Drawn after the point and before the
+  // target: the order a seed replays.
   if (s.quiet && (id == "client-pause" || id == "slow-cs")) {
     f.duration = TtlTimes(s, LogUniform(rng, 1, 5));
   }

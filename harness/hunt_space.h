@@ -48,8 +48,8 @@ struct SearchSpace {
   // turns, so the key is mostly free), and a client-pause or slow-cs stop outlasts the lease
   // (1 to 5 TTLs); else a quarter of the workloads are quiet.
   bool quiet = false;
-  // Every clock drift is fine (0.5% or 1%: within the common allowance of 1% of the TTL,
-  // which Redlock's reference implementation uses) on a majority of the nodes, as long as
+  // Every clock drift is fine (1%: the common allowance of 1% of the TTL, which Redlock's
+  // reference implementation uses) on a majority of the nodes, as long as
   // the trial allows, and the clients honour validity and work to its end: drift in its
   // subtlest form, where a lock that misjudges drift and one that does not differ by a few
   // milliseconds per lease (the first pass tries it once).

@@ -206,7 +206,7 @@ TEST(LivenessTest, WaitingWithNobodyHoldingIsMeasured) {
   EXPECT_FALSE(r2.stuck);
 }
 
-// Regression (hunt's set-nx-px-lua liveness alarm, 2026-11-26): client 3's acquire of K
+// Regression (a liveness false alarm of hunt on set-nx-px-lua): client 3's acquire of K
 // timed out and it went on with key M; K then sat idle. Nobody waited for K any more, so
 // nothing starved; while 3 still waited for K (2 to 40) it did.
 TEST(LivenessTest, AClientThatMovedToAnotherKeyNoLongerWaitsForTheFirst) {
@@ -229,7 +229,7 @@ TEST(LivenessTest, AClientThatMovedToAnotherKeyNoLongerWaitsForTheFirst) {
   EXPECT_FALSE(r.stuck);
 }
 
-// Regression (the eighth mutation_score run's false alarm on watchdog): a holder whose
+// Regression (bench/mutation_score's false alarm on watchdog): a holder whose
 // validity ran out while a slow critical section kept it inside, its watchdog renewing the
 // key, holds on the server until its release succeeds; the waiters were rightly refused.
 TEST(LivenessTest, AHoldTheWatchdogKeptPastItsValidityIsNotStarvation) {

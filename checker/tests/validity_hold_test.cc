@@ -106,7 +106,7 @@ TEST(ValidityHoldTest, RenewalsExtendTheBeliefAndFailedOnesDoNot) {
   EXPECT_EQ(ComputeHoldIntervals(h)[0].end, Millis(300));
 }
 
-// Found by hunt's false-alarm search on watchdog (scenarios/hunt/unreliable/, 2026-11-26):
+// Found by hunt's false-alarm search on watchdog (bench/results/mutation-score-history.md):
 // client 1 honoured its 100 ms validity and stopped using the lock, but its lock's watchdog
 // thread (process 1001) kept renewing the key, owner-checked, until a server pause; the
 // client's own release timed out; client 2 took the key after it expired. Nobody held it

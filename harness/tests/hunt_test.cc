@@ -443,9 +443,10 @@ TEST(HuntShrinkTest, DroppingAFaultComesFirst) {
   EXPECT_EQ(c[2].what, "fault 2 (partition): one window instead of 2");
 }
 
-// A thin failure (mutation_score, fifth run: no-drift's minimal, a 1.02x drift in 2
-// windows, failed 7 of 10 and the kill was not counted) gets more windows of the same kind:
-// each candidate is the scenario with every window repeated, the run long enough for them.
+// A thin failure (no-drift's minimal in bench/results/mutation-score-history.md, a 1.02x
+// drift in 2 windows, failed 7 of 10 and the kill was not counted) gets more windows of the
+// same kind: each candidate is the scenario with every window repeated, the run long enough
+// for them.
 TEST(HuntShrinkTest, StrengtheningRepeatsEveryWindowAndLengthensTheRun) {
   SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
   Rng rng(11);
@@ -558,9 +559,9 @@ TEST(HuntStoryTest, TheNarrativeSaysWhatTheScenarioAndTheRerunSay) {
             "of 10.");
 }
 
-// Regression (mutation_score, fifth run: mutant:no-drift): the minimal failed 7 of 10,
-// the scenario with its one kept step undone also 7, and the story told the last tried. Had
-// the undone one failed 5, the story would have told 5 where 7 was seen.
+// Regression (mutant:no-drift, bench/results/mutation-score-history.md): the minimal failed
+// 7 of 10, the scenario with its one kept step undone also 7, and the story told the last
+// tried. Had the undone one failed 5, the story would have told 5 where 7 was seen.
 TEST(HuntStoryTest, TheToldReproductionIsTheBestTriedNotTheLast) {
   // {failed, baseline failures}, each of 10.
   auto told = [](std::vector<std::pair<int, int>> tries) {

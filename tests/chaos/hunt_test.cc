@@ -68,12 +68,13 @@ TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
   EXPECT_LT(replay.exit_code, 64) << replay.output;
 }
 
-// Regression: the seventh mutation_score run's wall-clock-elapsed hunt found a failure at
-// 110 s whose minimal failed the reference 4 of 10 times, and stopped there with most of its
-// budget left. A find whose minimal does not reproduce is set aside; the hunt shrinks the
-// next. (The budget only bounds the test: the hunt stops once a find reproduces.) The
-// driver is broken only in runs whose scenario name starts with "t" (the trials, and the
-// runs named after a later find), so t0001's own shrink and reruns cannot fail.
+// Regression: a hunt that stopped at its first counted find, whose minimal failed the
+// reference 4 of 10 times, ended with most of its budget left and nothing killed
+// (bench/results/mutation-score-history.md, "Set aside"). A find whose minimal does not
+// reproduce is set aside; the hunt shrinks the next. (The budget only bounds the test: the
+// hunt stops once a find reproduces.) The driver is broken only in runs whose scenario name
+// starts with "t" (the trials, and the runs named after a later find), so t0001's own shrink
+// and reruns cannot fail.
 TEST_F(HuntTest, AFindWhoseMinimalDoesNotReproduceIsSetAsideAndTheNextIsShrunk) {
   const std::string driver = std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/broken_in_trials_driver.py";
   Invocation inv = Hunt({"--lock", "driver:" + driver, "--faults", "client-crash,client-clock", "--budget", "240s",
@@ -122,8 +123,8 @@ TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) 
   auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
   // Seed 1 meets failures both locks share before the kill (client-pause longer than the
   // TTL, clients ignoring validity); each is kept, not counted, and its baseline run goes
-  // into the search's pool: new trials start while it runs (a pool that drained for it, as
-  // before ee73edd, started none until it ended).
+  // into the search's pool: new trials start while it runs (a pool that drained for it
+  // would start none until it ended).
   namespace fs = std::filesystem;
   int counted = 0, shared = 0, trials_during_a_baseline_run = 0;
   for (const auto& f : j["found"]) {
@@ -201,11 +202,10 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
 }
 
 // The shrunk schedules shipped in scenarios/hunt/ (docs/hunt.md) stay kills: each still
-// fails its mutant (at least once in six runs; hunt measured 8 to 10 of 10, and
-// get-compare-del-slow-release (now in scenarios/hunt/unreliable/, not replayed here) met 13 of 18 on 2026-11-24 beside a sanitizer build: the
-// others were unknown, the slow-cs window meeting no lock operation; CI once missed it
-// three times in a row), and the
-// same file with the mutant's reference lock in its place is not violated.
+// fails its mutant (at least once in six runs; hunt measured 8 to 10 of 10), and the
+// same file with the mutant's reference lock in its place is not violated. Not replayed:
+// scenarios/hunt/unreliable/, whose get-compare-del schedule's slow-cs window often meets no
+// lock operation (violated in 13 of 18 runs beside a sanitizer build, the others unknown).
 TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/hunt")) {
