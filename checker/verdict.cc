@@ -5,6 +5,9 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
+
+#include "base/exit_code.h"
 
 namespace locklab::checker {
 namespace {
@@ -423,32 +426,32 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   }
 
   if (overlap_seen) {
-    j.verdict = "violated";
+    j.verdict = VerdictName(Verdict::kViolated);
     j.reason = Plural(me.overlapping_pairs, "overlapping hold pair", "overlapping hold pairs") + " in " +
                Plural(me.episodes, "episode", "episodes") + " (first on " + me.episode_list.front().key + ")";
   } else if (lab_failure) {
     // A broken resource or history after the lab's own ground gave way proves nothing.
-    j.verdict = "unknown";
+    j.verdict = VerdictName(Verdict::kUnknown);
     j.reason = unknown_why;
   } else if (res.lost_updates > 0) {
-    j.verdict = "violated";
+    j.verdict = VerdictName(Verdict::kViolated);
     j.reason = Plural(res.lost_updates, "lost update", "lost updates");
   } else if (res.stale_writes_accepted > 0) {
-    j.verdict = "violated";
+    j.verdict = VerdictName(Verdict::kViolated);
     j.reason = Plural(res.stale_writes_accepted, "write", "writes") + " accepted with an older fencing token";
   } else if (lock_invalid || resource_invalid) {
-    j.verdict = "violated";
+    j.verdict = VerdictName(Verdict::kViolated);
     j.reason = std::string(lock_invalid ? ModelName(j.lock_lin.model) : "register") + " history is not linearizable";
   } else if (!unknown_why.empty()) {
-    j.verdict = "unknown";
+    j.verdict = VerdictName(Verdict::kUnknown);
     j.reason = unknown_why;
   } else {
-    j.verdict = "safe";
+    j.verdict = VerdictName(Verdict::kSafe);
   }
   if (resource_bad && !lab_failure) {
-    j.resource_verdict = "violated";
+    j.resource_verdict = VerdictName(Verdict::kViolated);
   } else {
-    j.resource_verdict = unknown_why.empty() ? "safe" : "unknown";
+    j.resource_verdict = VerdictName(unknown_why.empty() ? Verdict::kSafe : Verdict::kUnknown);
   }
   return j;
 }
@@ -538,8 +541,8 @@ nlohmann::ordered_json Judgement::ToJson() const {
                     {"ok", !liveness.stuck},
                     {"message", "longest wait with no holder " + std::to_string(liveness.longest_wait_ms) + " ms"}});
   checks.push_back({{"name", "evidence"},
-                    {"ok", verdict != "unknown"},
-                    {"message", verdict == "unknown" ? reason : "the lock worked and every fault's coverage was seen"}});
+                    {"ok", ParseVerdict(verdict) != Verdict::kUnknown},
+                    {"message", ParseVerdict(verdict) == Verdict::kUnknown ? reason : "the lock worked and every fault's coverage was seen"}});
   r["checks"] = checks;
   nlohmann::ordered_json hj = nlohmann::ordered_json::array();
   for (const auto& h : holds) {
@@ -559,8 +562,42 @@ nlohmann::ordered_json Judgement::ToJson() const {
   return r;
 }
 
+namespace {
+// The name table: each verdict and its word, once.
+constexpr std::pair<Verdict, std::string_view> kVerdictNames[] = {
+    {Verdict::kSafe, "safe"},
+    {Verdict::kViolated, "violated"},
+    {Verdict::kUnknown, "unknown"},
+};
+}  // namespace
+
+static_assert(kVerdictNames[static_cast<size_t>(Verdict::kSafe)].first == Verdict::kSafe &&
+              kVerdictNames[static_cast<size_t>(Verdict::kViolated)].first == Verdict::kViolated &&
+              kVerdictNames[static_cast<size_t>(Verdict::kUnknown)].first == Verdict::kUnknown,
+              "kVerdictNames lists the verdicts in their enum order");
+
+std::string_view VerdictName(Verdict verdict) {
+  return kVerdictNames[static_cast<size_t>(verdict)].second;
+}
+
+std::optional<Verdict> ParseVerdict(std::string_view word) {
+  for (const auto& [v, name] : kVerdictNames) {
+    if (name == word) return v;
+  }
+  return std::nullopt;
+}
+
+int VerdictExitCode(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kSafe: return kExitOk;
+    case Verdict::kViolated: return kExitViolated;
+    case Verdict::kUnknown: return kExitUnknown;
+  }
+  return kExitUnknown;
+}
+
 int VerdictExitCode(const std::string& verdict) {
-  return verdict == "safe" ? 0 : verdict == "violated" ? 1 : 2;
+  return VerdictExitCode(ParseVerdict(verdict).value_or(Verdict::kUnknown));
 }
 
 }  // namespace locklab::checker

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -144,7 +145,17 @@ struct Judgement {
 
 Judgement JudgeHistory(const History& h, const JudgeOptions& o = {});
 
-// 0 safe, 1 violated, 2 unknown.
+// The verdict's closed set (the words above). Its one name table is VerdictName /
+// ParseVerdict: results.json, matrix.json and every reader of them spell it through these.
+enum class Verdict { kSafe, kViolated, kUnknown };
+// "safe", "violated" or "unknown".
+std::string_view VerdictName(Verdict verdict);
+// The verdict a word names; nullopt for any other word ("", "error", "Safe").
+std::optional<Verdict> ParseVerdict(std::string_view word);
+
+// The one rule from verdict to exit code (docs/design.md 3.5): 0 safe, 1 violated, 2 unknown.
+int VerdictExitCode(Verdict verdict);
+// The same for a verdict word; a word that names no verdict is unknown (2).
 int VerdictExitCode(const std::string& verdict);
 
 }  // namespace locklab::checker

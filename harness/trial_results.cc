@@ -20,10 +20,10 @@ void SummarizeJudgement(const checker::Judgement& j, TrialSummary* s) {
 
 // A history that cannot be judged whole: the verdict is unknown, whatever it shows.
 void MarkUnknown(const std::string& reason, const std::string& error, JudgedTrial* out) {
-  out->results["verdict"] = "unknown";
+  out->results["verdict"] = checker::VerdictName(checker::Verdict::kUnknown);
   out->results["verdict_reason"] = reason;
   out->results["history_error"] = error;
-  out->summary.verdict = "unknown";
+  out->summary.verdict = checker::VerdictName(checker::Verdict::kUnknown);
   out->summary.reason = reason;
 }
 
@@ -96,9 +96,7 @@ Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json
 
 int TrialExitCode(const Status& status, const std::string& verdict) {
   if (!status.ok()) return status.ExitCode();
-  if (verdict == "violated") return 1;
-  if (verdict == "unknown") return 2;
-  return 0;
+  return checker::VerdictExitCode(verdict);
 }
 
 }  // namespace locklab::harness

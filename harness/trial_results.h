@@ -40,7 +40,8 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run);
 // RUN_DIR/results.json and RUN_DIR/junit.xml; the first failure.
 Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json& results);
 
-// docs/design.md 3.5: the status's code when it failed, else 1 violated, 2 unknown, 0 safe.
+// docs/design.md 3.5: the status's code when it failed, else the verdict's
+// (checker::VerdictExitCode: 1 violated, 2 unknown, 0 safe).
 int TrialExitCode(const Status& status, const std::string& verdict);
 
 }  // namespace locklab::harness

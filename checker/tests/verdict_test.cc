@@ -234,5 +234,24 @@ TEST(VerdictTest, AHistoryWithoutRunEventsIsJudgedOnItsEvents) {
   EXPECT_EQ(j.facts.stuck_after, Millis(0));
 }
 
+// The one name table: each verdict's word reads back as that verdict, nothing else reads as
+// one, and the exit code follows the verdict (an unreadable word is unknown, never safe).
+TEST(VerdictTest, EveryVerdictHasOneNameAndOneExitCode) {
+  for (Verdict v : {Verdict::kSafe, Verdict::kViolated, Verdict::kUnknown}) {
+    EXPECT_EQ(ParseVerdict(VerdictName(v)), v) << VerdictName(v);
+    EXPECT_EQ(VerdictExitCode(std::string(VerdictName(v))), VerdictExitCode(v));
+  }
+  EXPECT_EQ(VerdictName(Verdict::kSafe), "safe");
+  EXPECT_EQ(VerdictName(Verdict::kViolated), "violated");
+  EXPECT_EQ(VerdictName(Verdict::kUnknown), "unknown");
+  EXPECT_EQ(VerdictExitCode(Verdict::kSafe), 0);
+  EXPECT_EQ(VerdictExitCode(Verdict::kViolated), 1);
+  EXPECT_EQ(VerdictExitCode(Verdict::kUnknown), 2);
+  for (const char* word : {"", "error", "Safe", "stuck", "safe "}) {
+    EXPECT_FALSE(ParseVerdict(word).has_value()) << word;
+    EXPECT_EQ(VerdictExitCode(std::string(word)), 2) << word;
+  }
+}
+
 }  // namespace
 }  // namespace locklab::checker
