@@ -147,7 +147,7 @@ int RunCommand(const std::vector<std::string>& args) {
   ExpectationTally tally(o);
   int worst = 0;
   uint64_t seed = o.seed;
-  for (int t = 0; t < o.trials && !Interrupted(); ++t) {
+  for (int t = 0; t < (statistical ? tally.TrialsToRun() : o.trials) && !Interrupted(); ++t) {
     RunOptions trial = o;
     trial.seed = seed == 0 ? 0 : statistical ? seed : seed + static_cast<uint64_t>(t);
     TrialResult r = RunTrial(trial);
@@ -204,9 +204,14 @@ int RunCommand(const std::vector<std::string>& args) {
     if (seed == 0 && r.summary) seed = r.summary->seed - t;
   }
   if (statistical && !Interrupted() && tally.judged() > 0) {
-    const bool met = tally.Decide(0) == ExpectationTally::Outcome::kMet;
-    std::cout << "expectation: " << (met ? "met: " : "NOT met: ") << tally.Describe() << "\n";
-    worst = WorseRunExit(worst, met ? 0 : 1);
+    // Open after every trial ran: K is reached only by counting trials the lab ran late for
+    // (each was replaced, and the replacements ran late too): unknown, not a regression.
+    const ExpectationTally::Outcome outcome = tally.Decide(0);
+    const bool met = outcome == ExpectationTally::Outcome::kMet;
+    const bool open = outcome == ExpectationTally::Outcome::kOpen;
+    std::cout << "expectation: " << (met ? "met: " : open ? "undecided: " : "NOT met: ") << tally.Describe()
+              << "\n";
+    worst = WorseRunExit(worst, met ? 0 : open ? 2 : 1);
   }
   return worst;
 }

@@ -97,7 +97,7 @@ struct Scenario {
   enum class State { kOpen, kMet, kNotMet, kError } state = State::kOpen;
 
   bool Decided() const { return state != State::kOpen; }
-  int Remaining() const { return options.trials - tally->judged(); }
+  int Remaining() const { return tally->TrialsToRun() - tally->judged(); }
 };
 
 // A name for a scenario's folder: NN-<file stem>, unique in the replay.
@@ -123,7 +123,8 @@ std::string Line(const Scenario& s) {
   if (s.state == Scenario::State::kError) {
     l << ": " << s.error;
   } else if (s.state == Scenario::State::kOpen) {
-    l << ": " << (s.interrupted || Interrupted() ? "interrupted" : "not decided");
+    l << ": " << (s.interrupted || Interrupted() ? std::string("interrupted")
+                                                 : "not decided: " + s.tally->Describe());
   } else {
     l << ": " << s.tally->Describe();
   }
@@ -200,7 +201,7 @@ int RunReplayCommand(const std::vector<std::string>& args) {
         // equals), so a scenario that its first trial decides does not get a second.
         Scenario* pick = nullptr;
         for (auto& sc : scenarios) {
-          if (sc.Decided() || sc.next_trial >= sc.options.trials) continue;
+          if (sc.Decided() || sc.next_trial >= sc.tally->TrialsToRun()) continue;
           if (pick == nullptr || sc.next_trial < pick->next_trial) pick = &sc;
         }
         if (pick != nullptr) {
@@ -282,7 +283,10 @@ int RunReplayCommand(const std::vector<std::string>& args) {
         break;
       case Scenario::State::kOpen:
         ++open;
-        message = std::string("not decided: ") + (sc.interrupted || Interrupted() ? "interrupted" : "no judged trial");
+        message = std::string("not decided: ") +
+                  (sc.interrupted || Interrupted() ? "interrupted"
+                   : sc.tally->judged() == 0       ? "no judged trial"
+                                                   : sc.tally->Describe());
         code = WorseRunExit(code, kExitUnknown);
         break;
     }

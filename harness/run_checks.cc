@@ -289,8 +289,13 @@ ExpectationTally::Outcome ExpectationTally::Decide(int remaining) const {
     return remaining <= 0 && judged_ > 0 ? Outcome::kMet : Outcome::kOpen;
   }
   if (met_ >= need) return Outcome::kMet;
-  if (met_ + remaining < need) return Outcome::kNotMet;
+  if (met_ + untrusted_ + remaining < need) return Outcome::kNotMet;
   return Outcome::kOpen;
+}
+
+int ExpectationTally::TrialsToRun() const {
+  if (!IsStatisticalExpectation(o_)) return o_.trials;
+  return o_.trials + std::min(untrusted_, o_.trials);
 }
 
 std::string ExpectationTally::Describe() const {

@@ -120,8 +120,13 @@ class ExpectationTally {
   explicit ExpectationTally(RunOptions o) : o_(std::move(o)) {}
   // One judged trial's results.json.
   void Add(const nlohmann::ordered_json& results);
-  // With `remaining` trials still to run (or to come) after those added.
+  // With `remaining` trials still to run (or to come) after those added. Statistical: a trial
+  // that met it while the lab itself ran late does not count, and is replaced (TrialsToRun);
+  // missed once even counting those the count cannot reach K, open (undecided) otherwise.
   Outcome Decide(int remaining) const;
+  // How many trials the scenario gets: its `trials`, plus (statistical) one more for each
+  // trial that met it while the lab ran late, at most `trials` more.
+  int TrialsToRun() const;
   int judged() const { return judged_; }
   int met() const { return met_; }
   int violated() const { return violated_; }  // trials whose verdict was violated

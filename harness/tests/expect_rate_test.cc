@@ -213,6 +213,40 @@ nlohmann::ordered_json Results(const std::string& verdict, const std::string& re
   return {{"verdict", verdict}, {"resource_verdict", resource}};
 }
 
+// A failure seen while the lab itself ran late does not count towards K, and the trial is
+// replaced (at most `trials` more): a busy machine makes a replay longer, never a regression.
+TEST(StatisticalExpectTest, ATrialTheLabRanLateForIsReplacedNotCountedAgainst) {
+  Status s;
+  RunOptions o = Parse(std::string("trials = 2\n[expect]\nviolated_at_least = 2\n") + kLock, &s);
+  ASSERT_TRUE(s.ok());
+  nlohmann::ordered_json late = Results("violated");
+  late["lab_lag"] = {{"timing_trusted", false}};
+  ExpectationTally tally(o);
+  EXPECT_EQ(tally.TrialsToRun(), 2);
+  tally.Add(late);
+  tally.Add(late);
+  EXPECT_EQ(tally.TrialsToRun(), 4);  // two replacements
+  EXPECT_EQ(tally.Decide(2), ExpectationTally::Outcome::kOpen);
+  tally.Add(late);
+  tally.Add(late);
+  EXPECT_EQ(tally.TrialsToRun(), 4);  // at most `trials` more
+  // Every trial ran: K only by counting late ones is undecided, not NOT met.
+  EXPECT_EQ(tally.Decide(0), ExpectationTally::Outcome::kOpen);
+  EXPECT_NE(tally.Describe().find("4 more while the lab itself ran late"), std::string::npos) << tally.Describe();
+
+  ExpectationTally mixed(o);
+  mixed.Add(late);
+  mixed.Add(Results("violated"));
+  mixed.Add(Results("violated"));  // the replacement, on time
+  EXPECT_EQ(mixed.Decide(0), ExpectationTally::Outcome::kMet);
+
+  ExpectationTally missed(o);
+  missed.Add(late);
+  missed.Add(Results("safe"));
+  missed.Add(Results("safe"));  // even the late one would leave 1 of 2
+  EXPECT_EQ(missed.Decide(0), ExpectationTally::Outcome::kNotMet);
+}
+
 TEST(StatisticalExpectTest, TallyDecidesAsSoonAsTheCountDoes) {
   Status s;
   RunOptions o = Parse(std::string("trials = 5\n[expect]\nviolated_at_least = 2\n") + kLock, &s);
@@ -259,7 +293,8 @@ TEST(StatisticalExpectTest, TallyDecidesAsSoonAsTheCountDoes) {
       << late.Describe();
   late.Add(untrusted);
   late.Add(untrusted);
-  EXPECT_EQ(late.Decide(0), ExpectationTally::Outcome::kNotMet);
+  // K reached only by counting late trials: undecided (unknown), not a regression.
+  EXPECT_EQ(late.Decide(0), ExpectationTally::Outcome::kOpen);
   // Exact expectations judge every trial as before, trusted or not.
   ExpectationTally exact_late(exact);
   for (int i = 0; i < 3; ++i) exact_late.Add(untrusted);

@@ -58,6 +58,12 @@ TEST_F(CorpusTest, ShippedCorpusIsMet) {
   const std::vector<std::string> files = CorpusFiles();
   ASSERT_GE(files.size(), 5u);
   Invocation inv = RunLocklab({"replay", kCorpus, "--out", dir_}, dir_, Millis(600000));
+  // Undecided only when the lab itself ran late for the trials that would decide it (each is
+  // replaced once; a machine this busy proves nothing either way).
+  if (inv.exit_code == 2 && inv.output.find("while the lab itself ran late") != std::string::npos &&
+      inv.output.find("NOT met") == std::string::npos) {
+    GTEST_SKIP() << "the lab ran late on this machine: " << inv.output;
+  }
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   const std::vector<std::string> lines = ScenarioLines(inv.output);
   EXPECT_EQ(lines.size(), files.size()) << inv.output;
@@ -102,6 +108,9 @@ TEST_F(CorpusTest, AScenarioThatNoLongerFailsIsARegressionNamedByTheReplay) {
 TEST_F(CorpusTest, RunJudgesAStatisticalExpectationOverItsTrials) {
   const std::string file = kCorpus + "/hunt/error-as-ok--memory-full.toml";
   Invocation inv = RunLocklab({"run", file, "--no-report", "--out", dir_ + "/mutant"}, dir_, Millis(300000));
+  if (inv.exit_code == 2 && inv.output.find("expectation: undecided: ") != std::string::npos) {
+    GTEST_SKIP() << "the lab ran late on this machine: " << inv.output;
+  }
   EXPECT_EQ(inv.exit_code, 0) << inv.output;
   EXPECT_NE(inv.output.find("expectation: met: "), std::string::npos) << inv.output;
   EXPECT_NE(inv.output.find("trials had verdict violated, at least 1 of 4 needed"), std::string::npos) << inv.output;
@@ -114,14 +123,15 @@ TEST_F(CorpusTest, RunJudgesAStatisticalExpectationOverItsTrials) {
     ++runs;
     EXPECT_EQ(Results(e.path().parent_path().string()).value("seed", uint64_t{0}), o.seed) << e.path();
   }
-  EXPECT_EQ(runs, 4);
+  EXPECT_GE(runs, 4);  // 4, plus one for each violation seen while the lab ran late
   // On its reference lock: no trial fails, the expectation is not met, exit 1.
   harness::RunOptions fixed = harness::OnBaselineLock(o, locks::FindMutant(o.lock)->mutant_of);
   std::ofstream(dir_ + "/fixed.toml") << harness::ScenarioToToml(fixed);
   inv = RunLocklab({"run", dir_ + "/fixed.toml", "--no-report", "--out", dir_ + "/fixed"}, dir_, Millis(300000));
   EXPECT_EQ(inv.exit_code, 1) << inv.output;
-  EXPECT_NE(inv.output.find("expectation: NOT met: 0 of 4 trials had verdict violated, at least 1 of 4 needed"),
-            std::string::npos)
+  // "0 of 4" (or more trials, when a late one was replaced).
+  EXPECT_TRUE(std::regex_search(inv.output, std::regex("expectation: NOT met: 0 of [4-8] trials had verdict violated, "
+                                                       "at least 1 of 4 needed")))
       << inv.output;
 }
 
