@@ -208,7 +208,7 @@ CommandSpec MakeReplaySpec() {
                                    "default 2)", ""),
       Flag("--out", "DIR", K::kPath, "where the runs go (default runs)", ""),
   };
-  s.notes = "exit: 0 every scenario's [expect] met, 1 one not met, 2 one undecided (interrupted), 64+\n"
+  s.notes = "exit: 0 every scenario's [expect] met, 1 one not met, 2 one undecided (interrupted, or the lab ran late for the trials that would decide it), 64+\n"
             "bad input before anything ran, 69 a trial the lab could not run, 70 a file not written.\n";
   return s;
 }
