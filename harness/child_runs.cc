@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "base/exit_code.h"
+#include "checker/trial_outcome.h"
 #include "harness/interrupts.h"
 #include "harness/process.h"
 #include "harness/run_store.h"
@@ -15,13 +16,20 @@ namespace locklab::harness {
 
 std::string ChildRun::Verdict() const {
   if (!ran || !results.is_object()) return "error";
-  return results.value("verdict", std::string("unknown"));
+  try {
+    return std::string(checker::VerdictName(checker::TrialOutcome::FromJson(results).verdict));
+  } catch (const nlohmann::json::exception&) {
+    return std::string(checker::VerdictName(checker::Verdict::kUnknown));
+  }
 }
 
 bool JudgedStuck(const nlohmann::ordered_json& results) {
-  if (!results.is_object() || results.value("verdict", std::string()) != "safe") return false;
-  auto it = results.find("liveness");
-  return it != results.end() && it->is_object() && it->value("stuck", false);
+  if (!results.is_object()) return false;
+  try {
+    return checker::TrialOutcome::FromJson(results).Stuck();
+  } catch (const nlohmann::json::exception&) {
+    return false;  // a results.json of another shape judged nothing
+  }
 }
 
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,

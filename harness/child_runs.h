@@ -41,14 +41,15 @@ struct ChildRun {
   int exit_code = -1;
   std::string run_dir;         // the child's `run: DIR`, "" when it printed none
   nlohmann::ordered_json results;  // results.json, null when none
-  // results["verdict"], or "error" when the run did not run.
+  // The verdict's word (checker::TrialOutcome::FromJson), or "error" when the run did not run.
   std::string Verdict() const;
 };
 
 // Whether a run's results.json says the lock was stuck (L): liveness.stuck in a trial
 // judged safe. A trial that granted no acquire, or could not be judged, is unknown with its
 // reason, not a stuck lock (a driver that never started leaves its clients waiting too).
-// The one rule for matrix cells, hunt --liveness and reports/matrixcells.py.
+// The one rule for matrix cells, hunt --liveness and reports/matrixcells.py: it is
+// checker::TrialOutcome::Stuck (checker/trial_outcome.h) on the results.json.
 bool JudgedStuck(const nlohmann::ordered_json& results);
 
 // Runs every run of `runs` not yet done, `jobs` at a time; `on_done(run, finished)` is

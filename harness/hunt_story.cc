@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/version.h"
+#include "checker/trial_outcome.h"
 #include "faults/fault.h"
 #include "harness/child_runs.h"
 #include "harness/run_store.h"
@@ -157,9 +158,10 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
 std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
   std::set<std::string> kinds;
   if (!results.is_object()) return kinds;
-  if (results.value("verdict", std::string()) == "violated") kinds.insert("violated");
-  if (results.value("resource_verdict", std::string()) == "violated") kinds.insert("resource");
-  if (liveness && JudgedStuck(results)) kinds.insert("stuck");
+  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
+  if (outcome.verdict == checker::Verdict::kViolated) kinds.insert("violated");
+  if (outcome.resource_verdict == checker::Verdict::kViolated) kinds.insert("resource");
+  if (liveness && outcome.Stuck()) kinds.insert("stuck");
   return kinds;
 }
 

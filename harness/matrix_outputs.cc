@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/version.h"
+#include "checker/trial_outcome.h"
 #include "harness/child_runs.h"
 #include "harness/detection_power.h"
 #include "harness/run_store.h"
@@ -20,13 +21,15 @@ namespace locklab::harness {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using checker::Verdict;
 
-// What a cell's verdict needs of one trial's results.json, read at this one edge.
-struct TrialOutcome {
-  std::string verdict;           // results.json's; "error" when the trial did not run
-  std::string verdict_reason;    // "the trial did not run" when it did not
-  std::string resource_verdict;  // "unknown" when the trial did not run
-  bool stuck = false;            // liveness.stuck
+// What a cell's verdict needs of one trial: its outcome as read at the file's edge
+// (checker::TrialOutcome::FromJson), and what its faults' coverage showed.
+struct CellTrial {
+  Verdict verdict = Verdict::kUnknown;           // unknown when the trial did not run
+  std::string verdict_reason;                    // "the trial did not run" when it did not
+  Verdict resource_verdict = Verdict::kUnknown;  // unknown when the trial did not run
+  bool stuck = false;            // the one stuck rule (TrialOutcome::Stuck)
   bool fault_bit = false;        // every fault of the cell bit (results.json coverage)
   std::string evidence;          // per fault "FAULT: evidence" (coverage), "; "-joined
   std::optional<double> first_violation_ms;
@@ -35,20 +38,25 @@ struct TrialOutcome {
 };
 
 // A trial's outcome as a cell letter: V, L (stuck), S, or ? (anything else).
-std::string TrialLetter(const TrialOutcome& t) {
-  return t.verdict == "violated" ? "V" : t.stuck ? "L" : t.verdict == "safe" ? "S" : "?";
+std::string TrialLetter(const CellTrial& t) {
+  return t.verdict == Verdict::kViolated ? "V" : t.stuck ? "L" : t.verdict == Verdict::kSafe ? "S" : "?";
 }
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
 // results.json: its coverage, first violation and lab lag count, its verdicts do not.
-TrialOutcome ReadOutcomeOrThrow(const PlannedTrial& tr) {
+CellTrial ReadOutcomeOrThrow(const PlannedTrial& tr) {
   const Json& r = tr.results;
-  TrialOutcome o;
-  o.verdict = tr.ran ? r.value("verdict", std::string("unknown")) : "error";
-  o.stuck = tr.ran && JudgedStuck(r);
-  o.verdict_reason = tr.ran ? r.value("verdict_reason", std::string("no reason given"))
-                            : "the trial did not run";
-  o.resource_verdict = tr.ran ? r.value("resource_verdict", std::string("unknown")) : "unknown";
+  CellTrial o;
+  const checker::TrialOutcome read =
+      r.is_object() || tr.ran ? checker::TrialOutcome::FromJson(r) : checker::TrialOutcome();
+  if (tr.ran) {
+    o.verdict = read.verdict;
+    o.stuck = read.Stuck();
+    o.verdict_reason = read.verdict_reason.value_or("no reason given");
+    o.resource_verdict = read.resource_verdict;
+  } else {
+    o.verdict_reason = "the trial did not run";
+  }
   bool bit = r.is_object() && r.contains("coverage") && !r["coverage"].empty();
   for (const auto& cov : bit ? r["coverage"] : Json::array()) bit = bit && cov.value("bit", false);
   o.fault_bit = bit;
@@ -59,28 +67,20 @@ TrialOutcome ReadOutcomeOrThrow(const PlannedTrial& tr) {
     o.evidence += (o.evidence.empty() ? "" : "; ") + cov.value("fault", std::string("?")) + ": " + seen +
                   cov["evidence"].get<std::string>();
   }
-  if (r.is_object() && r.contains("first_violation_ms")) {
-    o.first_violation_ms = r["first_violation_ms"].get<double>();
-  }
-  if (r.is_object() && r.contains("lab_lag") && !r["lab_lag"].value("timing_trusted", true)) {
-    o.untrusted_lag_ms = r["lab_lag"].value("max_ms", 0.0);
-  }
-  if (r.is_object() && r.contains("run_dir") && r["run_dir"].is_string()) {
-    o.run_dir = r["run_dir"].get<std::string>();
-  }
+  o.first_violation_ms = read.first_violation_ms;
+  if (!read.Trusted()) o.untrusted_lag_ms = read.lab_lag_max_ms;
+  o.run_dir = read.run_dir;
   return o;
 }
 
 // A results.json of another shape (a shard's matrix.json edited by hand, or written by
 // another version of the lab) makes its trial unknown with the reason, not the command abort.
-TrialOutcome ReadOutcome(const PlannedTrial& tr) {
+CellTrial ReadOutcome(const PlannedTrial& tr) {
   try {
     return ReadOutcomeOrThrow(tr);
   } catch (const nlohmann::json::exception& e) {
-    TrialOutcome o;
-    o.verdict = "unknown";
+    CellTrial o;
     o.verdict_reason = std::string("malformed results.json (") + e.what() + ")";
-    o.resource_verdict = "unknown";
     return o;
   }
 }
@@ -98,7 +98,7 @@ struct Totals {
 // "LOCK x FAULT: expected S, got V (1/1 violated; FILE:LINE): REASON; trial DIR" (or "got V
 // (1/1 violated), --fail-on violated: ..."): the trial named is the first whose outcome
 // made the letter that failed (its verdict reason is the cell's reason).
-std::string RegressionLine(const Cell& c, const std::vector<TrialOutcome>& outcomes, const FailOn& fail_on) {
+std::string RegressionLine(const Cell& c, const std::vector<CellTrial>& outcomes, const FailOn& fail_on) {
   const bool verdict_wrong = c.mismatch ? (!c.expected.empty() && c.expected != c.verdict) : true;
   std::string line = c.lock + " x " + c.fault + ": ";
   std::string counts = std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated";
@@ -112,10 +112,10 @@ std::string RegressionLine(const Cell& c, const std::vector<TrialOutcome>& outco
     line += "expected resource " + c.expected_resource + ", got resource " + c.resource + " (" +
             counts + "; " + c.origin + ")";
   }
-  const TrialOutcome* decisive = nullptr;
+  const CellTrial* decisive = nullptr;
   for (const auto& t : outcomes) {
     const bool made_it = verdict_wrong ? TrialLetter(t) == c.verdict
-                                       : (c.resource == "V") == (t.resource_verdict == "violated");
+                                       : (c.resource == "V") == (t.resource_verdict == Verdict::kViolated);
     if (made_it) {
       decisive = &t;
       break;
@@ -144,27 +144,27 @@ Totals JudgeCells(Plan* plan, bool whole) {
     if (!c.applicable) continue;
     std::vector<double> firsts;
     int resource_bad = 0, resource_safe = 0;
-    std::vector<TrialOutcome> outcomes;  // of the trials that ran, for the regression line
+    std::vector<CellTrial> outcomes;  // of the trials that ran, for the regression line
     for (size_t ti : c.trials) {
       if (plan->all[ti].not_run) {
         ++c.not_run;
         continue;
       }
-      TrialOutcome t = ReadOutcome(plan->all[ti]);
+      CellTrial t = ReadOutcome(plan->all[ti]);
       c.trial_dirs.push_back(t.run_dir);
       outcomes.push_back(t);
-      if (t.verdict == "violated") ++c.violated;
+      if (t.verdict == Verdict::kViolated) ++c.violated;
       else if (t.stuck) ++c.stuck;
-      else if (t.verdict == "safe") ++c.safe;
+      else if (t.verdict == Verdict::kSafe) ++c.safe;
       else ++c.unknown;
-      if (t.verdict != "violated" && t.verdict != "safe" && c.unknown_reason.empty()) {
+      if (t.verdict == Verdict::kUnknown && c.unknown_reason.empty()) {
         c.unknown_reason = t.verdict_reason;
       }
       c.fault_bit += t.fault_bit;
       // The first trial's evidence, unless a later one lacks the effect: that one is told.
       if (c.evidence.empty() || (!t.fault_bit && !t.evidence.empty())) c.evidence = t.evidence;
-      resource_bad += t.resource_verdict == "violated";
-      resource_safe += t.resource_verdict == "safe";
+      resource_bad += t.resource_verdict == Verdict::kViolated;
+      resource_safe += t.resource_verdict == Verdict::kSafe;
       if (t.first_violation_ms) firsts.push_back(*t.first_violation_ms);
       if (t.untrusted_lag_ms) {
         ++c.untrusted;
