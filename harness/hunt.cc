@@ -18,6 +18,7 @@
 #include "base/exit_code.h"
 #include "base/numbers.h"
 #include "base/random.h"
+#include "checker/trial_outcome.h"
 #include "faults/fault.h"
 #include "harness/child_runs.h"
 #include "harness/cli_spec.h"
@@ -218,7 +219,7 @@ class Hunt {
     return all;
   }
   static bool Trusted(const ChildRun& r) {
-    return !r.results.contains("lab_lag") || r.results["lab_lag"].value("timing_trusted", true);
+    return !r.results.is_object() || checker::TrialOutcome::FromJson(r.results).Trusted();
   }
   ChildRun Make(const RunOptions& o, const std::string& sub, const std::string& name) {
     ChildRun r;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "base/numbers.h"
+#include "checker/trial_outcome.h"
 #include "harness/expect_rate.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
@@ -266,14 +267,13 @@ std::string PerTrialExpectation(const RunOptions& o) {
 
 void ExpectationTally::Add(const nlohmann::ordered_json& results) {
   ++judged_;
-  violated_ += results.value("verdict", std::string()) == "violated";
+  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
+  violated_ += outcome.verdict == checker::Verdict::kViolated;
   std::string miss = CheckExpectations(o_, results);
   // As in a hunt's reruns, a failure seen while the lab itself ran late does not count
   // towards K: the machine, not the lock, may have stopped the clients (a correct lock's
   // replay beside a busy build was violated with the lab 285 ms late).
-  const auto lag = results.find("lab_lag");
-  const bool trusted = lag == results.end() || !lag->is_object() || lag->value("timing_trusted", true);
-  if (miss.empty() && IsStatisticalExpectation(o_) && !trusted) {
+  if (miss.empty() && IsStatisticalExpectation(o_) && !outcome.Trusted()) {
     ++untrusted_;
   } else if (miss.empty()) {
     ++met_;
@@ -322,20 +322,23 @@ std::string ExpectationTally::Describe() const {
 
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
   std::string out;
-  std::string verdict = r.value("verdict", std::string("unknown"));
+  // One reading of results.json, and its one stuck rule: stuck only in a trial judged safe
+  // (checker/trial_outcome.h), as the hunt that wrote a stuck = "yes" counted it.
+  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(r);
+  const std::string verdict(checker::VerdictName(outcome.verdict));
   const std::string expect_verdict = TrialVerdict(o);
   if (!expect_verdict.empty() && verdict != expect_verdict) {
     out = "expected verdict " + expect_verdict + ", got " + verdict;
   }
   if (!o.expect_stuck.empty()) {
-    bool stuck = r.contains("liveness") && r["liveness"].value("stuck", false);
+    const bool stuck = outcome.Stuck();
     if ((o.expect_stuck == "yes") != stuck) {
       out += std::string(out.empty() ? "" : "; ") + "expected stuck " + o.expect_stuck + ", got " +
              (stuck ? "yes" : "no");
     }
   }
   if (!o.expect_resource.empty()) {
-    std::string got = r.value("resource_verdict", std::string("unknown"));
+    const std::string got(checker::VerdictName(outcome.resource_verdict));
     if (got != o.expect_resource) {
       out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
              ", got " + got;
