@@ -39,6 +39,14 @@
 
 namespace locklab::checker {
 
+// The verdict's closed set (the words above). Its one name table is VerdictName /
+// ParseVerdict: results.json, matrix.json and every reader of them spell it through these.
+enum class Verdict { kSafe, kViolated, kUnknown };
+// "safe", "violated" or "unknown".
+std::string_view VerdictName(Verdict verdict);
+// The verdict a word names; nullopt for any other word ("", "error", "Safe").
+std::optional<Verdict> ParseVerdict(std::string_view word);
+
 // The harness's declarations: {"process":"harness","type":"info","f":"run","key":"start",
 // "value":{"faults":[...],"stuck_after_ms":N,"lin_time_budget_ms":N,
 // "workload":{"validity":"honour"}}} before the first
@@ -114,9 +122,9 @@ struct JudgeOptions {
 };
 
 struct Judgement {
-  std::string verdict = "unknown";           // safe | violated | unknown
+  std::string verdict{VerdictName(Verdict::kUnknown)};  // safe | violated | unknown
   std::string reason;                        // one line: why violated / why unknown
-  std::string resource_verdict = "unknown";  // the guarded resource alone
+  std::string resource_verdict{VerdictName(Verdict::kUnknown)};  // the guarded resource alone
   RunFacts facts;
   int64_t ops = 0;                           // client invocations
   int64_t acquires = 0, acquires_ok = 0, acquires_fail = 0, acquires_unknown = 0;
@@ -144,14 +152,6 @@ struct Judgement {
 };
 
 Judgement JudgeHistory(const History& h, const JudgeOptions& o = {});
-
-// The verdict's closed set (the words above). Its one name table is VerdictName /
-// ParseVerdict: results.json, matrix.json and every reader of them spell it through these.
-enum class Verdict { kSafe, kViolated, kUnknown };
-// "safe", "violated" or "unknown".
-std::string_view VerdictName(Verdict verdict);
-// The verdict a word names; nullopt for any other word ("", "error", "Safe").
-std::optional<Verdict> ParseVerdict(std::string_view word);
 
 // The one rule from verdict to exit code (docs/design.md 3.5): 0 safe, 1 violated, 2 unknown.
 int VerdictExitCode(Verdict verdict);

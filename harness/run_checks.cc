@@ -251,7 +251,7 @@ static std::string TrialVerdict(const RunOptions& o) {
   if (!o.expect_verdict.empty() || !IsStatisticalExpectation(o) || o.expect_stuck == "yes") {
     return o.expect_verdict;
   }
-  return "violated";
+  return std::string(checker::VerdictName(checker::Verdict::kViolated));
 }
 
 std::string PerTrialExpectation(const RunOptions& o) {

@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "checker/verdict.h"
 #include "harness/expect_rate.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
@@ -71,7 +72,8 @@ Status ReadStatisticalExpect(const toml::table& t, TableReader& r, RunOptions* o
   if (!k && !rate) return Status::Ok();
   const toml::node& stat = k ? *k : *rate;
   const char* key = k ? "violated_at_least" : "violated_rate";
-  if (!o->expect_verdict.empty() && o->expect_verdict != "violated") {
+  if (!o->expect_verdict.empty() &&
+      checker::ParseVerdict(o->expect_verdict) != checker::Verdict::kViolated) {
     return r.Error(*t.get("verdict"), "verdict",
                    std::string(key) + " counts failing trials: verdict must be violated or left out");
   }
@@ -102,14 +104,14 @@ Status ReadExpect(const std::string& path, const toml::table& t, RunOptions* o) 
   if (!(s = r.Str("resource", &o->expect_resource)).ok()) return s;
   for (const char* k : {"violated_at_least", "violated_rate", "confidence"}) r.Allow(k);
   if (!(s = r.RejectUnknown()).ok()) return s;
-  if (!o->expect_verdict.empty() && o->expect_verdict != "safe" &&
-      o->expect_verdict != "violated" && o->expect_verdict != "unknown") {
+  if (!o->expect_verdict.empty() && !checker::ParseVerdict(o->expect_verdict)) {
     return r.Error(*t.get("verdict"), "verdict", "expected safe, violated or unknown");
   }
   if (!o->expect_stuck.empty() && o->expect_stuck != "yes" && o->expect_stuck != "no") {
     return r.Error(*t.get("stuck"), "stuck", "expected yes or no");
   }
-  if (!o->expect_resource.empty() && o->expect_resource != "safe" && o->expect_resource != "violated") {
+  const std::optional<checker::Verdict> resource = checker::ParseVerdict(o->expect_resource);
+  if (!o->expect_resource.empty() && (!resource || *resource == checker::Verdict::kUnknown)) {
     return r.Error(*t.get("resource"), "resource", "expected safe or violated");
   }
   if (!(s = ReadStatisticalExpect(t, r, o)).ok()) return s;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/child_runs.h"
+#include "harness/run_options.h"
 
 namespace locklab::harness {
 namespace {
@@ -27,6 +28,19 @@ TEST(JudgedStuckTest, AnUnjudgedTrialIsNeverStuck) {
   EXPECT_FALSE(JudgedStuck(Results("violated", true))) << "V wins over L";
   EXPECT_FALSE(JudgedStuck(Json()));
   EXPECT_FALSE(JudgedStuck(Json{{"verdict", "safe"}, {"liveness", "stuck"}}));
+}
+
+// A run's [expect] stuck reads the same rule (CheckExpectations): a trial the judge could not
+// vouch for is no stuck lock, and a violated one is V, not L.
+TEST(JudgedStuckTest, RunExpectationsReadTheSameRule) {
+  RunOptions o;
+  o.expect_stuck = "yes";
+  EXPECT_EQ(CheckExpectations(o, Results("safe", true)), "");
+  EXPECT_EQ(CheckExpectations(o, Results("unknown", true)), "expected stuck yes, got no");
+  o.expect_stuck = "no";
+  o.expect_verdict = "violated";
+  EXPECT_EQ(CheckExpectations(o, Results("violated", true)), "");
+  EXPECT_EQ(CheckExpectations(o, Results("safe", true)), "expected verdict violated, got safe; expected stuck no, got yes");
 }
 
 }  // namespace
