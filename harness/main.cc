@@ -158,7 +158,7 @@ int RunCommand(const std::vector<std::string>& args) {
     bool io_failed = r.status.code() == Status::Code::kIo;
     if (r.summary && !io_failed) {
       const TrialSummary& sum = *r.summary;
-      std::cout << "verdict: " << sum.verdict << "  overlapping_pairs=" << sum.overlapping_pairs
+      std::cout << "verdict: " << checker::VerdictName(sum.verdict) << "  overlapping_pairs=" << sum.overlapping_pairs
                 << " lost_updates=" << sum.lost_updates
                 << " stale_writes_accepted=" << sum.stale_writes_accepted << " ops=" << sum.ops
                 << "\n";

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "checker/verdict.h"
 #include "harness/interrupts.h"
 #include "harness/run_options.h"
 
@@ -31,7 +32,7 @@ namespace locklab::harness {
 // results.json says under the same names (verdict, verdict_reason, seed, ops, acquires,
 // mutual_exclusion, resource, lab_lag, interrupted), from the same judgement.
 struct TrialSummary {
-  std::string verdict = "unknown";  // safe | violated | unknown (checker/verdict.h)
+  checker::Verdict verdict = checker::Verdict::kUnknown;  // checker/verdict.h
   std::string reason;               // why violated or unknown, one line; empty when safe
   uint64_t seed = 0;                // the seed the trial ran with (drawn when none was given)
   int64_t ops = 0;                  // client invocations

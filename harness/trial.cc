@@ -248,7 +248,7 @@ TrialResult Trial::Run() {
   JudgedTrial judged = JudgeTrial(record);
   Status written = WriteTrialResults(record, judged.results);
   if (s.ok()) s = written;
-  recorder_.Log("verdict " + judged.summary.verdict);
+  recorder_.Log("verdict " + std::string(checker::VerdictName(judged.summary.verdict)));
   recorder_.CloseLog();
   result.status = s;
   result.exit_code = TrialExitCode(s, judged.summary.verdict);

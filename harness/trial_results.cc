@@ -9,7 +9,7 @@ namespace {
 
 // The judged fields main.cc prints, from the judgement results.json is written from.
 void SummarizeJudgement(const checker::Judgement& j, TrialSummary* s) {
-  s->verdict = j.verdict;
+  s->verdict = checker::ParseVerdict(j.verdict).value_or(checker::Verdict::kUnknown);
   s->reason = j.reason;
   s->ops = j.ops;
   s->acquires = {j.acquires, j.acquires_ok, j.acquires_fail, j.acquires_unknown, j.expired_grants};
@@ -23,7 +23,7 @@ void MarkUnknown(const std::string& reason, const std::string& error, JudgedTria
   out->results["verdict"] = checker::VerdictName(checker::Verdict::kUnknown);
   out->results["verdict_reason"] = reason;
   out->results["history_error"] = error;
-  out->summary.verdict = checker::VerdictName(checker::Verdict::kUnknown);
+  out->summary.verdict = checker::Verdict::kUnknown;
   out->summary.reason = reason;
 }
 
@@ -94,7 +94,7 @@ Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json
   return ws.ok() ? wj : ws;
 }
 
-int TrialExitCode(const Status& status, const std::string& verdict) {
+int TrialExitCode(const Status& status, checker::Verdict verdict) {
   if (!status.ok()) return status.ExitCode();
   return checker::VerdictExitCode(verdict);
 }

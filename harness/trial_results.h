@@ -42,6 +42,6 @@ Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json
 
 // docs/design.md 3.5: the status's code when it failed, else the verdict's
 // (checker::VerdictExitCode: 1 violated, 2 unknown, 0 safe).
-int TrialExitCode(const Status& status, const std::string& verdict);
+int TrialExitCode(const Status& status, checker::Verdict verdict);
 
 }  // namespace locklab::harness
