@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/json_limits.h"
+#include "locks/backend.h"
 
 namespace locklab::locks {
 
@@ -76,8 +77,11 @@ bool IsWellFormedPointName(const std::string& name) {
 }
 
 const std::vector<std::string>& DriverBackends() {
-  static const std::vector<std::string> kBackends = {"redis", "mariadb", "postgres", "etcd",
-                                                     "zookeeper"};
+  static const std::vector<std::string> kBackends = [] {
+    std::vector<std::string> out;
+    for (Backend b : AllBackends()) out.push_back(BackendName(b));
+    return out;
+  }();
   return kBackends;
 }
 
@@ -118,10 +122,9 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
   }
   if (j.contains("backend")) {
     const nlohmann::json& b = j["backend"];
-    const auto& known = DriverBackends();
-    if (!b.is_string() || std::find(known.begin(), known.end(), b.get<std::string>()) == known.end()) {
+    if (!b.is_string() || !ParseBackend(b.get<std::string>())) {
       std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& k : DriverBackends()) list += (list.empty() ? "" : ", ") + k;
       return "hello: field 'backend' must be one of " + list + ", got " + LineExcerpt(b.dump(), 40);
     }
     h.backend = b.get<std::string>();

@@ -56,8 +56,7 @@ struct DriverHello {
 };
 
 // The backends a hello may ask for: "redis", "mariadb", "postgres", "etcd", "zookeeper"
-// (the kinds of harness/lab_cluster.h; a kind the lab cannot start yet is refused there,
-// when the run starts its servers).
+// (BackendName of every Backend, locks/backend.h: the kinds of harness/lab_cluster.h).
 const std::vector<std::string>& DriverBackends();
 constexpr int kMaxDriverNodes = 9;
 

@@ -111,8 +111,10 @@ struct LockInfo {
   std::string description;
   std::vector<KnobInfo> knobs;  // beyond the common ttl / retry_delay / timeouts
   int default_nodes = 1;
-  // The servers the lab starts as this lock's nodes: "redis" (the lab Redis), "mariadb"
-  // (mariadbd), "postgres" (a PostgreSQL postmaster) or "etcd" (members of one etcd cluster).
+  // The servers the lab starts as this lock's nodes, as BackendName spells them
+  // (locks/backend.h): "redis" (the lab Redis), "mariadb" (mariadbd), "postgres" (a
+  // PostgreSQL postmaster), "etcd" (members of one etcd cluster) or "zookeeper" (members of
+  // one ensemble). ParseBackend reads it.
   std::string backend = "redis";
   // The fault ids that apply to this lock; empty = every fault. The matrix runs only these
   // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to
@@ -132,6 +134,10 @@ struct LockInfo {
   // nearest, and it is the stricter test: the reference then holds the lock while
   // stopped); a point inside the release as after-release.
   std::map<std::string, std::string> stand_in_points;
+  // Whether the lab's --ttl sets the lock's lifetime. False for a lock that keeps its own (a
+  // fixed key lifetime, a session, a transaction; its description says "the lab --ttl is not
+  // used"): a run that scales the TTL leaves such a lock's rows alone.
+  bool uses_lab_ttl = true;
 };
 
 // Whether fault `fault_id` applies to `lock` (LockInfo::faults).

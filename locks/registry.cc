@@ -31,6 +31,13 @@ static const std::vector<std::string> kZooKeeperFaults = {
     "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition",
     "delay", "reply-loss"};
 
+// A lock that keeps its own lifetime (a fixed key lifetime, a session, a transaction): the
+// lab's --ttl does not reach it (LockInfo::uses_lab_ttl).
+static LockInfo NoLabTtl(LockInfo info) {
+  info.uses_lab_ttl = false;
+  return info;
+}
+
 const std::vector<LockInfo>& ListLocks() {
   static const std::vector<LockInfo> kLocks = {
       {"setnx", "SETNX with no expiry, DEL to release: a crashed holder blocks everyone forever",
@@ -83,7 +90,7 @@ const std::vector<LockInfo>& ListLocks() {
          "SET and INCR in one script (true) or as two commands (false: a client paused between "
          "them can draw a newer token than the next holder)"}},
        1},
-      {"article-redislockutil",
+      NoLabTtl({"article-redislockutil",
        "as published in articles/004_3b37561fd22cc827.txt (RedisLockUtil, file lines 96-166 = its "
        "listing lines 1-71): SET NX PX with a 5 ms "
        "key lifetime (line 6), 100 ms polling (line 41), 1 s wait on the wall clock (lines 9, "
@@ -92,7 +99,7 @@ const std::vector<LockInfo>& ListLocks() {
        {{"expire_ms", "5", "EXPIRE_TIME, the key lifetime (PX)"},
         {"poll_ms", "100", "Thread.sleep between attempts"},
         {"timeout_ms", "1000", "TIME_OUT, how long lock() tries (the acquire deadline is ignored)"}},
-       1},
+       1}),
       {"article-blocking",
        "as published in articles/003_aa1558153cde98e6.txt (blocking lock(), file lines 69-81; "
        "unlock() 95-103): "
@@ -102,7 +109,7 @@ const std::vector<LockInfo>& ListLocks() {
        {{"sleep_ms", "100", "DEFAULT_SLEEP_TIME between attempts (value not shown in the article)"},
         {"timeout_ms", "0", "lock()'s timeout argument; 0 = the time left to the acquire deadline"}},
        1},
-      {"article-watchdog",
+      NoLabTtl({"article-watchdog",
        "as published in articles/001_9d6267c7dd2be9e5.txt (normalRedisLock file lines 29-85, "
        "WatchDogThread 90-143): SET NX "
        "EX 10 in a busy loop; a fixed-rate renewal (first after 1 s, then every 5 s) whose script "
@@ -115,8 +122,8 @@ const std::vector<LockInfo>& ListLocks() {
         {"period_ms", "5000", "renewal period, fixed rate (line 53)"},
         {"fallback_expire_s", "30", "the catch block's blind EXPIRE (line 138)"},
         {"spin_ms", "0", "sleep between acquire attempts (the article's loop has none)"}},
-       1},
-      {"db-row",
+       1}),
+      NoLabTtl({"db-row",
        "the database lock of articles/002_f9afaf25e46500fc.txt on MariaDB: a row with a "
        "UNIQUE key (INSERT, duplicate = exists), SELECT ... FOR UPDATE in an open "
        "transaction, release = COMMIT. No TTL: the lock lives as long as the transaction "
@@ -129,8 +136,8 @@ const std::vector<LockInfo>& ListLocks() {
          "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
          "holder loses its lock); 0 = the server default, 8 h"}},
        1, "mariadb",
-       kSessionServerFaults},
-      {"pg-advisory",
+       kSessionServerFaults}),
+      NoLabTtl({"pg-advisory",
        "a PostgreSQL session-level advisory lock: pg_advisory_lock(hash of the key) on one "
        "session, release = pg_advisory_unlock on the same session. No TTL: the lock lives as "
        "long as the session (connection end, server kill of an idle session, server "
@@ -143,7 +150,7 @@ const std::vector<LockInfo>& ListLocks() {
          "SET idle_session_timeout: the server ends a session idle this long (a paused holder "
          "loses its lock); 0 = off, the server default"}},
        1, "postgres",
-       kSessionServerFaults},
+       kSessionServerFaults}),
       {"etcd-lease",
        "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
        "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
