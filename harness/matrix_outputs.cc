@@ -260,8 +260,11 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
       at = static_cast<int>(j["trials"].size());
       j["trials"].push_back(tr.results);
     }
+    // "letter": the trial as its cell counted it (TrialLetter), so a reader of this file
+    // (the matrix report) shows the lab's letter instead of re-judging results.json.
     j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
-                                  {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at}});
+                                  {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at},
+                                  {"letter", TrialLetter(ReadOutcome(tr))}});
   }
   return j;
 }

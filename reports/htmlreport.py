@@ -274,14 +274,16 @@ table.matrix td.cell a.lead:hover{text-decoration:underline}
 .letter{font-weight:800;font-size:1.15em} .mk{font-weight:700}
 .trial-links{display:block;font-size:.8em;color:#555} .why{display:block;font-size:.78em;color:#6b4a00;max-width:190px;margin:2px auto 0}
 .c-S{background:#d9f0d3}.c-V{background:#f7c6c9}.c-L{background:#e3d3f0}.c-U{background:#fde7b0}.c-NA{background:#eeeeee;color:#777}
+table.matrix td.cell.regressed{outline:3px solid #7a0019;outline-offset:-3px}
 .c-S .letter{color:#2b8a3e}.c-V .letter{color:#c8102e}.c-L .letter{color:#7b3fa0}.c-U .letter{color:#8a5a00}
 dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;font-size:.9em;margin:8px 0 14px}
 td.nw{white-space:nowrap}
 dl.legend dt{font-weight:800;text-align:center;padding:0 8px;border-radius:4px} dl.legend dd{margin:0}
 """
 
-LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
-LETTER_WORD = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "n/a": "not applicable"}
+LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA"}
+LETTER_WORD = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "not run",
+               "n/a": "not applicable"}
 
 
 def _href(path, base, is_dir=False):
@@ -324,6 +326,8 @@ def _cell_title(c):
     if f.get("matches") is False:
         parts.append(f"expected {f.get('expected') or '-'} / resource {f.get('expected_resource') or '-'}"
                      + (f" ({f['expected_origin']})" if f.get("expected_origin") else ""))
+    if f.get("regressed") is True:
+        parts.append("regressed, fails the run" + (f": {f['regression']}" if f.get("regression") else ""))
     reasons = sorted(set(c.reasons()))
     if reasons:
         parts.append("why unknown: " + " | ".join(reasons))
@@ -336,7 +340,7 @@ def _cell_title(c):
 
 
 def _cell_td(c, base):
-    cls = LETTER_CSS.get(c.letter, "c-U")
+    cls = LETTER_CSS.get(c.letter, "c-U") + (" regressed" if c.fields.get("regressed") is True else "")
     title = esc(_cell_title(c))
     if c.letter == "n/a":
         return f'<td class="cell {cls}" title="{title}">n/a</td>'
@@ -363,7 +367,7 @@ def _cell_td(c, base):
 
 
 def matrix_legend():
-    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
+    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA"}
     out = ['<dl class="legend">']
     for key, text in matrixcells.LEGEND:
         out.append(f'<dt class="{fills.get(key, "")}">{esc(key)}</dt><dd>{esc(text)}</dd>')
@@ -397,6 +401,11 @@ def matrix_page(title, m, base):
             b.append(_cell_td(c, base) if c else "<td class=\"muted\">not run</td>")
         b.append("</tr>")
     b.append("</table>")
+    regressed = [c for c in m.cells if c.fields.get("regressed") is True]
+    if regressed:
+        b.append(f"<h2>Regressed</h2><p>{len(regressed)} cell(s) fail the run (exit 1), outlined in the table:</p><ul>")
+        b.extend(f"<li>{esc(c.fields.get('regression') or f'{c.lock} x {c.fault}')}</li>" for c in regressed)
+        b.append("</ul>")
     b.append(matrix_legend())
     b.append("<p class=\"muted\">The same table as an image (the heatmap): <a href=\"heatmap.png\">heatmap.png</a>. "
              "Violated and stuck trials have their report; make any other's with "

@@ -4,20 +4,24 @@ each with its trials and where their run directories and reports are.
 The letters come from matrix.json's "cells" (written by harness/matrix.cc WriteMatrix, the same
 fields matrix.md is printed from), never re-judged here:
 
-    verdict   S | V | L | ? | n/a      the cell's letter
+    verdict   S | V | L | ? | - | n/a  the cell's letter (-: some of its trials never ran)
     rS        verdict V and resource S  (holders overlapped, the resource stayed intact: fencing)
     ~         untrusted_timing > 0     (the lab itself ran late in a trial)
     \u2260X        matches false            (X: expected, or "r" + expected_resource)
+    \u2717         regressed, matches not false (a cell no expectation pins hit --fail-on)
 
+A trial's letter is its "trial_records" entry's "letter" (V, L, S or ?, as its cell counted it).
 Only a matrix.json without "cells" (a bare list of trial results) has its cells derived from
-the trials here, by the rule WriteMatrix uses.
+the trials here, by the rule WriteMatrix uses; only a trial record without "letter" (a
+matrix.json written before the lab recorded it) has its letter derived here (trial_letter).
 """
 
 import os
 
 from .history import RunError
 
-LETTERS = ("S", "V", "L", "?", "n/a")
+LETTERS = ("S", "V", "L", "?", "-", "n/a")
+TRIAL_LETTERS = ("S", "V", "L", "?")
 
 # One legend for the page (and the PNG): the wording of matrix.md's own key, plus the marks.
 LEGEND = [
@@ -27,15 +31,17 @@ LEGEND = [
     ("?", "unknown: a trial could not be judged (its reason is in the cell's tooltip and the trials table)"),
     ("rS", "after V: the holders overlapped but the resource stayed intact (fencing rejected the stale writes)"),
     ("~", "the lab itself ran late in a trial (more than a tenth of the TTL): timing not to be trusted"),
-    ("\u2260X", "the cell disagrees with the expectation X (rX: the resource expectation)"),
+    ("-", "not run: the matrix was interrupted before some of the cell's trials ran"),
+    ("\u2260X", "the cell disagrees with the expectation X (rX: the resource expectation); it fails the run"),
+    ("\u2717", "regressed: no expectation pins the cell and its verdict is in --fail-on; it fails the run"),
     ("k/n", "violated trials / trials; @t: median time to the first violation"),
     ("n/a", "the fault does not apply to this lock (why: in the tooltip)"),
 ]
 
 # The class (colour) of each letter, shared by the HTML cells, badges and the PNG.
-LETTER_CLASS = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "n/a": "na"}
-LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", "n/a": "#9a9a9a"}
-LETTER_FILL = {"S": "#d9f0d3", "V": "#f7c6c9", "L": "#e3d3f0", "?": "#fde7b0", "n/a": "#eeeeee"}
+LETTER_CLASS = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "unknown", "n/a": "na"}
+LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", "-": "#b7791f", "n/a": "#9a9a9a"}
+LETTER_FILL = {"S": "#d9f0d3", "V": "#f7c6c9", "L": "#e3d3f0", "?": "#fde7b0", "-": "#fde7b0", "n/a": "#eeeeee"}
 
 
 def faults_label(f):
@@ -46,7 +52,9 @@ def faults_label(f):
 
 def trial_letter(results):
     """One trial as WriteMatrix counts it: violated, else stuck (only in a trial judged safe:
-    one that granted no acquire is unknown, not a stuck lock), else safe, else unknown."""
+    one that granted no acquire is unknown, not a stuck lock), else safe, else unknown.
+    Only for trials the lab left no letter for: a bare list of results, or a matrix.json
+    written before trial_records carried "letter"."""
     if not isinstance(results, dict):
         return "?"
     v = results.get("verdict")
@@ -58,11 +66,12 @@ def trial_letter(results):
     return "?"
 
 
-def trial_reason(results, ran=True):
-    """One line on why a trial has no verdict (empty for judged trials)."""
+def trial_reason(results, ran=True, letter=None):
+    """One line on why a trial has no verdict (empty for judged trials). letter: the trial's
+    letter as the lab recorded it (None: derived from results)."""
     if not isinstance(results, dict):
         return "no results.json: the trial did not run to the end (its log is under cells/)"
-    if trial_letter(results) != "?" and ran:
+    if (letter if letter is not None else trial_letter(results)) != "?" and ran:
         return ""
     for k in ("verdict_reason", "error", "history_error"):
         if isinstance(results.get(k), str) and results[k]:
@@ -135,6 +144,8 @@ def cell_marks(c):
     if c.get("matches") is False:
         exp = c.get("expected") or ""
         marks.append("\u2260" + (exp if exp else "r" + str(c.get("expected_resource") or "")))
+    elif c.get("regressed") is True:
+        marks.append("\u2717")
     if (c.get("untrusted_timing") or 0) > 0:
         marks.append("~")
     return marks
@@ -152,6 +163,9 @@ def cell_parts(c):
     m = c.get("median_first_violation_ms")
     if isinstance(m, (int, float)) and not isinstance(m, bool) and m >= 0:
         tail.append(f"@{m / 1000:.1f}s")
+    not_run = _counter(c, "not_run")
+    if not_run:
+        tail.append(f"({not_run} not run)")
     tail += [k for k in marks if k != "rS"]
     return head, " ".join(tail)
 
@@ -178,7 +192,7 @@ def resolve_run_dir(matrix_dir, rd):
 
 
 class Trial:
-    def __init__(self, n, cell, index, results, ran, seed=None):
+    def __init__(self, n, cell, index, results, ran, seed=None, letter=None):
         self.n = n                # position in the whole matrix
         self.cell = cell          # index into Matrix.cells
         self.index = index        # 0-based trial number within its cell
@@ -186,8 +200,11 @@ class Trial:
         self.ran = ran
         r = self.results or {}
         self.seed = r.get("seed", seed)
-        self.letter = trial_letter(self.results) if ran else "?"
-        self.reason = trial_reason(self.results, ran)
+        if letter in TRIAL_LETTERS:
+            self.letter = letter  # as the lab counted the trial in its cell
+        else:
+            self.letter = trial_letter(self.results) if ran else "?"
+        self.reason = trial_reason(self.results, ran, self.letter)
         self.coverage = coverage_text(r.get("coverage"))
         self.bit = coverage_bit(r.get("coverage"))
         self.run_dir = None       # absolute, when found
@@ -285,7 +302,7 @@ class Matrix:
                 at = r.get("results", -1)
                 res = results[at] if isinstance(at, int) and 0 <= at < len(results) else None
                 t = Trial(r.get("n", len(self.trials)), r["cell"], r.get("trial", 0), res,
-                          bool(r.get("ran", res is not None)), r.get("seed"))
+                          bool(r.get("ran", res is not None)), r.get("seed"), r.get("letter"))
                 self.trials.append(t)
                 self.cells[r["cell"]].trials.append(t)
         else:

@@ -149,8 +149,9 @@ def heatmap(m, path, title):
     ax.tick_params(which="minor", length=0)
     for s in ax.spines.values():
         s.set_visible(False)
-    note = fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, n/a not applicable; rS resource intact "
-                    "(fencing), ~ lab ran late, \u2260X expected X; k/n violated/trials, @t median first violation",
+    note = fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, - not run, n/a not applicable; "
+                    "k/n violated/trials, @t median first violation;\nrS resource intact (fencing), "
+                    "~ lab ran late, \u2260X expected X, \u2717 regressed (--fail-on)",
                     fontsize=7, color="#555555", ha="left", va="bottom")
     below_axes(fig, note)
     fig.savefig(path, dpi=DPI)

@@ -266,9 +266,70 @@ class MatrixLettersTest(TempDirMixin, unittest.TestCase):
     def test_one_legend_with_every_letter_and_mark(self):
         self.assertEqual(self.html.count('<dl class="legend">'), 1)
         legend = self.html.split('<dl class="legend">')[1].split("</dl>")[0]
-        for key in ("S", "V", "L", "?", "rS", "~", "\u2260X", "n/a"):
+        for key in ("S", "V", "L", "?", "rS", "~", "-", "\u2260X", "\u2717", "n/a"):
             self.assertIn(f">{key}</dt>", legend)
         self.assertNotIn("fraction of trials", self.html)
+
+    def edited_fixture(self, edit):
+        """The fixture matrix with matrix.json changed by edit(doc, cell_index_of), reported
+        with --no-trials: (the report's stdout, its index.html)."""
+        m = copy_fixture(FIXTURE_MATRIX, self.tmp)
+        path = os.path.join(m, "matrix.json")
+        with open(path) as fh:
+            doc = json.load(fh)
+        edit(doc, lambda lock, fault: next(i for i, c in enumerate(doc["cells"])
+                                           if (c["algorithm"], c["faults"]) == (lock, fault)))
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+        p = run_report("--matrix", m, "--no-trials")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(m, "report", "index.html"), encoding="utf-8") as fh:
+            return p.stdout, fh.read()
+
+    def test_a_trials_letter_is_the_one_matrix_json_records(self):
+        # redlock x client-pause: its trial's results.json says violated (V); the lab's record
+        # says S. The page shows S (cell, trials table) and, as for a safe trial, makes no report.
+        from reports import matrixcells
+        seen = {}
+
+        def edit(doc, cell):
+            ci = cell("redlock", "client-pause")
+            rec = next(r for r in doc["trial_records"] if r["cell"] == ci)
+            seen["from_results"] = matrixcells.trial_letter(doc["trials"][rec["results"]])
+            seen["seed"] = rec["seed"]
+            rec["letter"] = "S"
+            doc["cells"][ci].update(verdict="S", resource="S", violated=0, safe=1)
+            doc["cells"][ci].pop("median_first_violation_ms", None)
+        out, html = self.edited_fixture(edit)
+        self.assertEqual(seen["from_results"], "V")  # what a re-derivation would show
+        self.assertIn("(4 trial reports made, ", out)  # the other 3 violated + 1 stuck
+        c = matrix_cells(html)[("redlock", "client-pause")]
+        self.assertEqual(c["text"], "S 0/1")
+        self.assertTrue(c["href"].endswith("/"), c["href"])  # its directory, no report
+        row = next(r for r in html.split("<tr ") if f">{seen['seed']}</td>" in r)
+        self.assertIn('<span class="badge safe">safe</span>', row)
+
+    def test_a_regressed_cell_is_marked_and_listed(self):
+        line = "redlock x client-pause: got V (1/1 violated), --fail-on violated: overlap; trial X"
+
+        def edit(doc, cell):
+            doc["cells"][cell("redlock", "client-pause")].update(regressed=True, regression=line)
+            doc["cells"][cell("setnx", "none")].update(regressed=True, regression="setnx x none: expected V")
+        _, html = self.edited_fixture(edit)
+        cells = matrix_cells(html)
+        c = cells[("redlock", "client-pause")]
+        self.assertEqual(c["text"], self.md[("redlock", "client-pause")] + " \u2717")
+        self.assertIn("regressed", c["cls"].split())
+        self.assertIn(line, c["title"])
+        # a mismatch is regressed too: outlined, its mark stays the \u2260 (as in matrix.md)
+        c = cells[("setnx", "none")]
+        self.assertEqual(c["text"], "S 0/1 \u2260V")
+        self.assertIn("regressed", c["cls"].split())
+        self.assertNotIn("regressed", cells[("fenced", "client-pause")]["cls"].split())
+        listed = html.split("<h2>Regressed</h2>", 1)[1].split("</ul>", 1)[0]
+        self.assertIn(line, listed)
+        self.assertIn("setnx x none: expected V", listed)
+        self.assertNotIn("<h2>Regressed</h2>", self.html)  # the fixture itself has none
 
     def test_a_trial_without_results_is_unknown_with_a_reason(self):
         m = copy_fixture(FIXTURE_MATRIX, self.tmp)
@@ -304,6 +365,13 @@ class CellTextTest(unittest.TestCase):
                             "expected_resource": "V", "matches": False}), "S 0/1 \u2260rV")
         self.assertEqual(t({"verdict": "L", "violated": 0, "trials": 1, "matches": True, "expected": "L"}), "L 0/1")
         self.assertEqual(t({"verdict": "n/a", "why_not": "x"}), "n/a")
+        # regressed: \u2717 unless the \u2260 of a mismatch says it already (matrix.md's marks)
+        self.assertEqual(t({"verdict": "V", "resource": "V", "violated": 1, "trials": 1, "regressed": True,
+                            "untrusted_timing": 1}), "V 1/1 \u2717 ~")
+        self.assertEqual(t({"verdict": "S", "violated": 0, "trials": 1, "expected": "V", "matches": False,
+                            "regressed": True}), "S 0/1 \u2260V")
+        self.assertEqual(t({"verdict": "-", "resource": "-", "violated": 0, "trials": 2, "not_run": 1}),
+                         "- 0/2 (1 not run)")
 
     def test_coverage_shapes(self):
         from reports import matrixcells
