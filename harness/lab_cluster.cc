@@ -119,14 +119,18 @@ bool LabNode::Running() const { return ProcessAlive(pid_); }
 
 std::string LabNode::program() const {
   if (options_.sentinel) return "redis-sentinel";
-  if (options_.kind == "redis") return "redis-server";
-  if (options_.kind == "mariadb") return "mariadbd";
-  if (options_.kind == "zookeeper") return "zookeeper";
-  return options_.kind;  // postgres, etcd
+  switch (options_.kind) {
+    case locks::Backend::kRedis: return "redis-server";
+    case locks::Backend::kMariadb: return "mariadbd";
+    case locks::Backend::kPostgres:
+    case locks::Backend::kEtcd:
+    case locks::Backend::kZookeeper: break;
+  }
+  return locks::BackendName(options_.kind);  // postgres, etcd, zookeeper
 }
 
 Status LabNode::Start() {
-  if (options_.kind != "redis") {
+  if (options_.kind != locks::Backend::kRedis) {
     Status s = Launch();
     if (s.ok()) s = WaitReady(Millis(20000));
     return s;
@@ -148,12 +152,13 @@ Status LabNode::Start() {
 
 Status LabNode::Restart() {
   Kill();
-  if (options_.kind == "redis") return StartOnPort(port_);
+  if (options_.kind == locks::Backend::kRedis) return StartOnPort(port_);
   Status s = SpawnOnPort(port_);
   // An etcd or ZooKeeper member serves only with a quorum, and a fault may restart every
   // member one after the other: wait only until this one answers (it rejoins on its own).
-  if (s.ok() && (options_.kind == "etcd" || options_.kind == "zookeeper")) {
-    s = options_.kind == "etcd"
+  if (s.ok() && (options_.kind == locks::Backend::kEtcd ||
+                 options_.kind == locks::Backend::kZookeeper)) {
+    s = options_.kind == locks::Backend::kEtcd
             ? WaitForEtcd(endpoint(), Millis(20000), pid_, /*need_quorum=*/false)
             : WaitForZooKeeper(endpoint(), Millis(20000), pid_, /*need_quorum=*/false);
     if (!s.ok()) Kill();
@@ -178,9 +183,9 @@ bool OthersCanTraverse(const std::string& path) {
 
 // Scratch directories of harnesses that were SIGKILLed (their servers died with them by
 // PDEATHSIG, but nobody removed the data): each holds owner.pid; a dead owner's is removed.
-void SweepStaleScratch(const std::string& tmp, const std::string& kind) {
+void SweepStaleScratch(const std::string& tmp, locks::Backend kind) {
   std::error_code ec;
-  std::string prefix = "locklab-" + kind + "-";
+  std::string prefix = "locklab-" + locks::BackendName(kind) + "-";
   for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
@@ -202,16 +207,16 @@ Status LabNode::Launch() {
     const char* env = getenv("TMPDIR");
     std::string tmp = env && *env ? env : "/tmp";
     // postgres runs as another user, who must be able to reach its data directory.
-    if (options_.kind == "postgres" && !OthersCanTraverse(tmp)) tmp = "/tmp";
+    if (options_.kind == locks::Backend::kPostgres && !OthersCanTraverse(tmp)) tmp = "/tmp";
     SweepStaleScratch(tmp, options_.kind);
-    std::string tmpl = tmp + "/locklab-" + options_.kind + "-XXXXXX";
+    std::string tmpl = tmp + "/locklab-" + locks::BackendName(options_.kind) + "-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       return Status::Infrastructure("mkdtemp " + tmpl + ": " + strerror(errno));
     }
     scratch_ = tmpl;
     s = MakeDirs(scratch_ + "/data");
     if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
-    if (s.ok() && options_.kind == "postgres") s = InitPostgres();
+    if (s.ok() && options_.kind == locks::Backend::kPostgres) s = InitPostgres();
     if (!s.ok()) return s;
   }
   int port = options_.port;
@@ -219,7 +224,7 @@ Status LabNode::Launch() {
     s = FreeLoopbackPort(&port);
     if (!s.ok()) return s;
   }
-  if (options_.kind == "zookeeper") {  // (again on each launch: the port may be new)
+  if (options_.kind == locks::Backend::kZookeeper) {  // (again on each launch: the port may be new)
     s = WriteFile(scratch_ + "/data/myid", std::to_string(options_.member_id) + "\n");
     if (s.ok()) {
       s = WriteFile(scratch_ + "/zoo.cfg",
@@ -234,7 +239,7 @@ Status LabNode::Launch() {
 // makes the cluster there (synchronously; its output goes to the node's log).
 Status LabNode::InitPostgres() {
   ServerPaths sp;
-  Status s = ServerPaths::Discover("postgres", &sp);
+  Status s = ServerPaths::Discover(locks::Backend::kPostgres, &sp);
   if (!s.ok()) return s;
   passwd* pw = getpwnam(sp.postgres_user.c_str());
   if (pw == nullptr) return Status::Infrastructure("no user '" + sp.postgres_user + "'");
@@ -270,22 +275,23 @@ Status LabNode::SpawnOnPort(int port) {
   Status s = ServerPaths::Discover(options_.kind, &sp);
   if (!s.ok()) return s;
   SpawnOptions o;
-  if (options_.kind == "mariadb") {
+  if (options_.kind == locks::Backend::kMariadb) {
     o.argv = MariaDbArgv(sp, scratch_, port);
-  } else if (options_.kind == "postgres") {
+  } else if (options_.kind == locks::Backend::kPostgres) {
     o.argv = PostgresArgv(sp, scratch_, port);
     o.run_as_user = sp.postgres_user;
     // The previous postmaster (if any) was killed and reaped: its pid file is stale, and a
     // recycled pid in it would make the new one refuse to start.
     std::error_code ec;
     std::filesystem::remove(scratch_ + "/data/postmaster.pid", ec);
-  } else if (options_.kind == "etcd") {
+  } else if (options_.kind == locks::Backend::kEtcd) {
     o.argv = EtcdArgv(sp, options_.name, scratch_, port, options_.peer_port,
                       options_.initial_cluster, options_.cluster_token);
-  } else if (options_.kind == "zookeeper") {
+  } else if (options_.kind == locks::Backend::kZookeeper) {
     o.argv = ZooKeeperArgv(sp, scratch_);
-  } else {
-    return Status::Usage("node " + options_.name + ": unknown server kind '" + options_.kind + "'");
+  } else {  // Redis: started by StartOnPort, never here
+    return Status::Usage("node " + options_.name + ": unknown server kind '" +
+                         locks::BackendName(options_.kind) + "'");
   }
   o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
   o.cwd = scratch_;
@@ -300,11 +306,14 @@ Status LabNode::SpawnOnPort(int port) {
 }
 
 Status LabNode::WaitReady(Millis timeout) {
-  Status s = options_.kind == "mariadb"    ? WaitForMariaDb(endpoint(), timeout, pid_)
-             : options_.kind == "postgres" ? WaitForPostgres(endpoint(), timeout, pid_)
-             : options_.kind == "etcd"     ? WaitForEtcd(endpoint(), timeout, pid_)
-             : options_.kind == "zookeeper" ? WaitForZooKeeper(endpoint(), timeout, pid_)
-                                           : WaitForPing(endpoint(), timeout, pid_);
+  Status s;
+  switch (options_.kind) {
+    case locks::Backend::kMariadb: s = WaitForMariaDb(endpoint(), timeout, pid_); break;
+    case locks::Backend::kPostgres: s = WaitForPostgres(endpoint(), timeout, pid_); break;
+    case locks::Backend::kEtcd: s = WaitForEtcd(endpoint(), timeout, pid_); break;
+    case locks::Backend::kZookeeper: s = WaitForZooKeeper(endpoint(), timeout, pid_); break;
+    case locks::Backend::kRedis: s = WaitForPing(endpoint(), timeout, pid_); break;
+  }
   if (!s.ok()) {
     s = Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
                                Tail(log_path(), 300));
@@ -351,7 +360,7 @@ Status LabNode::StartOnPort(int port) {
 void LabNode::Kill() {
   if (pid_ <= 0) return;
   std::vector<pid_t> children;
-  if (options_.kind == "postgres") {
+  if (options_.kind == locks::Backend::kPostgres) {
     // Stop the postmaster first so it forks no backend after the scan. Its backends would
     // exit on their own once they notice it died, but not at once, and a new postmaster
     // refuses to start while one of them still holds the old shared memory.
@@ -371,7 +380,7 @@ void LabNode::Kill() {
 bool LabNode::Signal(int sig) {
   if (pid_ <= 0) return false;
   if (kill(-pid_, sig) != 0) return false;
-  if (options_.kind == "postgres") {
+  if (options_.kind == locks::Backend::kPostgres) {
     for (pid_t c : ChildrenOf(pid_)) kill(c, sig);
   }
   return true;
@@ -382,7 +391,7 @@ LabNode& LabCluster::AddNode(const NodeOptions& o) {
   return *nodes_.back();
 }
 
-Status LabCluster::StartMembers(int count, bool detached, const std::string& kind) {
+Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind) {
   // Every member's ports are known before any starts: each lists the others' peer addresses.
   std::vector<NodeOptions> members;
   std::vector<int> taken;
@@ -394,14 +403,14 @@ Status LabCluster::StartMembers(int count, bool detached, const std::string& kin
     o.detached = detached;
     o.member_id = i;
     for (int* port : {&o.port, &o.peer_port, &o.election_port}) {
-      if (port == &o.election_port && kind != "zookeeper") continue;
+      if (port == &o.election_port && kind != locks::Backend::kZookeeper) continue;
       do {  // a port that was free a moment ago may come back twice: keep them distinct
         Status s = FreeLoopbackPort(port);
         if (!s.ok()) return s;
       } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
       taken.push_back(*port);
     }
-    if (kind == "zookeeper") {
+    if (kind == locks::Backend::kZookeeper) {
       initial += "server." + std::to_string(i) + "=127.0.0.1:" + std::to_string(o.peer_port) +
                  ":" + std::to_string(o.election_port) + "\n";
     } else {
@@ -426,19 +435,24 @@ Status LabCluster::StartMembers(int count, bool detached, const std::string& kin
     }
     if (!s.ok()) return s;
   }
-  return kind == "zookeeper" ? WarmZooKeeper(lock_endpoints(), Millis(20000)) : Status::Ok();
+  return kind == locks::Backend::kZookeeper ? WarmZooKeeper(lock_endpoints(), Millis(20000))
+                                             : Status::Ok();
 }
 
 Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
                          const std::string& kind) {
-  const bool members = kind == "etcd" || kind == "zookeeper";
+  // The one place a kind is text: parsed here, compared as a Backend from here on.
+  const std::optional<locks::Backend> parsed = locks::ParseBackend(kind);
+  if (!parsed) return Status::Usage("node n1: unknown server kind '" + kind + "'");
+  const locks::Backend server = *parsed;
+  const bool members = server == locks::Backend::kEtcd || server == locks::Backend::kZookeeper;
   if (members) {
     // The ports are picked before any member starts, so another process can take one in
     // between (the member then exits: "address already in use", Java's "Address already in
     // use"): stop every member and start the cluster again on new ports, three attempts.
     Status s;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-      s = StartMembers(lock_nodes, detached, kind);
+      s = StartMembers(lock_nodes, detached, server);
       if (s.ok() || (s.message().find("address already in use") == std::string::npos &&
                      s.message().find("Address already in use") == std::string::npos)) {
         break;
@@ -453,7 +467,7 @@ Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::s
     o.name = "n" + std::to_string(i);
     o.detached = detached;
     o.extra_args = node_args;
-    o.kind = kind;
+    o.kind = server;
     Status s = AddNode(o).Start();
     if (!s.ok()) return s;
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "locks/backend.h"
 #include "locks/redis_connection.h"
 
 namespace locklab::harness {
@@ -49,12 +50,12 @@ struct NodeOptions {
   // (the file is written to the node's directory; Sentinel rewrites it as it runs).
   bool sentinel = false;
   std::string sentinel_config;
-  // What server this node is: "redis" (above), "mariadb" (mariadbd, harness/lab_servers.h),
-  // "postgres" (a postmaster), "etcd" (one member of an etcd cluster) or "zookeeper" (one
+  // What server this node is: Redis (above), MariaDB (mariadbd, harness/lab_servers.h),
+  // Postgres (a postmaster), etcd (one member of an etcd cluster) or ZooKeeper (one
   // member of a ZooKeeper ensemble). Non-Redis nodes ignore `faketime` and
   // `extra_args` (those are redis-server flags) and keep their data in a scratch directory
   // under $TMPDIR that the node deletes when it is destroyed.
-  std::string kind = "redis";
+  locks::Backend kind = locks::Backend::kRedis;
   int port = 0;                  // a preset client port (etcd members know each other's); 0 = pick
   int peer_port = 0;             // etcd: the member's peer port; zookeeper: its quorum port
   int election_port = 0;         // zookeeper: the member's leader-election port
@@ -91,7 +92,7 @@ class LabNode {
 
   const std::string& name() const { return options_.name; }
   // The server it runs (NodeOptions::kind) and its program's name, for messages.
-  const std::string& kind() const { return options_.kind; }
+  locks::Backend kind() const { return options_.kind; }
   std::string program() const;
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
@@ -122,8 +123,9 @@ class LabCluster {
   ~LabCluster() { Stop(); }
 
   // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node (a
-  // Redis). `kind` is the lock nodes' server (NodeOptions::kind); etcd nodes form one
-  // cluster, zookeeper nodes one ensemble.
+  // Redis). `kind` is the lock nodes' server, a BackendName (locks/backend.h; another word
+  // is refused: "node n1: unknown server kind 'WORD'"); etcd nodes form one cluster,
+  // zookeeper nodes one ensemble.
   Status Start(int lock_nodes, bool detached = false,
                const std::vector<std::string>& node_args = {},
                const std::string& kind = "redis");
@@ -136,7 +138,7 @@ class LabCluster {
  private:
   // One attempt at an etcd cluster or a ZooKeeper ensemble (`kind`) of `count` members
   // (ports picked first: each member lists the others' peer addresses).
-  Status StartMembers(int count, bool detached, const std::string& kind);
+  Status StartMembers(int count, bool detached, locks::Backend kind);
   // A lock node in its own directory, kept before it starts so that Stop() also cleans up
   // one that failed to.
   LabNode& AddNode(const NodeOptions& o);

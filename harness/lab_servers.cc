@@ -19,29 +19,29 @@
 
 namespace locklab::harness {
 
-Status ServerPaths::Discover(const std::string& kind, ServerPaths* out) {
+Status ServerPaths::Discover(locks::Backend kind, ServerPaths* out) {
   ServerPaths p;
   if (const char* e = getenv("LOCKLAB_MARIADBD")) p.mariadbd = e;
   if (const char* e = getenv("LOCKLAB_ETCD")) p.etcd = e;
   if (const char* e = getenv("LOCKLAB_JAVA")) p.java = e;
   if (const char* e = getenv("LOCKLAB_ZOOKEEPER_JAR")) p.zookeeper_jar = e;
-  if (kind == "zookeeper" && access(p.java.c_str(), X_OK) != 0) {
+  if (kind == locks::Backend::kZookeeper && access(p.java.c_str(), X_OK) != 0) {
     return Status::Infrastructure("java not found at " + p.java +
                                   " (apt-get install openjdk-17-jdk-headless, or set LOCKLAB_JAVA)");
   }
-  if (kind == "zookeeper" && access(p.zookeeper_jar.c_str(), R_OK) != 0) {
+  if (kind == locks::Backend::kZookeeper && access(p.zookeeper_jar.c_str(), R_OK) != 0) {
     return Status::Infrastructure("ZooKeeper not found at " + p.zookeeper_jar +
                                   " (apt-get install zookeeper, or set LOCKLAB_ZOOKEEPER_JAR)");
   }
-  if (kind == "mariadb" && access(p.mariadbd.c_str(), X_OK) != 0) {
+  if (kind == locks::Backend::kMariadb && access(p.mariadbd.c_str(), X_OK) != 0) {
     return Status::Infrastructure("mariadbd not found at " + p.mariadbd +
                                   " (apt-get install mariadb-server, or set LOCKLAB_MARIADBD)");
   }
-  if (kind == "etcd" && access(p.etcd.c_str(), X_OK) != 0) {
+  if (kind == locks::Backend::kEtcd && access(p.etcd.c_str(), X_OK) != 0) {
     return Status::Infrastructure("etcd not found at " + p.etcd +
                                   " (apt-get install etcd-server, or set LOCKLAB_ETCD)");
   }
-  if (kind == "postgres") {
+  if (kind == locks::Backend::kPostgres) {
     if (const char* e = getenv("LOCKLAB_POSTGRES_BIN")) {
       p.postgres_bin = e;
     } else {

@@ -45,6 +45,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "locks/backend.h"
 #include "locks/redis_connection.h"
 
 namespace locklab::harness {
@@ -60,7 +61,7 @@ struct ServerPaths {
   // LOCKLAB_MARIADBD / LOCKLAB_ETCD / LOCKLAB_POSTGRES_BIN / LOCKLAB_JAVA /
   // LOCKLAB_ZOOKEEPER_JAR override; an error names the
   // missing program and package.
-  static Status Discover(const std::string& kind, ServerPaths* out);
+  static Status Discover(locks::Backend kind, ServerPaths* out);
 };
 
 // The argv of a mariadbd on `port` keeping its files in `scratch`.

@@ -90,7 +90,7 @@ namespace {
 bool IsRedisNode(const TrialLab& lab, int n) {
   if (lab.endpoints) return true;
   LabNode* node = lab.Node(n);
-  return node && node->kind() == "redis";
+  return node && node->kind() == locks::Backend::kRedis;
 }
 
 std::string Addr(const locks::Endpoint& e) { return e.host + ":" + std::to_string(e.port); }

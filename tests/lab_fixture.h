@@ -43,11 +43,11 @@ class LabNodeTest : public ::testing::Test {
     }
   }
   harness::LabNode& StartNode(const std::string& name = "n1") {
-    return StartServer("redis", name);
+    return StartServer(locks::Backend::kRedis, name);
   }
-  // A lab node of another server kind ("mariadb", "postgres"; harness/lab_servers.h), with
-  // its start-up time on stderr.
-  harness::LabNode& StartServer(const std::string& kind, const std::string& name) {
+  // A lab node of another server kind (MariaDB, Postgres; harness/lab_servers.h), with its
+  // start-up time on stderr.
+  harness::LabNode& StartServer(locks::Backend kind, const std::string& name) {
     harness::NodeOptions o;
     o.name = name;
     o.kind = kind;
@@ -55,7 +55,10 @@ class LabNodeTest : public ::testing::Test {
     Nanos t0 = MonotonicNow();
     auto st = nodes_.back()->Start();
     EXPECT_TRUE(st.ok()) << st.message();
-    if (kind != "redis") std::cerr << kind << " ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
+    if (kind != locks::Backend::kRedis) {
+      std::cerr << locks::BackendName(kind) << " ready in " << ToMillis(MonotonicNow() - t0)
+                << " ms\n";
+    }
     return *nodes_.back();
   }
   // The config of lock `algorithm` on node `n` alone, with 1 s connect and statement bounds:

@@ -18,7 +18,7 @@ namespace {
 
 class DbRowTest : public LabNodeTest {
  protected:
-  harness::LabNode& StartMariaDb() { return StartServer("mariadb", "db1"); }
+  harness::LabNode& StartMariaDb() { return StartServer(locks::Backend::kMariadb, "db1"); }
   locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn("db-row", n); }
 };
 

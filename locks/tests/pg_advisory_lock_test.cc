@@ -17,7 +17,7 @@ namespace {
 
 class PgAdvisoryTest : public LabNodeTest {
  protected:
-  harness::LabNode& StartPostgres() { return StartServer("postgres", "pg1"); }
+  harness::LabNode& StartPostgres() { return StartServer(locks::Backend::kPostgres, "pg1"); }
   locks::LockConfig Config(const harness::LabNode& n) { return ConfigOn("pg-advisory", n); }
 };
 

@@ -15,7 +15,7 @@ namespace {
 
 struct SessionLockCase {
   std::string algorithm;  // the lock
-  std::string kind;       // its lab server (NodeOptions::kind)
+  locks::Backend kind;    // its lab server (NodeOptions::kind)
   std::string bad_knob;   // a knob and a value it refuses
   std::string bad_value;
   std::string token_prefix;  // the owner token names the server session
@@ -115,10 +115,11 @@ TEST_P(SessionLockTest, StopLeavesNoServerAndNoScratchDirectory) {
 
 INSTANTIATE_TEST_SUITE_P(
     DatabaseLocks, SessionLockTest,
-    ::testing::Values(SessionLockCase{"db-row", "mariadb", "transaction", "sometimes", "session-"},
-                      SessionLockCase{"pg-advisory", "postgres", "wait", "sometimes", "backend-"}),
+    ::testing::Values(SessionLockCase{"db-row", locks::Backend::kMariadb, "transaction", "sometimes", "session-"},
+                      SessionLockCase{"pg-advisory", locks::Backend::kPostgres, "wait", "sometimes", "backend-"}),
     [](const ::testing::TestParamInfo<SessionLockCase>& info) {
-      return info.param.kind == "mariadb" ? std::string("DbRow") : std::string("PgAdvisory");
+      return info.param.kind == locks::Backend::kMariadb ? std::string("DbRow")
+                                                         : std::string("PgAdvisory");
     });
 
 }  // namespace
