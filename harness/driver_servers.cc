@@ -2,6 +2,7 @@
 
 #include "base/numbers.h"
 #include "faults/fault.h"
+#include "locks/backend.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 
@@ -32,9 +33,13 @@ Status ProbeDriverServers(const std::string& path, const std::vector<std::string
 }
 
 bool DriverFaultApplies(const std::string& backend, const std::string& fault_id) {
-  if (backend == "redis") return true;
+  // Another word than a Backend's (the hello's is checked) matches no lab lock.
+  const std::optional<locks::Backend> asked = locks::ParseBackend(backend);
+  if (asked == locks::Backend::kRedis) return true;
   for (const auto& lock : locks::ListLocks()) {
-    if (lock.backend == backend && lock.mutant_of.empty()) return locks::FaultApplies(lock, fault_id);
+    if (asked && locks::ParseBackend(lock.backend) == asked && lock.mutant_of.empty()) {
+      return locks::FaultApplies(lock, fault_id);
+    }
   }
   return faults::IsClientSideFault(fault_id);
 }

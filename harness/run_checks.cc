@@ -11,6 +11,7 @@
 #include "harness/expect_rate.h"
 #include "harness/run_fields.h"
 #include "harness/run_options.h"
+#include "locks/backend.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
@@ -29,7 +30,7 @@ Status CheckEndpoints(const RunOptions& o) {
     if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
   }
   const locks::LockInfo* info = locks::FindLock(o.lock);
-  if (info != nullptr && info->backend != "redis") {
+  if (info != nullptr && locks::ParseBackend(info->backend) != locks::Backend::kRedis) {
     return Status::Usage("run: " + where + ": lock " + o.lock + " runs on " + info->backend +
                          " servers the lab starts; --endpoints takes Redis servers only");
   }

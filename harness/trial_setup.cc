@@ -6,6 +6,7 @@
 #include "harness/process.h"
 #include "harness/run_store.h"
 #include "harness/trial.h"
+#include "locks/backend.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 
@@ -41,7 +42,7 @@ Status Trial::Setup() {
                              "': its hello asks for " + asked.backend + " servers");
       }
     }
-    if (!o_.endpoints.empty() && asked.backend != "redis") {
+    if (!o_.endpoints.empty() && locks::ParseBackend(asked.backend) != locks::Backend::kRedis) {
       return Status::Usage("lock " + o_.lock + " asks for " + asked.backend +
                            " servers (its hello's backend); --endpoints takes Redis servers only");
     }
@@ -59,7 +60,8 @@ Status Trial::Setup() {
   MakeDirs(run_dir_ + "/clients");
   recorder_.Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
                 " faults " + FaultIds(o_));
-  if (asked.probed && (asked.backend != "redis" || asked.nodes)) {
+  if (asked.probed &&
+      (locks::ParseBackend(asked.backend) != locks::Backend::kRedis || asked.nodes)) {
     recorder_.Log("driver asks for " + std::to_string(o_.nodes) + " " + asked.backend + " node(s)");
   } else if (!driver_path_.empty() && !asked.probed) {
     recorder_.Log("driver said no hello when probed (" + asked.why_not_probed + "): redis nodes");
