@@ -122,11 +122,11 @@ std::string LabNode::program() const {
   switch (options_.kind) {
     case locks::Backend::kRedis: return "redis-server";
     case locks::Backend::kMariadb: return "mariadbd";
-    case locks::Backend::kPostgres:
-    case locks::Backend::kEtcd:
-    case locks::Backend::kZookeeper: break;
+    case locks::Backend::kPostgres: return "postgres";
+    case locks::Backend::kEtcd: return "etcd";
+    case locks::Backend::kZookeeper: return "zookeeper";
   }
-  return locks::BackendName(options_.kind);  // postgres, etcd, zookeeper
+  return locks::BackendName(options_.kind);  // unreachable: the switch names every kind
 }
 
 Status LabNode::Start() {
