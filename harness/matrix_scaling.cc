@@ -7,9 +7,7 @@
 
 namespace locklab::harness {
 
-bool UsesLabTtl(const locks::LockInfo& info) {
-  return info.description.find("--ttl is not used") == std::string::npos;
-}
+bool UsesLabTtl(const locks::LockInfo& info) { return info.uses_lab_ttl; }
 
 namespace {
 
