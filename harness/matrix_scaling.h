@@ -27,8 +27,7 @@ namespace locklab::harness {
 // The longest run a scaled cell may have (10 minutes).
 constexpr Millis kMaxScaledRun{600000};
 
-// Whether the lock's TTL is the lab's --ttl (false for the locks whose LockInfo description
-// says "the lab --ttl is not used").
+// Whether the lock's TTL is the lab's --ttl (LockInfo::uses_lab_ttl).
 bool UsesLabTtl(const locks::LockInfo& info);
 
 // `preset` (tuned at preset.ttl) scaled to `ttl`: true with *out set (its ttl is `ttl`), or
