@@ -408,49 +408,32 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
 // (?) that nothing judges is <skipped> with its reason; every other cell passes, an expected
 // V included.
 std::string MatrixJunit(const Plan& plan, const MatrixOutput& out) {
-  struct Case {
-    std::string name, failure, body, skipped;
-  };
-  std::vector<Case> cases;
-  int failures = 0, skipped = 0;
+  Json checks = Json::array();
   for (const auto& c : plan.cells) {
     if (!c.applicable || (out.shard_count > 1 && c.trials.empty())) continue;
-    Case k;
-    k.name = c.lock + " x " + c.fault;
+    Json check = {{"name", c.lock + " x " + c.fault}, {"ok", true}};
+    std::string failure;
     if (c.regressed) {
-      k.failure = c.regression;
+      failure = c.regression;
     } else if (c.not_run > 0) {
-      k.failure = c.lock + " x " + c.fault + ": " + c.verdict + ", " + std::to_string(c.not_run) +
-                  " trial(s) not run (interrupted)";
+      failure = c.lock + " x " + c.fault + ": " + c.verdict + ", " + std::to_string(c.not_run) +
+                " trial(s) not run (interrupted)";
     } else if (c.verdict == "?") {
-      k.skipped = "not judged (?): " + (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason);
+      check["skipped"] = true;
+      check["message"] = "not judged (?): " + (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason);
     }
-    if (!k.failure.empty()) {
+    if (!failure.empty()) {
+      std::string dirs;
       for (const auto& dir : c.trial_dirs) {
-        if (!dir.empty()) k.body += "trial " + dir + "\n";
+        if (!dir.empty()) dirs += "trial " + dir + "\n";
       }
+      check["ok"] = false;
+      check["message"] = failure;
+      check["detail"] = dirs;
     }
-    failures += !k.failure.empty();
-    skipped += !k.skipped.empty();
-    cases.push_back(std::move(k));
+    checks.push_back(std::move(check));
   }
-  std::ostringstream x;
-  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x << "<testsuite name=\"matrix\" tests=\"" << cases.size() << "\" failures=\"" << failures
-    << "\" skipped=\"" << skipped << "\" time=\"" << out.elapsed_s << "\">\n";
-  for (const auto& k : cases) {
-    x << "  <testcase classname=\"matrix\" name=\"" << XmlEscape(k.name) << "\"";
-    if (!k.failure.empty()) {
-      x << ">\n    <failure message=\"" << XmlEscape(k.failure) << "\">" << XmlEscape(k.body)
-        << "</failure>\n  </testcase>\n";
-    } else if (!k.skipped.empty()) {
-      x << ">\n    <skipped message=\"" << XmlEscape(k.skipped) << "\"/>\n  </testcase>\n";
-    } else {
-      x << "/>\n";
-    }
-  }
-  x << "</testsuite>\n";
-  return x.str();
+  return JunitXml("matrix", checks, out.elapsed_s);
 }
 
 // The measured detection power of the plan's cells (its preset directory's

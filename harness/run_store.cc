@@ -108,20 +108,29 @@ std::string XmlEscape(const std::string& s) {
 
 std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,
                      double seconds) {
-  int failures = 0;
-  for (const auto& c : checks) failures += c.value("ok", false) ? 0 : 1;
+  int failures = 0, skipped = 0;
+  for (const auto& c : checks) {
+    const bool skip = c.value("skipped", false);
+    skipped += skip;
+    failures += !skip && !c.value("ok", false);
+  }
   std::ostringstream x;
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << "<testsuite name=\"" << XmlEscape(suite) << "\" tests=\"" << checks.size()
-    << "\" failures=\"" << failures << "\" time=\"" << seconds << "\">\n";
+    << "\" failures=\"" << failures << "\" skipped=\"" << skipped << "\" time=\"" << seconds << "\">\n";
   for (const auto& c : checks) {
     x << "  <testcase classname=\"" << XmlEscape(suite) << "\" name=\""
       << XmlEscape(c.value("name", std::string("?"))) << "\"";
-    if (c.value("ok", false)) {
+    const std::string message = XmlEscape(c.value("message", std::string()));
+    const std::string detail = XmlEscape(c.value("detail", std::string()));
+    if (c.value("skipped", false)) {
+      x << ">\n    <skipped message=\"" << message << "\"/>\n  </testcase>\n";
+    } else if (c.value("ok", false)) {
       x << "/>\n";
+    } else if (detail.empty()) {
+      x << ">\n    <failure message=\"" << message << "\"/>\n  </testcase>\n";
     } else {
-      x << ">\n    <failure message=\"" << XmlEscape(c.value("message", std::string())) << "\"/>\n";
-      x << "  </testcase>\n";
+      x << ">\n    <failure message=\"" << message << "\">" << detail << "</failure>\n  </testcase>\n";
     }
   }
   x << "</testsuite>\n";

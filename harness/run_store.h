@@ -24,7 +24,9 @@ Status CreateRunDir(const std::string& out_dir, const std::string& scenario, uin
 Status WriteFile(const std::string& path, const std::string& content);
 // The whole file, or "" when it cannot be read.
 std::string ReadWholeFile(const std::string& path);
-// junit.xml with one testcase per check in results["checks"] ({name, ok, message}).
+// junit.xml with one testcase per check in results["checks"] ({name, ok, message}): a check
+// not ok is a <failure> with its message, and "detail" (optional) as the failure's text; a
+// check with "skipped": true is a <skipped> with its message instead. The suite counts both.
 std::string JunitXml(const std::string& suite, const nlohmann::ordered_json& checks,
                      double seconds);
 std::string XmlEscape(const std::string& s);
