@@ -116,8 +116,7 @@ int RunCommand(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "--no-report") report = false;  // ParseRunFlags accepts it and leaves it here
   }
-  const std::vector<std::string>& run_args = args;
-  Status s = ParseRunFlags(run_args, &o, &scenario);
+  Status s = ParseRunFlags(args, &o, &scenario);
   if (s.ok() && !scenario.empty()) {
     RunOptions from_file;
     from_file.out_dir = o.out_dir;
@@ -125,12 +124,9 @@ int RunCommand(const std::vector<std::string>& args) {
     if (s.ok()) {
       // Flags given with a scenario file override it (e.g. --out, --seed).
       std::string ignored;
-      s = ParseRunFlags(run_args, &from_file, &ignored);
+      s = ParseRunFlags(args, &from_file, &ignored);
       o = from_file;
     }
-  }
-  if (!s.ok() && s.message().find("more than one scenario file") != std::string::npos) {
-    s = Status::Usage(s.message() + " (to replay several: locklab replay FILE|DIR...)");
   }
   // Everything that can refuse the run, before a run directory exists.
   if (s.ok()) s = ValidateRunOptions(o);
@@ -216,7 +212,7 @@ int RunCommand(const std::vector<std::string>& args) {
   return worst;
 }
 
-// `locklab version` (or --version): "locklab 0.30.0 (git 900640d)".
+// `locklab version` (or --version): "locklab VERSION (git REVISION)".
 int VersionCommand(const std::vector<std::string>& args) {
   ArgvReader r(VersionCommandSpec(), args);
   if (r.Next()) {

@@ -266,11 +266,14 @@ std::string PerTrialExpectation(const RunOptions& o) {
   return out;
 }
 
+// What one trial's outcome misses of `o`'s [expect] (CheckExpectations, read once).
+static std::string CheckOutcome(const RunOptions& o, const checker::TrialOutcome& outcome);
+
 void ExpectationTally::Add(const nlohmann::ordered_json& results) {
   ++judged_;
   const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
   violated_ += outcome.verdict == checker::Verdict::kViolated;
-  std::string miss = CheckExpectations(o_, results);
+  std::string miss = CheckOutcome(o_, outcome);
   // As in a hunt's reruns, a failure seen while the lab itself ran late does not count
   // towards K: the machine, not the lock, may have stopped the clients (a correct lock's
   // replay beside a busy build was violated with the lab 285 ms late).
@@ -322,10 +325,13 @@ std::string ExpectationTally::Describe() const {
 }
 
 std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json& r) {
-  std::string out;
   // One reading of results.json, and its one stuck rule: stuck only in a trial judged safe
   // (checker/trial_outcome.h), as the hunt that wrote a stuck = "yes" counted it.
-  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(r);
+  return CheckOutcome(o, checker::TrialOutcome::FromJson(r));
+}
+
+static std::string CheckOutcome(const RunOptions& o, const checker::TrialOutcome& outcome) {
+  std::string out;
   const std::string verdict(checker::VerdictName(outcome.verdict));
   const std::string expect_verdict = TrialVerdict(o);
   if (!expect_verdict.empty() && verdict != expect_verdict) {

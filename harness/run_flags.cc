@@ -85,7 +85,10 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
       continue;
     }
     if (!r.AtFlag()) {
-      if (!scenario_path->empty()) return Status::Usage("run: more than one scenario file: '" + r.word() + "'");
+      if (!scenario_path->empty()) {
+        return Status::Usage("run: more than one scenario file: '" + r.word() +
+                             "' (to replay several: locklab replay FILE|DIR...)");
+      }
       *scenario_path = r.word();
       continue;
     }
