@@ -77,7 +77,7 @@ struct DurationUnit {
   std::string_view suffix;
   int64_t ms;
 };
-// Longest suffix first: "ms" before "m" and "s".
+// Longest suffix first: "ms" before "m" and "s" (parsing); then largest first (FormatDuration).
 constexpr DurationUnit kDurationUnits[] = {{"ms", 1}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
 
 constexpr std::string_view kDurationSyntax =
@@ -100,12 +100,9 @@ std::string RangeWords(std::chrono::milliseconds lo, std::chrono::milliseconds h
 
 std::string FormatDuration(std::chrono::milliseconds d) {
   const int64_t ms = d.count();
-  if (ms != 0) {
-    for (int64_t unit : {int64_t{3600000}, int64_t{60000}, int64_t{1000}}) {
-      if (ms % unit == 0) {
-        return std::to_string(ms / unit) + (unit == 3600000 ? "h" : unit == 60000 ? "m" : "s");
-      }
-    }
+  // The unit table's h, m, s (largest first after "ms"): the first that divides evenly.
+  for (const DurationUnit& u : kDurationUnits) {
+    if (u.ms > 1 && ms != 0 && ms % u.ms == 0) return std::to_string(ms / u.ms) + std::string(u.suffix);
   }
   return std::to_string(ms) + "ms";
 }
