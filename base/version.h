@@ -11,9 +11,9 @@
 namespace locklab {
 
 const char* LocklabVersion();   // "0.30.0"
-const char* LocklabRevision();  // "900640d", "900640d-dirty" or "unknown"
+const char* LocklabRevision();  // the short hash, "-dirty" after it, or "unknown"
 
-// "locklab 0.30.0 (git 900640d-dirty)"
+// "locklab VERSION (git REVISION)"
 inline std::string LocklabVersionLine() {
   return std::string("locklab ") + LocklabVersion() + " (git " + LocklabRevision() + ")";
 }
