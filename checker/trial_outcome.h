@@ -1,7 +1,7 @@
 // TrialOutcome: what one judged trial came to, read from its results.json at the file's edge.
 //
 // results.json is written once per trial from the judge's answer (Judgement::ToJson, beside
-// it here) and what the run knows (harness/trial_results.h). Every reader of a trial's
+// it here) and what the run knows (trial/trial_results.h). Every reader of a trial's
 // outcome (the run's [expect], the matrix's cells, merge, hunt's searches and its story)
 // reads it through TrialOutcome::FromJson, so one results.json means one outcome whoever
 // reads it, and the three rules that readers used to write each their own live here once:

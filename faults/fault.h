@@ -6,7 +6,7 @@
 // every exit path, including interrupts. Every start and stop is recorded as a nemesis event
 // through the lab's RunJournal. Faults see the lab only through LabControl
 // (faults/lab_control.h), which the harness implements, so faults/ depends on nothing in
-// harness/, and locks/ on nothing here. Every fault but "none" is a ScheduledFault: a
+// the harness (scenario/, lab/, trial/ ...), and locks/ on nothing here. Every fault but "none" is a ScheduledFault: a
 // Schedule (when) driving an Effect (what), with its own seeded target draws: the same seed
 // gives the same schedule and the same targets. The several faults of one scenario run side
 // by side, each with its own schedule. Not thread-safe: driven by the harness's single

@@ -61,7 +61,7 @@ using PointArmed = std::function<bool(const char* point)>;
 // `worker` (>= 1) names the thread that emits: a history is a set of sequential processes
 // (Jepsen), each with at most one pending operation, and a renewal thread runs concurrently
 // with the client's own acquire/read/write/release, so the client records each worker as a
-// logical process of its own (harness/client_main.cc: client p, worker w -> p + 1000 * w).
+// logical process of its own (trial/client_main.cc: client p, worker w -> p + 1000 * w).
 // Workers that run at the same time have different numbers. Must be thread-safe: it is
 // called from the lock's renewal threads.
 using LockEventFn = std::function<void(int worker, const char* type, const char* f,

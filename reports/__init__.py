@@ -2,7 +2,7 @@
 
 Run it as `/usr/bin/python3 -m reports RUN_DIR` or `... -m reports --matrix MATRIX_DIR` with
 the source directory on PYTHONPATH (`locklab report` does exactly that,
-harness/report_command.cc); it writes RUN_DIR/report/ (timeline.png, latency.png, index.html)
+cli/report_command.cc); it writes RUN_DIR/report/ (timeline.png, latency.png, index.html)
 or MATRIX_DIR/report/ (heatmap.png, index.html). Debian's /usr/bin/python3 because it has
 numpy and matplotlib (python3-numpy, python3-matplotlib); nothing else outside the standard
 library.

@@ -327,7 +327,7 @@ class Dockerfile(unittest.TestCase):
         mutations = {
             "source first": self.text.replace("COPY locklab ./", "COPY . .\nCOPY locklab ./", 1),
             "no set-up layer": re.sub(r"RUN [^\n]*setup --no-build[^\n]*(\n [^\n]*)*", "RUN true", self.text),
-            "more before the set-up": self.text.replace("COPY locklab ./", "COPY locklab ./\nCOPY harness/ harness/", 1),
+            "more before the set-up": self.text.replace("COPY locklab ./", "COPY locklab ./\nCOPY trial/ trial/", 1),
             "another entry point": self.text.replace('ENTRYPOINT ["/opt/locklab/locklab"]',
                                                      'ENTRYPOINT ["/opt/locklab/build/locklab"]'),
         }
@@ -369,7 +369,7 @@ class SetUpPlan(unittest.TestCase):
                 self.assertEqual(set(sets), {"base"}, f"{lock['id']}: {out}")
 
     def test_the_default_matrix_gets_every_lock_set(self):
-        with open(os.path.join(ROOT, "harness/matrix_plan.cc")) as f:
+        with open(os.path.join(ROOT, "matrix/matrix_plan.cc")) as f:
             drivers = re.findall(r'"(driver:examples/[^"]+)"', f.read())
         self.assertGreaterEqual(len(drivers), 4)
         every, _ = plan("matrix")

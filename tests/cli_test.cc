@@ -1,4 +1,4 @@
-// The command line against its flag tables (harness/cli_spec.h), through the real binary.
+// The command line against its flag tables (scenario/cli_spec.h), through the real binary.
 //
 // Accepted ⊆ listed holds by construction: every parser reads its words with
 // ArgvReader(spec, ...), whose Is() is false for a flag its table lacks (base/tests/
@@ -19,7 +19,7 @@
 
 #include "base/cli.h"
 #include "base/version.h"
-#include "harness/cli_spec.h"
+#include "scenario/cli_spec.h"
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {
@@ -173,11 +173,11 @@ TEST_F(CliTest, OldSecondsSpellingsSayWhatTheyNowMean) {
 // cannot reach), and every parser reads through its table.
 TEST_F(CliTest, EveryFlagAParserTestsIsInItsTable) {
   const std::map<std::string, std::string> parser_of = {
-      {"harness/run_flags.cc", "run"},          {"harness/matrix.cc", "matrix"},
-      {"harness/hunt.cc", "hunt"},              {"harness/replay_command.cc", "replay"},
-      {"harness/matrix_merge.cc", "merge"},     {"checker/check_command.cc", "check"},
-      {"harness/report_command.cc", "report"},  {"harness/cluster_command.cc", "cluster"},
-      {"harness/main.cc", "list"},
+      {"scenario/run_flags.cc", "run"},      {"matrix/matrix.cc", "matrix"},
+      {"hunt/hunt.cc", "hunt"},                {"cli/replay_command.cc", "replay"},
+      {"matrix/matrix_merge.cc", "merge"},     {"checker/check_command.cc", "check"},
+      {"cli/report_command.cc", "report"},     {"cli/cluster_command.cc", "cluster"},
+      {"cli/main.cc", "list"},
   };
   const std::regex is_flag(R"re(\bIs\("(-[-a-z0-9]+)"\))re");
   const std::regex nameless_reader(R"re(\bArgvReader\s+\w+\s*\(\s*")re");

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/process.h"
+#include "lab/process.h"
 #include "tests/lab_fixture.h"
 #include "tests/trial_retry.h"
 

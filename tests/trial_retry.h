@@ -9,7 +9,7 @@
 // skipped (GTEST_SKIP, with a line naming every attempt's reason), never passed silently
 // and never failed: a red test must mean a broken lab, not a slow machine.
 //
-// What "trusted" means is the harness's word, read from results.json (harness/
+// What "trusted" means is the harness's word, read from results.json (trial/
 // trial_results.cc): lab_lag.timing_trusted, and lab_lag.max_ms within lab_lag.bound_ms (a
 // tenth of the TTL); a top-level "timing_trusted": false counts too. A matrix is trusted
 // when matrix.json's lab_lag counts no untrusted trial. A results.json without lab_lag (an
@@ -57,7 +57,7 @@ inline TimedAttempt FromResults(const nlohmann::json& results) {
   return a;
 }
 
-// matrix.json's lab_lag: {"untrusted_trials": N, "worst_ms": W} (harness/matrix_outputs.cc).
+// matrix.json's lab_lag: {"untrusted_trials": N, "worst_ms": W} (matrix/matrix_outputs.cc).
 inline TimedAttempt FromMatrix(const nlohmann::json& matrix) {
   TimedAttempt a;
   a.value = matrix;

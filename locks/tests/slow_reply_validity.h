@@ -10,7 +10,7 @@
 
 #include <thread>
 
-#include "harness/lab_cluster.h"
+#include "lab/lab_cluster.h"
 #include "locks/lock.h"
 
 namespace locklab::locks {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/lab_cluster.h"
-#include "harness/process.h"
-#include "harness/run_store.h"
+#include "lab/lab_cluster.h"
+#include "lab/process.h"
+#include "lab/run_store.h"
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {

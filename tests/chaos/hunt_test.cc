@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/hunt_space.h"
-#include "harness/hunt_story.h"
-#include "harness/run_options.h"
+#include "hunt/hunt_space.h"
+#include "hunt/hunt_story.h"
+#include "scenario/run_options.h"
 #include "locks/mutants.h"
 #include "tests/run_locklab.h"
 

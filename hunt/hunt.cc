@@ -1,0 +1,811 @@
+#include "hunt/hunt.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "base/argv.h"
+#include "base/clock.h"
+#include "base/exit_code.h"
+#include "base/numbers.h"
+#include "base/random.h"
+#include "checker/trial_outcome.h"
+#include "faults/fault.h"
+#include "trial/child_runs.h"
+#include "scenario/cli_spec.h"
+#include "hunt/hunt_shrink.h"
+#include "hunt/hunt_space.h"
+#include "hunt/hunt_story.h"
+#include "trial/interrupts.h"
+#include "trial/report_script.h"
+#include "scenario/run_options.h"
+#include "lab/run_store.h"
+#include "locks/driver_lock.h"
+#include "locks/lock.h"
+
+namespace locklab::harness {
+namespace {
+
+struct HuntFlags {
+  std::string lock, baseline, out = "runs";
+  std::string corpus;    // --corpus DIR: a confirmed minimal.toml is copied there
+  std::string validity;  // --validity honour|ignore: fixed for every scenario ("" = drawn)
+  std::map<std::string, std::string> knobs;
+  std::vector<std::string> driver_args, faults;
+  Millis ttl{500};
+  Millis budget{10 * 60 * 1000}, shrink_budget{5 * 60 * 1000};
+  // Trials at a time: the matrix's 6. A trial mostly waits (a hunt at 2 kept 2-core load
+  // at 0.25); bench/matrix_parallelism measured 6 at once on 2 cores with the lab's own lag
+  // p99 2.2 ms and no untrusted trial (docs/matrix-notes.md).
+  int jobs = 6, reruns = 4, max_faults = 3;
+  uint64_t seed = 0;
+  bool liveness = false, keep_searching = false, report = true;
+  bool shrink = true;      // --no-shrink: search only (time-to-find benchmarks)
+  bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
+};
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
+  ArgvReader r(HuntCommandSpec(), args);
+  while (r.Next()) {
+    if (!r.AtFlag()) return r.Unknown();
+    Status s;
+    std::string v;
+    int64_t n = 0;
+    if (r.Is("--lock"))
+      s = r.Value(&f->lock);
+    else if (r.Is("--baseline"))
+      s = r.Value(&f->baseline);
+    else if (r.Is("--out"))
+      s = r.Value(&f->out);
+    else if (r.Is("--corpus"))
+      s = r.Value(&f->corpus);
+    else if (r.Is("--budget"))
+      s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->budget);
+    else if (r.Is("--shrink-budget"))
+      s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->shrink_budget);
+    else if (r.Is("--liveness"))
+      s = r.NoValue(), f->liveness = true;
+    else if (r.Is("--keep-searching"))
+      s = r.NoValue(), f->keep_searching = true;
+    else if (r.Is("--no-report"))
+      s = r.NoValue(), f->report = false;
+    else if (r.Is("--no-shrink"))
+      s = r.NoValue(), f->shrink = false;
+    else if (r.Is("--validity")) {
+      s = r.Value(&f->validity);
+      if (s.ok() && f->validity != "honour" && f->validity != "ignore")
+        return r.Error("expected honour or ignore, got '" + f->validity + "'");
+    }
+    else if (r.Is("--ttl")) {
+      s = r.Duration(kMinTtl, kMaxTtl, &f->ttl);
+      f->ttl_given = true;
+    } else if (r.Is("--jobs")) {
+      s = r.Int(1, 64, &n);
+      f->jobs = static_cast<int>(n);
+    } else if (r.Is("--reruns")) {
+      s = r.Int(1, 20, &n);
+      f->reruns = static_cast<int>(n);
+    } else if (r.Is("--max-faults")) {
+      s = r.Int(1, 3, &n);
+      f->max_faults = static_cast<int>(n);
+    } else if (r.Is("--seed")) {
+      s = r.Int(1, INT64_MAX, &n);
+      f->seed = static_cast<uint64_t>(n);
+    } else if (r.Is("--faults")) {
+      s = r.Value(&v);
+      // An empty list (`--faults "$FAULTS"` with the variable unset) must not mean every fault.
+      if (s.ok() && SplitCommas(v).empty()) s = r.Error("expected fault ids, comma-separated; got none");
+      for (auto& id : SplitCommas(v)) f->faults.push_back(id);
+    } else if (r.Is("--driver-arg")) {
+      s = r.Value(&v);
+      f->driver_args.push_back(v);
+    } else if (r.Is("--knob")) {
+      s = r.Value(&v);
+      auto eq = v.find('=');
+      if (s.ok() && (eq == std::string::npos || eq == 0))
+        return r.Error("'" + v + "' is not NAME=VALUE");
+      if (s.ok()) f->knobs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else
+      return r.Unknown();
+    if (!s.ok()) return s;
+  }
+  if (f->lock.empty()) return Status::Usage("hunt: --lock is required (see `locklab list`)");
+  return Status::Ok();
+}
+
+// The space of `flags.lock`: the faults that apply to it (and to the baseline, which runs
+// the same scenarios), its nodes and pause points.
+Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
+  const locks::LockInfo* info = locks::FindLock(flags.lock);
+  if (info == nullptr)
+    return Status::Usage("hunt: flag --lock: unknown lock '" + flags.lock +
+                         "' (see `locklab list`)");
+  const locks::LockInfo* base = nullptr;
+  if (!flags.baseline.empty()) {
+    base = locks::FindLock(flags.baseline);
+    if (base == nullptr)
+      return Status::Usage("hunt: flag --baseline: unknown lock '" + flags.baseline + "'");
+  }
+  space->lock = flags.lock;
+  space->knobs = flags.knobs;
+  space->driver_args = flags.driver_args;
+  space->ttl = flags.ttl;
+  space->nodes = info->default_nodes;
+  space->max_faults = flags.max_faults;
+  space->validity = flags.validity;
+  space->lock_points = info->points;
+  if (base != nullptr) {
+    // Against a baseline, the points only the lock has are where their code differs: a
+    // pause armed there is the first place to look.
+    std::vector<std::string> own;
+    for (const auto& p : info->points) {
+      if (std::find(base->points.begin(), base->points.end(), p) == base->points.end()) own.push_back(p);
+    }
+    if (!own.empty()) {
+      space->lock_points = own;
+      for (const char* armed : {"client-pause", "slow-cs", "client-crash"}) space->weights[armed] = 3.0;
+    }
+  }
+  // Without --ttl each scenario draws one of these; a lock that renews on request may be
+  // renewed by the workload (RunOptions::renew_every).
+  if (!flags.ttl_given) space->ttls = {Millis(500), Millis(750), Millis(1250)};
+  RunOptions as_run;
+  as_run.lock = flags.lock;
+  as_run.knobs = flags.knobs;
+  as_run.ttl = flags.ttl;
+  space->can_renew = LockCanRenew(as_run);
+  for (const auto& f : faults::ListFaults()) {
+    if (f.id == "none" || !locks::FaultApplies(*info, f.id)) continue;
+    if (base != nullptr && !locks::FaultApplies(*base, f.id)) continue;
+    if (!flags.faults.empty() &&
+        std::find(flags.faults.begin(), flags.faults.end(), f.id) == flags.faults.end())
+      continue;
+    space->faults.push_back(f.id);
+  }
+  for (const auto& id : flags.faults) {
+    if (faults::FindFault(id) == nullptr)
+      return Status::Usage("hunt: flag --faults: unknown fault '" + id + "'");
+    if (std::find(space->faults.begin(), space->faults.end(), id) == space->faults.end())
+      return Status::Usage("hunt: flag --faults: fault '" + id + "' does not apply to lock '" +
+                           flags.lock + "'" +
+                           (base ? " or its baseline '" + flags.baseline + "'" : ""));
+  }
+  if (space->faults.empty())
+    return Status::Usage("hunt: no fault applies to lock '" + flags.lock + "'");
+  return Status::Ok();
+}
+
+class Hunt {
+ public:
+  Hunt(HuntFlags flags, SearchSpace space, std::string dir)
+      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed) {}
+
+  int Run();
+
+ private:
+  // What a run showed of what the hunt looks for (FailureKinds); empty when it did not run.
+  std::set<std::string> Kinds(const ChildRun& r) const {
+    return r.ran ? FailureKinds(r.results, f_.liveness) : std::set<std::string>{};
+  }
+  // Whether a run failed the way the hunt looks for now: it showed a kind of target_.
+  bool Failed(const ChildRun& r) const {
+    for (const auto& k : Kinds(r)) {
+      if (target_.count(k)) return true;
+    }
+    return false;
+  }
+  // Every kind the hunt looks for: the target while searching.
+  std::set<std::string> AllKinds() const {
+    std::set<std::string> all = {"violated", "resource"};
+    if (f_.liveness) all.insert("stuck");
+    return all;
+  }
+  static bool Trusted(const ChildRun& r) {
+    return !r.results.is_object() || checker::TrialOutcome::FromJson(r.results).Trusted();
+  }
+  ChildRun Make(const RunOptions& o, const std::string& sub, const std::string& name) {
+    ChildRun r;
+    r.options = o;
+    r.options.out_dir = dir_ + "/" + sub;
+    r.scenario_path = dir_ + "/" + sub + "/" + name + ".toml";
+    return r;
+  }
+  static bool IsBaseline(const ChildRun& r) {
+    const std::string& n = r.options.name;
+    return n.size() > 9 && n.compare(n.size() - 9, 9, "-baseline") == 0;
+  }
+  // The same scenario on the baseline lock (OnBaselineLock: a mutant's own points move to
+  // their stand-ins); a point without one leaves a run that is refused, which counts against
+  // the difference (see BaselineFailed).
+  RunOptions OnBaseline(const RunOptions& o) const {
+    RunOptions b = OnBaselineLock(o, f_.baseline);
+    b.name += "-baseline";
+    return b;
+  }
+  // Whether a baseline run tells against the difference: it failed, or it could not run
+  // (the baseline was not seen to pass, so nothing is confirmed).
+  bool BaselineFailed(const ChildRun& r) const { return !r.ran || Failed(r); }
+  // Counts a run that ended (trials, infrastructure failures) and shows the progress line.
+  void CountRun(const ChildRun& r) {
+    ++trials_;
+    if (!r.ran) ++infra_;
+    Progress();
+  }
+  // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
+  static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
+  // Runs `runs`; counts trials and infrastructure failures.
+  void RunAll(std::vector<ChildRun>& runs) {
+    std::vector<ChildRun*> ptrs;
+    for (auto& r : runs) ptrs.push_back(&r);
+    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
+    if (!s.ok() && io_error_.ok()) io_error_ = s;
+  }
+  // How many of `n` reruns of `o` fail, and in how many of its runs the baseline (if any)
+  // failed too.
+  int Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+             int* baseline_failures, std::vector<ChildRun>* kept = nullptr);
+  // Until the budget is spent, or (stop_at_first) a failure that counts is found.
+  void Search(bool stop_at_first);
+  // The next scenario of the search (the first pass's, then drawn from the space), redrawing
+  // those the lab refuses; nothing when the lab refuses nearly all of them (io_error_ set).
+  std::optional<ChildRun> DrawTrial();
+  // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
+  // not run (nothing was seen to pass there, see BaselineFailed).
+  std::set<std::string> Difference(const ChildRun& r, const ChildRun& b) const {
+    if (!b.ran) return {};
+    std::set<std::string> diff;
+    const std::set<std::string> base = Kinds(b);
+    for (const auto& k : Kinds(r)) {
+      if (!base.count(k)) diff.insert(k);
+    }
+    return diff;
+  }
+  // With a baseline: whether a failure of `o` reproduces on the lock and not on the
+  // baseline (3 of 4 reruns fail; the baseline fails none of three runs), judged by target_.
+  bool ConfirmDifference(const RunOptions& o);
+  // Shrinks `find` (a counted find) into story_'s shrink fields.
+  void Shrink(const FoundScenario& find);
+  void Reproduce();
+  // Shrinks and reruns counted finds, the first found first, until one reproduces; between
+  // them, while budget is left, the search goes on (Search). The story tells the best.
+  void ShrinkUntilOneReproduces();
+  // Keeps a failing trial in story_.found and found/NAME.toml (with its [expect] for `kinds`);
+  // `baseline_failed`: the baseline failed it too, or the difference was not confirmed (not
+  // counted; its faults are then drawn less).
+  void RecordFind(const ChildRun& r, bool baseline_failed, const std::set<std::string>& kinds) {
+    if (baseline_failed) DrawLess(r.options);
+    FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
+    found.kinds = kinds;
+    RunOptions saved = r.options;
+    ExpectKinds(found.kinds, &saved);
+    Status w = WriteFile(dir_ + "/found/" + r.options.name + ".toml", ScenarioToToml(saved));
+    if (!w.ok()) io_error_ = w;
+    story_.found.push_back(found);
+  }
+  // Draws the fault kinds of `o` less often (never below a twentieth): both locks fail there.
+  void DrawLess(const RunOptions& o) {
+    for (const auto& kind : ScenarioKinds(o)) {
+      double& w = space_.weights.try_emplace(kind, 1.0).first->second;
+      w = std::max(0.05, w * (kind.find('@') == std::string::npos ? 0.7 : 0.5));
+    }
+  }
+  void Progress(bool final_line = false);
+  Nanos Elapsed() const { return MonotonicNow() - t0_; }
+  bool counted_any() const {
+    return std::any_of(story_.found.begin(), story_.found.end(), [](const FoundScenario& s) { return !s.baseline_failed; });
+  }
+  // More than half the trials (and 3) could not run: the lab, not the lock, is failing.
+  bool MostTrialsCouldNotRun() const { return infra_ > 3 + trials_ / 2; }
+  bool Stop() const { return Interrupted() || !io_error_.ok() || MostTrialsCouldNotRun(); }
+
+  HuntFlags f_;
+  SearchSpace space_;
+  std::string dir_;
+  Rng rng_;
+  Nanos t0_ = MonotonicNow();
+  std::string phase_ = "search";
+  std::string attempt_prefix_;  // of the shrink and rerun files (ShrinkUntilOneReproduces)
+  int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
+  // The search's first pass (Search): single-fault draws, and how far it got.
+  std::vector<FirstPassDraw> first_pass_;
+  size_t first_pass_next_ = 0;
+  int first_pass_refusals_ = 0;  // refused draws of first_pass_[first_pass_next_] so far
+  Status io_error_;
+  HuntStory story_;
+  // The kinds of failure a run must show to count as failed (Failed): every kind while
+  // searching; with a baseline, once a failure is found, the kinds it showed that the
+  // baseline's run of the same scenario did not (a fenced lock's mutant whose resource
+  // breaks where the reference's holders overlap too, but its resource holds: "resource").
+  // Confirmation, shrinking and the reruns all judge by it, so a shrunk schedule keeps the
+  // difference, not merely a failure both locks share.
+  std::set<std::string> target_ = AllKinds();
+};
+
+int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+                 int* baseline_failures, std::vector<ChildRun>* kept) {
+  // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
+  // failures reached, or out of reach), then the baseline's run only when the step would be
+  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. One
+  // baseline run is too weak for the rate a kill is counted on: a drift just past Redlock's
+  // 1% allowance fails redlock itself now and then (bench/results/mutation-score-history.md,
+  // "Ten baseline reruns").
+  std::vector<ChildRun> all;
+  int failed = 0, done = 0, base_failures = 0;
+  auto count = [&](std::vector<ChildRun>& batch) {
+    RunAll(batch);
+    for (auto& r : batch) {
+      if (IsBaseline(r)) {
+        base_failures += BaselineFailed(r);
+      } else {
+        failed += Failed(r) && Trusted(r);
+        ++done;
+      }
+      all.push_back(std::move(r));
+    }
+  };
+  while (done < n && !Stop()) {
+    std::vector<ChildRun> batch;
+    int slots = need > 0 ? f_.jobs : n - done;
+    for (int i = 0; need <= 0 && !f_.baseline.empty() && i < slots; ++i) {
+      batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline-" + std::to_string(done + i + 1)));
+    }
+    for (int i = 0; i < slots && done + i < n; ++i) {
+      batch.push_back(Make(o, sub, tag + "-" + std::to_string(done + i + 1)));
+    }
+    count(batch);
+    if (need > 0 && (failed >= need || failed + (n - done) < need)) break;
+  }
+  if (need > 0 && failed >= need && !f_.baseline.empty() && !Stop()) {
+    std::vector<ChildRun> batch = {Make(OnBaseline(o), sub, tag + "-baseline")};
+    count(batch);
+  }
+  *baseline_failures = base_failures;
+  if (kept) *kept = std::move(all);
+  return failed;
+}
+
+bool Hunt::ConfirmDifference(const RunOptions& o) {
+  const int need = (3 * f_.reruns + 3) / 4;
+  int base_failures = 0;
+  int failed = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm", &base_failures);
+  if (failed < need || base_failures > 0 || Stop()) return false;
+  std::vector<ChildRun> more;
+  for (int i = 0; i < 2; ++i) {
+    more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
+  }
+  RunAll(more);
+  return std::none_of(more.begin(), more.end(), [&](const ChildRun& r) { return BaselineFailed(r); });
+}
+
+void Hunt::Progress(bool final_line) {
+  bool tty = isatty(2);
+  std::ostringstream line;
+  double s = ToMillis(Elapsed()) / 1000.0;
+  line << "hunt " << LockDisplayName(f_.lock) << ": " << phase_ << ", " << trials_ << " trials, "
+       << story_.Counted() << " failing";
+  // "failing" means what the summary and hunt.md count: a find the baseline does not fail too.
+  if (static_cast<int>(story_.found.size()) > story_.Counted())
+    line << " (+" << story_.found.size() - story_.Counted() << " not counted)";
+  if (!story_.steps.empty()) line << ", " << story_.steps.size() << " shrink steps kept";
+  line << ", " << static_cast<int>(s) << " s";
+  if (phase_ == "search") {
+    double left = std::max(0.0, static_cast<double>(f_.budget.count()) / 1000.0 - s);
+    line << " (" << static_cast<int>(left) << " s left)";
+  }
+  if (tty)
+    std::cerr << "\r\033[K" << line.str() << (final_line ? "\n" : "") << std::flush;
+  else if (final_line || trials_ % 10 == 0)
+    std::cerr << "locklab " << line.str() << "\n";
+}
+
+std::optional<ChildRun> Hunt::DrawTrial() {
+  for (;;) {
+    char name[32];
+    std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
+    // Small first (QuickCheck's growing size): one fault at a time for the first ten
+    // scenarios, up to two for the next ten, then up to --max-faults.
+    space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
+    // The first pass (Search's start): one fault alone, maybe armed at a given point.
+    const bool first_pass = first_pass_next_ < first_pass_.size();
+    SearchSpace one;
+    if (first_pass) {
+      one = FirstPassSpace(space_, first_pass_[first_pass_next_]);
+    }
+    RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
+    Status v = ValidateRunOptions(o);
+    if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
+      // Against the accepted draws: drawn_ counts the refused ones too, so compared with
+      // it this could never fire, and a space the lab always refused (now also a first-pass
+      // entry it always refuses) drew forever.
+      ++invalid_draws_;
+      // A first-pass entry is redrawn (its nodes, targets and workload are random) a few
+      // times, then skipped: one the lab always refuses (a fault whose every draw this
+      // lock's topology rejects) must not count against the whole search.
+      if (first_pass && ++first_pass_refusals_ >= kFirstPassTries) {
+        ++first_pass_next_;
+        first_pass_refusals_ = 0;
+      }
+      if (invalid_draws_ > 1000 && invalid_draws_ > 10 * (drawn_ - invalid_draws_)) {
+        io_error_ = Status::Usage("hunt: the lab refuses the drawn scenarios: " + v.message());
+        return std::nullopt;
+      }
+      continue;
+    }
+    if (first_pass) {
+      ++first_pass_next_;
+      first_pass_refusals_ = 0;
+    }
+    return Make(o, "trials", name);
+  }
+}
+
+void Hunt::Search(bool stop_at_first) {
+  phase_ = "search";
+  const Nanos search_start = MonotonicNow();
+  if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
+  while (!Stop() && Elapsed() < f_.budget) {
+    // A rolling pool: a new trial starts as soon as one ends, so a long trial (a first-pass
+    // fine drift runs 20 s) holds no others back. With --baseline, a trusted failure's
+    // baseline run joins the same pool, ahead of new trials; a failure both locks show is
+    // recorded there and the search goes on, since a hunt meets many of those (draining the
+    // pool for each cost half the trials: bench/results/mutation-score-history.md, "Baseline
+    // runs in the pool"). New trials stop once a failure may count: without a baseline,
+    // any trusted failure; with one, a failure whose baseline run did not show it, which is
+    // then confirmed (ConfirmDifference) after the running ones finish. The draws are the
+    // seed's in the same order; how many come before the pool stops depends on the trials'
+    // lengths (and with a baseline, so do the weights: SearchSpace::weights).
+    std::deque<ChildRun> runs;             // this pool's trials and baseline runs
+    std::deque<ChildRun*> baselines_due;   // baseline runs waiting for a slot
+    std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial
+    std::vector<std::pair<ChildRun*, std::set<std::string>>> to_judge;  // and their kinds
+    bool stop_drawing = false;
+    Status ps = RunChildrenFrom(
+        f_.jobs,
+        [&]() -> ChildRun* {
+          if (Stop()) return nullptr;
+          if (!baselines_due.empty()) {
+            ChildRun* b = baselines_due.front();
+            baselines_due.pop_front();
+            return b;
+          }
+          if (stop_drawing || Elapsed() >= f_.budget) return nullptr;
+          std::optional<ChildRun> t = DrawTrial();
+          if (!t) return nullptr;
+          runs.push_back(std::move(*t));
+          return &runs.back();
+        },
+        [&](const ChildRun& done, size_t) {
+          CountRun(done);
+          if (auto it = trial_of.find(&done); it != trial_of.end()) {
+            // What failed on the lock and not on the baseline: a verdict both share may
+            // still hide a difference at the resource (or in liveness).
+            std::set<std::string> kinds = Difference(*it->second, done);
+            if (kinds.empty()) {
+              RecordFind(*it->second, true, Kinds(*it->second));
+            } else {
+              to_judge.emplace_back(it->second, kinds);
+              stop_drawing = true;
+            }
+            return;
+          }
+          if (!Failed(done)) return;
+          if (!Trusted(done)) {
+            ++untrusted_;
+            return;
+          }
+          ChildRun* trial = const_cast<ChildRun*>(&done);  // every run is one of `runs`
+          if (f_.baseline.empty()) {
+            to_judge.emplace_back(trial, Kinds(done));
+            stop_drawing = true;
+            return;
+          }
+          runs.push_back(Make(OnBaseline(done.options), "trials", done.options.name + "-baseline"));
+          trial_of[&runs.back()] = trial;
+          baselines_due.push_back(&runs.back());
+        });
+    if (!ps.ok() && io_error_.ok()) io_error_ = ps;
+    for (const ChildRun& r : runs) {
+      // A baseline run that never started (an interrupt, a write error, a lab that could not
+      // run most trials stopped new runs): nothing was seen to pass there. In draw order.
+      auto it = trial_of.find(&r);
+      if (it != trial_of.end() && !r.done) RecordFind(*it->second, true, Kinds(*it->second));
+    }
+    // In draw order (trials' names), not in the order their runs ended: which find comes
+    // first, and is shrunk first, must not depend on timing.
+    std::sort(to_judge.begin(), to_judge.end(),
+              [](const auto& a, const auto& b) { return a.first->options.name < b.first->options.name; });
+    for (auto& [trial, kinds] : to_judge) {
+      bool counts = f_.baseline.empty();
+      if (!counts) {
+        // One baseline run that did not fail is weak evidence of a difference: the failure
+        // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
+        // more runs of the same scenario, both judged by the kinds that differed. Stopped
+        // (an interrupt), it was not confirmed and does not count.
+        target_ = kinds;
+        counts = !Stop() && ConfirmDifference(trial->options);
+        target_ = AllKinds();
+      }
+      RecordFind(*trial, !counts, counts ? kinds : Kinds(*trial));
+    }
+    if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(), AwaitsShrinking)) break;
+  }
+  story_.search_s += ToMillis(MonotonicNow() - search_start) / 1000.0;
+}
+
+void Hunt::Shrink(const FoundScenario& find) {
+  phase_ = "shrink";
+  target_ = find.kinds;  // shrink, reproduce: keep the failure (difference) found
+  story_.kinds = find.kinds;
+  story_.minimal_from = "found/" + find.options.name + ".toml";
+  story_.minimal_from_at_s = find.at_s;
+  RunOptions current = find.options;
+  current.name = "minimal";
+  story_.chain = {current};
+  const Nanos shrink_start = MonotonicNow();
+  const int need = (3 * f_.reruns + 3) / 4;  // three quarters, rounded up
+  int step = 0;
+  // Passes over the candidates; within a pass a kind of step that failed to reproduce is not
+  // tried again on the simpler scenarios that follow (a new pass tries everything again).
+  bool progress = true;
+  while (progress && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+    progress = false;
+    std::set<std::string> refused;
+    bool pass_kept = true;
+    while (pass_kept && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+      pass_kept = false;
+      for (const ShrinkStep& cand : ShrinkCandidates(current)) {
+        if (Stop() || MonotonicNow() - shrink_start >= f_.shrink_budget) break;
+        if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
+        // --validity holds for every scenario, shrunk ones too.
+        if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
+        int baseline_failures = 0;
+        int failed = Reruns(cand.options, f_.reruns, need, "shrink", attempt_prefix_ + "s" + std::to_string(++step),
+                            &baseline_failures);
+        story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failures});
+        if (failed >= need && baseline_failures == 0) {
+          story_.steps.push_back({cand.what, failed, f_.reruns, false});
+          current = cand.options;
+          story_.chain.push_back(current);
+          progress = pass_kept = true;
+          break;  // on from the simpler scenario
+        }
+        refused.insert(cand.what);
+      }
+    }
+  }
+  story_.shrink_s += ToMillis(MonotonicNow() - shrink_start) / 1000.0;
+}
+
+void Hunt::Reproduce() {
+  phase_ = "reproduce";
+  // The minimal scenario, else the last kept steps undone, until one reproduces
+  // (kReproductionNeeded of kReproductionReruns, the baseline never failing); still short
+  // of that, the best of them strengthened (StrengthenCandidates). The story tells the best
+  // tried (ToldReproduction).
+  struct Tried {
+    RunOptions options;
+    int undone = 0;
+    std::string strengthened;
+    std::vector<ChildRun> runs;
+  };
+  std::vector<Tried> tried;
+  auto& tries = story_.reproductions;
+  auto rerun = [&](Tried t, const std::string& what, const std::string& tag) {
+    int baseline_failures = 0;
+    int failed = Reruns(t.options, kReproductionReruns, 0, "reruns", tag, &baseline_failures, &t.runs);
+    tries.push_back({what, failed, kReproductionReruns, baseline_failures});
+    tried.push_back(std::move(t));
+    return failed >= kReproductionNeeded && baseline_failures == 0;
+  };
+  bool done = false;
+  for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {
+    Tried t{story_.chain[story_.chain.size() - 1 - back], static_cast<int>(back), "", {}};
+    done = rerun(std::move(t), back == 0 ? "as shrunk" : std::to_string(back) + " kept steps undone",
+                 attempt_prefix_ + "r" + std::to_string(back));
+  }
+  if (tried.empty()) return;
+  const size_t best = ToldReproduction(tries);
+  if (!done && !tries[best].baseline_failed() && tries[best].failed > 0) {
+    const RunOptions base = tried[best].options;
+    const int base_undone = tried[best].undone;
+    story_.strengthened_from = tries[best].failed;
+    int n = 0;
+    for (const ShrinkStep& s : StrengthenCandidates(base, space_.max_duration)) {
+      if (done || Stop() || !ValidateRunOptions(s.options).ok()) continue;
+      Tried t{s.options, base_undone, s.what, {}};
+      done = rerun(std::move(t), "strengthened: " + s.what, attempt_prefix_ + "g" + std::to_string(++n));
+    }
+  }
+  const size_t told = ToldReproduction(tries);
+  const Tried& t = tried[told];
+  story_.minimal = t.options;
+  story_.reproduced = tries[told].failed;
+  story_.reruns = tries[told].reruns;
+  story_.baseline_failures = tries[told].baseline_failures;
+  story_.undone = t.undone;
+  story_.strengthened = t.strengthened;
+  story_.failing_run.clear();
+  story_.failing_results = nlohmann::ordered_json();
+  for (const ChildRun& r : t.runs) {
+    if (!IsBaseline(r) && Failed(r) && Trusted(r)) {
+      story_.failing_run = r.run_dir;
+      story_.failing_results = r.results;
+      break;
+    }
+  }
+}
+
+void Hunt::ShrinkUntilOneReproduces() {
+  // A find whose minimal does not reproduce (or fails the reference) is set aside and the
+  // search goes on: stopping at the first counted find can end a hunt with most of its
+  // budget left and nothing killed (bench/results/mutation-score-history.md, "Set aside").
+  std::vector<HuntStory> stories;  // each shrunk find's story, in order
+  for (;;) {
+    auto next = std::find_if(story_.found.begin(), story_.found.end(), AwaitsShrinking);
+    if (next == story_.found.end()) {
+      if (stories.empty() || Stop() || Elapsed() >= f_.budget) break;
+      Search(true);  // on from where the search stopped, for the next counted find
+      continue;
+    }
+    if (Stop()) break;
+    // Past the budget, a waiting find starts shrinking only within one more shrink budget
+    // (a pool can end with up to `jobs` counted finds, each worth a shrink budget).
+    if (!stories.empty() && Elapsed() >= f_.budget + f_.shrink_budget) break;
+    next->shrunk = true;
+    const FoundScenario find = *next;  // Search may grow story_.found
+    // The first find's runs are shrink/s1-1.toml, reruns/r0-1.toml, ...; a later one's are
+    // named after it (shrink/t0012-s1-1.toml), so none overwrites another's.
+    attempt_prefix_ = stories.empty() ? "" : find.options.name + "-";
+    Shrink(find);  // into shrink fields that are clear: never set yet, or cleared below
+    Reproduce();
+    target_ = AllKinds();
+    if (!story_.minimal) break;  // stopped before anything was rerun
+    const size_t told = ToldReproduction(story_.reproductions);
+    story_.shrunk.push_back({story_.minimal_from, find.at_s, story_.reproductions[told]});
+    stories.push_back(story_);
+    if (story_.shrunk.back().reproduced()) break;
+    // The reference fails the minimal too: the search draws its faults less from here on.
+    if (story_.shrunk.back().told.baseline_failed()) DrawLess(find.options);
+    story_.TellShrinkOf(HuntStory{});  // the progress line counts the next find's steps
+  }
+  if (!stories.empty()) {  // (also over a shrink an interrupt cut short)
+    std::vector<ShrinkTry> each;
+    for (const auto& f : story_.shrunk) each.push_back(f.told);
+    story_.TellShrinkOf(stories[ToldReproduction(each)]);
+  }
+}
+
+int Hunt::Run() {
+  story_.lock = f_.lock;
+  story_.baseline = f_.baseline;
+  story_.seed = f_.seed;
+  story_.ttl = f_.ttl;
+  story_.faults = space_.faults;
+  story_.budget_s = static_cast<double>(f_.budget.count()) / 1000.0;
+  for (const char* sub : {"/trials", "/found", "/shrink", "/reruns"}) {
+    if (Status s = MakeDirs(dir_ + sub); !s.ok()) {
+      std::cerr << "locklab hunt: " << s.message() << "\n";
+      return s.ExitCode();
+    }
+  }
+  // The budget as read (a bare number is milliseconds, so an old "--budget 1200" shows here).
+  std::cerr << "locklab hunt: " << f_.lock << " (TTL " << f_.ttl.count() << " ms) under "
+            << space_.faults.size() << " faults for " << FormatDuration(f_.budget) << ", "
+            << f_.jobs << " trials at a time, seed "
+            << f_.seed << (f_.baseline.empty() ? "" : ", against " + f_.baseline) << ": " << dir_
+            << "\n";
+  Search(true);
+  if (f_.shrink) {
+    ShrinkUntilOneReproduces();
+    target_ = AllKinds();
+    if (f_.keep_searching && !Stop() && Elapsed() < f_.budget) Search(false);
+  }
+  story_.trials = trials_;
+  story_.untrusted = untrusted_;
+  story_.invalid_draws = invalid_draws_;
+  story_.interrupted = Interrupted();
+  story_.elapsed_s = ToMillis(Elapsed()) / 1000.0;
+  Progress(true);
+  if (!io_error_.ok()) {
+    std::cerr << "locklab hunt: " << io_error_.message() << "\n";
+    return io_error_.ExitCode();
+  }
+  if (story_.minimal && !story_.failing_run.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directory_symlink(story_.failing_run, dir_ + "/failing-run", ec);
+  }
+  Status w = WriteHuntOutputs(story_, dir_);
+  if (!w.ok()) {
+    std::cerr << "locklab hunt: " << w.message() << "\n";
+    return w.ExitCode();
+  }
+  std::cout << HuntSummary(story_, dir_);
+  if (!f_.corpus.empty() && story_.minimal) {
+    // Only a kill with a statistical [expect] is a regression (MinimalIsRegression).
+    if (MinimalIsRegression(story_)) {
+      std::string path;
+      bool existed = false;
+      Status c = CopyToCorpus(story_, dir_, f_.corpus, &path, &existed);
+      if (!c.ok()) {
+        std::cerr << "locklab hunt: flag --corpus: " << c.message() << "\n";
+        return c.ExitCode();
+      }
+      std::cout << "corpus: " << path << (existed ? " (already there, not copied)" : " (added)") << "\n";
+    } else {
+      std::cout << "corpus: minimal.toml not added to " << f_.corpus << ": "
+                << (MinimalReplay(story_) ? "it did not reproduce " + std::to_string(kReproductionNeeded) +
+                                                " of " + std::to_string(kReproductionReruns) +
+                                                " times with a baseline that never failed"
+                                          : std::string("too rare to be a regression"))
+                << "\n";
+    }
+  }
+  // A report that could not be made (69, 70) is the exit code, as for `locklab report`.
+  int report_exit = 0;
+  if (f_.report && !story_.failing_run.empty() && !Interrupted())
+    report_exit = RunReportScript({story_.failing_run});
+  if (MostTrialsCouldNotRun() || (infra_ > 0 && trials_ == infra_)) {
+    // The hunt stopped because the lab could not run its trials: say so, never "no failure".
+    std::cerr << "locklab hunt: " << infra_ << " of " << trials_ << " trials could not run (their logs: " << dir_
+              << "/trials/*.log)\n";
+    if (!counted_any()) return kExitInfrastructure;
+  }
+  if (counted_any()) return WithReportExit(kExitViolated, report_exit);
+  return Interrupted() ? kExitUnknown : kExitOk;
+}
+
+}  // namespace
+
+int RunHuntCommand(const std::vector<std::string>& args) {
+  HuntFlags flags;
+  Status s = ParseHuntFlags(args, &flags);
+  SearchSpace space;
+  if (s.ok()) s = BuildSpace(flags, &space);
+  std::string resolved;  // a driver:PATH that is not there is refused before anything runs
+  if (s.ok()) s = ResolveDriverPath(flags.lock, &resolved);
+  if (s.ok() && !resolved.empty()) {
+    // A driver says in its hello which points it stops at and the TTL it really sets.
+    locks::DriverHello hello;
+    s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
+    if (s.ok()) {
+      for (const auto& p : hello.points) space.lock_points.push_back(p);
+      if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
+        space.ttl = flags.ttl = *hello.ttl;
+        space.ttls.clear();
+      }
+    }
+  }
+  if (!s.ok()) {
+    std::cerr << "locklab " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  if (flags.seed == 0) flags.seed = RandomSeed(48);
+  std::string dir;
+  s = CreateRunDir(flags.out, "hunt-" + LockDisplayName(flags.lock), flags.seed, &dir);
+  if (!s.ok()) {
+    std::cerr << "locklab hunt: " << s.message() << "\n";
+    return s.ExitCode();
+  }
+  InstallInterruptHandlers();
+  return Hunt(std::move(flags), std::move(space), dir).Run();
+}
+
+}  // namespace locklab::harness

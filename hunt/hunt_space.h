@@ -1,0 +1,136 @@
+// The hunt's search space: every scenario `locklab hunt` may draw for one lock, and the
+// draw itself (FoundationDB's random workloads, Jepsen's mixed nemeses).
+//
+// A drawn scenario is an ordinary RunOptions (so every trial is a scenario file that
+// `locklab run` replays): one to `max_faults` faults at once, each with its windows placed
+// at a random time or armed at one of the lock's pause points, lengths drawn relative to the
+// lock's TTL (0.3x to 5x), clock offsets both ways and drift, partitions of one link, a
+// minority or a majority of nodes, lost replies, late writes; 2 to 6 clients; hold and think
+// times relative to the TTL. Nothing here knows what a lock is expected to do: the space is
+// the lock's declared facts only (its TTL, node count, the faults that apply, its pause
+// points).
+//
+// Pure: DrawScenario is a function of the space and the Rng, so a hunt seed replays its
+// draws. Thread-compatible.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "scenario/run_options.h"
+
+namespace locklab::harness {
+
+struct SearchSpace {
+  std::string lock;                           // lock id, as `locklab run --lock`
+  std::map<std::string, std::string> knobs;   // the lock's knobs, fixed for the hunt
+  std::vector<std::string> driver_args;
+  Millis ttl{500};                            // the lock's TTL: every time scales with it
+  // When not empty, each scenario draws its TTL from these instead (a lock's bugs can hide
+  // at one TTL: whole seconds look right at 500 ms and break at 1250 ms).
+  std::vector<Millis> ttls;
+  bool can_renew = false;  // the lock renews on request: scenarios may set renew_every
+  int nodes = 1;                              // lock nodes
+  std::vector<std::string> faults;            // fault ids to draw from (applicable, not none)
+  std::vector<std::string> points;  // the workload's pause points; empty: workloads::HoldPausePoints()
+  // The points the lock itself announces (LockInfo::points, a driver's hello): between its
+  // own commands, where a stop is most telling. A pause armed at a point picks one of these
+  // half the time when there are any.
+  std::vector<std::string> lock_points;
+  // When set, every fault that can be armed at a pause point (client-pause, slow-cs,
+  // client-crash, client-clock) is armed at this one: the hunt's first pass tries each such
+  // fault at each of the lock's own points, twice (hunt.cc Search, FirstPass).
+  std::string arm_at;
+  // Every scenario's workload is quiet (two clients that think one to three holds between
+  // turns, so the key is mostly free), and a client-pause or slow-cs stop outlasts the lease
+  // (1 to 5 TTLs); else a quarter of the workloads are quiet.
+  bool quiet = false;
+  // Every clock drift is fine (1%: the common allowance of 1% of the TTL, which Redlock's
+  // reference implementation uses) on a majority of the nodes, as long as
+  // the trial allows, and the clients honour validity and work to its end: drift in its
+  // subtlest form, where a lock that misjudges drift and one that does not differ by a few
+  // milliseconds per lease (the first pass tries it once).
+  bool fine_drift = false;
+  int max_faults = 3;                         // faults at once: 1..max_faults
+  int min_clients = 2, max_clients = 6;
+  // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
+  // --validity: a correct lock used correctly, for false-alarm hunts); "" = drawn.
+  std::string validity;
+  // Weights of kinds: a fault id ("clock-jump"), an armed fault at a point
+  // ("client-pause@before-write"), or the workload's validity choice ("validity=honour",
+  // "validity=ignore"); 1 when absent. With a baseline, a kind whose scenarios also break
+  // the baseline is drawn less often (ScenarioKinds, hunt.cc), so the search moves to where
+  // the two locks differ: a lock that breaks while its clients ignore validity usually
+  // breaks the baseline too, and the draws move to clients that honour it.
+  std::map<std::string, double> weights;
+  // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
+  Millis max_duration{20000};
+};
+
+// Whether fault `id` can be armed at a pause point (it has a `point` parameter).
+bool CanBeArmed(const std::string& id);
+
+// The search's first pass: every fault alone once (clock-drift twice, the second time
+// fine: SearchSpace::fine_drift), and every fault that can be armed twice
+// at each of the lock's own points (SearchSpace::lock_points: where its code is; against a
+// baseline, where the two differ), once with a workload drawn as usual and once with a
+// quiet one, in an order `rng` shuffles. With a dozen faults and a few dozen trials in a
+// budget, draws with replacement had left client-pause tried once in a blind-renew hunt,
+// and an armed client-clock step inside wall-clock-elapsed's acquire never. The two
+// workloads: what a stop in a lock's own code does shows on a busy key (a late command of a
+// former holder meets the next holder) or only on a free one (a renewal that re-takes a key
+// it finds gone: renew-resurrects survived two hunts that armed client-pause at
+// watchdog-renewal-due with 5 clients).
+struct FirstPassDraw {
+  std::string fault;
+  std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual
+  bool quiet = false;       // SearchSpace::quiet for this draw
+  bool fine_drift = false;  // SearchSpace::fine_drift for this draw (clock-drift's second entry)
+};
+std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
+// Refused draws of one first-pass entry before the search skips it (hunt.cc Search).
+inline constexpr int kFirstPassTries = 20;
+// The space one first-pass draw is drawn from: `space` with that fault alone, armed at its
+// point, and when quiet with clients that honour validity (unless --validity says otherwise):
+// the workload in which a correct lease lock stays safe under any stop, so what fails is the
+// lock's own code at that point.
+SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw);
+
+// One scenario named `name`, with a seed drawn from `rng`.
+RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);
+
+// The kinds of `f` that SearchSpace::weights names: its id, and for a fault armed at a pause
+// point also "id@point".
+std::vector<std::string> FaultKinds(const faults::FaultOptions& f);
+// Every kind of `o`: its faults' kinds and its validity choice.
+std::vector<std::string> ScenarioKinds(const RunOptions& o);
+
+// `o` as it runs on the lock `baseline` (hunt --baseline, and the replays of shipped hunt
+// schedules): the same scenario without the lock's knobs, and a fault armed at a point the
+// baseline does not have moved to that point's stand-in (LockInfo::stand_in_points of
+// o.lock: a mutant's point inside its acquire or release). A point without a stand-in is
+// left as it is; the baseline's run is then refused.
+RunOptions OnBaselineLock(RunOptions o, const std::string& baseline);
+
+// When the last window of `f` closes, from the run's start (first_at + windows x duration
+// + (windows - 1) x interval); windows = 0 counts as one window.
+Millis WindowsEnd(const faults::FaultOptions& f);
+// The latest WindowsEnd of `o`'s faults.
+Millis LastWindowEnd(const RunOptions& o);
+
+// Faults the hunt draws with one window only, and never repeats: a crashed client does not
+// come back, and a failover's window is stretched to its kill plus the promotion.
+bool OneWindowOnly(const std::string& fault_id);
+
+// The run length that leaves `tail` after the last window: at least 1 s.
+Millis DurationFor(const RunOptions& o, Millis tail);
+// Takes windows off `o`'s faults, one at a time off the fault whose windows end last, until
+// DurationFor(o, tail) fits `max_duration` or that fault is down to one window: a window
+// cut by the run's end says less about the lock, and a fault that fits keeps its repeats
+// (trimming every fault in turn took them off a partition because of a long drift).
+void TrimWindowsToFit(RunOptions* o, Millis tail, Millis max_duration);
+
+}  // namespace locklab::harness

@@ -1,0 +1,510 @@
+#include "hunt/hunt_story.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "base/version.h"
+#include "checker/trial_outcome.h"
+#include "faults/fault.h"
+#include "trial/child_runs.h"
+#include "lab/run_store.h"
+
+namespace locklab::harness {
+namespace {
+
+std::string Ms(Millis t) {
+  return t.count() >= 10000 && t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + " s"
+                                                     : std::to_string(t.count()) + " ms";
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string TtlRatio(Millis t, Millis ttl) {
+  if (ttl.count() <= 0) return "";
+  return " (" + Fixed(static_cast<double>(t.count()) / static_cast<double>(ttl.count()), 1) +
+         " x TTL)";
+}
+
+std::string NodeList(const std::vector<int>& nodes, const std::string& fallback) {
+  if (nodes.empty()) return fallback;
+  std::string s = nodes.size() == 1 ? "node " : "nodes ";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    s += (i ? "," : "") + std::string("n") + std::to_string(nodes[i]);
+  return s;
+}
+
+std::string Join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+int HuntStory::Counted() const {
+  int n = 0;
+  for (const auto& f : found) n += !f.baseline_failed;
+  return n;
+}
+
+void HuntStory::TellShrinkOf(const HuntStory& o) {
+  minimal_from = o.minimal_from;
+  minimal_from_at_s = o.minimal_from_at_s;
+  tried = o.tried;
+  steps = o.steps;
+  chain = o.chain;
+  minimal = o.minimal;
+  kinds = o.kinds;
+  reproduced = o.reproduced;
+  reruns = o.reruns;
+  undone = o.undone;
+  reproductions = o.reproductions;
+  strengthened = o.strengthened;
+  strengthened_from = o.strengthened_from;
+  baseline_failures = o.baseline_failures;
+  failing_run = o.failing_run;
+  failing_results = o.failing_results;
+}
+
+std::vector<std::string> HuntStory::KeptSteps() const {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i + undone < steps.size(); ++i) kept.push_back(steps[i].what);
+  return kept;
+}
+
+size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
+  size_t told = 0;
+  int best = std::numeric_limits<int>::min();
+  for (size_t i = 0; i < tries.size(); ++i) {
+    // Failures with a clean baseline first; below them, failures net of the baseline's.
+    const ShrinkTry& t = tries[i];
+    const int score = !t.baseline_failed() && t.failed > 0 ? 1000 + t.failed
+                                                          : t.failed - t.baseline_failures;
+    if (score > best) {
+      best = score;
+      told = i;
+    }
+  }
+  return told;
+}
+
+std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
+  const std::string len = Ms(f.duration) + TtlRatio(f.duration, ttl);
+  std::string what;
+  if (f.id == "client-pause") {
+    what = f.Param("mode", "targeted") == "random"
+               ? "client-pause stops a client (drawn from the seed) wherever it is for " + len
+               : "client-pause stops the first client to reach " +
+                     faults::ArmedPoint(f) + " for " + len;
+  } else if (f.id == "slow-cs") {
+    what = "slow-cs keeps the client that reaches " + faults::ArmedPoint(f) +
+           " inside for " + len + " more";
+  } else if (f.id == "client-crash") {
+    what = "client-crash kills the first client to reach " + faults::ArmedPoint(f);
+  } else if (f.id == "server-pause") {
+    what = "server-pause stops " + NodeList(f.nodes, "node n1") + " for " + len;
+  } else if (f.id == "memory-full") {
+    what = "memory-full makes " + NodeList(f.nodes, "node n1") + " refuse writes (OOM error) for " + len;
+  } else if (f.id == "restart") {
+    what = "restart kills " + NodeList(f.nodes, "node n1") + " and starts it again " +
+           (f.Param("restart", "no-persistence") == "aof-always" ? "from its AOF" : "empty") +
+           " after " + len;
+  } else if (f.id == "clock-jump") {
+    what = "clock-jump steps the wall clock of " + NodeList(f.nodes, "node n1") + " by " +
+           f.Param("offset", "+20s") + " s" +
+           (f.Param("revert", "true") == "true" ? " for " + len : " and leaves it there");
+  } else if (f.id == "clock-drift") {
+    what = "clock-drift runs the wall clock of " + NodeList(f.nodes, "node n1") + " at " +
+           f.Param("rate", "2.0") + "x for " + len;
+  } else if (f.id == "client-clock") {
+    const std::string point = faults::ArmedPoint(f);
+    what = (point.empty() ? "client-clock steps a client's wall clock by "
+                          : "client-clock steps the wall clock of the first client to reach " +
+                                point + " by ") +
+           f.Param("offset", "-30s") + " s for " + len;
+  } else if (f.id == "partition") {
+    std::string shape = f.Param("shape", "isolate-clients");
+    what = "partition (" + shape + (shape == "isolate-node" ? " " + NodeList(f.nodes, "n1") : "") +
+           ", " + f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
+           (f.Param("target", "any") == "holder" ? " cuts a client holding the lock"
+                                                 : " cuts a client") +
+           " for " + len;
+  } else if (f.id == "reply-loss") {
+    what = "reply-loss drops the lock nodes' replies to a client for " + len;
+  } else if (f.id == "failover") {
+    what = "failover cuts n1's replication and kills n1 " + f.Param("kill_after_ms", "300") +
+           " ms later; Sentinel promotes the replica";
+  } else if (f.id == "delay") {
+    what = "delay holds a client's write to the resource for " + len;
+  } else {
+    what = f.id + " for " + len;
+  }
+  std::string when = "At " + Ms(f.first_at) + ", " + what;
+  if (f.windows != 1) {
+    when += ", " + (f.windows == 0 ? std::string("again") : std::to_string(f.windows) + " times") +
+            " with " + Ms(f.interval) + " between windows";
+  }
+  return when + ".";
+}
+
+std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
+  std::set<std::string> kinds;
+  if (!results.is_object()) return kinds;
+  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
+  if (outcome.verdict == checker::Verdict::kViolated) kinds.insert("violated");
+  if (outcome.resource_verdict == checker::Verdict::kViolated) kinds.insert("resource");
+  if (liveness && outcome.Stuck()) kinds.insert("stuck");
+  return kinds;
+}
+
+void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o) {
+  o->expect_verdict.clear();
+  o->expect_resource.clear();
+  o->expect_stuck.clear();
+  if (kinds.count("violated")) {
+    o->expect_verdict = "violated";
+  } else if (kinds.count("resource")) {
+    o->expect_verdict = "violated";
+    o->expect_resource = "violated";
+  } else if (kinds.count("stuck")) {
+    o->expect_stuck = "yes";
+  }
+}
+
+std::string Narrative(const HuntStory& story) {
+  if (!story.minimal) return "";
+  const RunOptions& o = *story.minimal;
+  std::ostringstream p;
+  p << o.clients << " clients take turns on "
+    << (o.keys == 1 ? "one key" : std::to_string(o.keys) + " keys") << " of " << o.lock << " (TTL "
+    << Ms(o.ttl) << "; each holds it " << Ms(o.hold) << ", thinks up to " << Ms(o.think)
+    << "; the run lasts " << Ms(o.duration) << ")"
+    << (o.renew_every > Millis(0) ? ", renewing it every " + Ms(o.renew_every) : std::string())
+    << (o.validity == "honour" ? ", and stop using a lease once its validity is over" : std::string()) << ".";
+  for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
+  const auto& r = story.failing_results;
+  if (r.is_object() && r.contains("first_violation") && r["first_violation"].is_object()) {
+    const auto& v = r["first_violation"];
+    std::vector<std::string> who;
+    for (const auto& h : v.value("holds", nlohmann::ordered_json::array())) {
+      who.push_back(std::to_string(h.value("process", 0)));
+    }
+    std::vector<std::string> active;
+    for (const auto& a : v.value("faults_active", nlohmann::ordered_json::array())) {
+      active.push_back(a.value("fault", std::string("?")));
+    }
+    p << " In a failing rerun, clients " << Join(who, " and ") << " both held "
+      << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
+      << " ms, " << Fixed(r.value("first_violation_ms", 0.0) / 1000.0, 2) << " s into the run"
+      << (active.empty() ? ", with no fault window open"
+                         : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
+      << ".";
+  }
+  if (r.is_object() && r.contains("liveness") && r["liveness"].value("stuck", false)) {
+    p << " In a failing rerun the lock was stuck: clients waited " << Fixed(r["liveness"].value("longest_wait_ms", 0.0), 0)
+      << " ms with nobody holding it (the threshold was " << r["liveness"].value("stuck_after_ms", int64_t{0}) << " ms).";
+  }
+  if (r.is_object() && r.contains("resource")) {
+    int64_t lost = r["resource"].value("lost_updates", int64_t{0});
+    int64_t stale = r["resource"].value("stale_writes_accepted", int64_t{0});
+    if (lost > 0)
+      p << " " << lost << " acknowledged counter update" << (lost == 1 ? " was" : "s were")
+        << " lost.";
+    if (stale > 0)
+      p << " " << stale << " write" << (stale == 1 ? "" : "s")
+        << " with an old fencing token got in.";
+  }
+  // What "failed" means here, when it is narrower than a violated verdict.
+  const bool resource_only = story.kinds.count("resource") && !story.kinds.count("violated");
+  const bool stuck_only = story.kinds == std::set<std::string>{"stuck"};
+  p << " minimal.toml failed"
+    << (resource_only ? " (its resource was broken)" : stuck_only ? " (stuck)" : "") << " in "
+    << story.reproduced << " of " << story.reruns << " reruns";
+  if (!story.baseline.empty()) {
+    p << "; the same scenario on " << story.baseline;
+    if (story.baseline_failures > 0)
+      p << " failed in " << story.baseline_failures << " of " << story.reruns;
+    else
+      p << " did not fail";
+  }
+  p << ".";
+  if (!story.strengthened.empty()) {
+    p << " Its windows were repeated to replay it (" << story.strengthened
+      << "): without that it failed in only " << story.strengthened_from << " of "
+      << kReproductionReruns << ".";
+  }
+  return p.str();
+}
+
+nlohmann::ordered_json HuntJson(const HuntStory& s) {
+  nlohmann::ordered_json j;
+  j["lock"] = s.lock;
+  j["baseline"] =
+      s.baseline.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.baseline);
+  j["seed"] = s.seed;
+  j["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
+  j["ttl_ms"] = s.ttl.count();
+  j["faults"] = s.faults;
+  j["budget_s"] = s.budget_s;
+  j["trials"] = s.trials;
+  j["untrusted_violations"] = s.untrusted;
+  j["invalid_draws"] = s.invalid_draws;
+  j["interrupted"] = s.interrupted;
+  nlohmann::ordered_json found = nlohmann::ordered_json::array();
+  for (const auto& f : s.found) {
+    found.push_back({{"scenario", "found/" + f.options.name + ".toml"},
+                     {"run_dir", f.run_dir},
+                     {"at_s", f.at_s},
+                     {"faults", FaultIdList(f.options)},
+                     {"kinds", f.kinds},
+                     {"counted", !f.baseline_failed}});
+  }
+  j["found"] = found;
+  double first = -1;
+  for (const auto& f : s.found) {
+    if (!f.baseline_failed) {
+      first = f.at_s;
+      break;
+    }
+  }
+  j["time_to_first_s"] = first < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(first);
+  j["search_s"] = s.search_s;
+  j["shrink_s"] = s.shrink_s;
+  j["elapsed_s"] = s.elapsed_s;
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const auto& t : s.tried) {
+    tried.push_back({{"step", t.what},
+                     {"failed", t.failed},
+                     {"reruns", t.reruns},
+                     {"baseline_failed", t.baseline_failed()}});
+  }
+  j["shrink_tried"] = tried;
+  j["shrink_steps"] = s.KeptSteps();
+  j["undone_steps"] = s.undone;
+  nlohmann::ordered_json reproductions = nlohmann::ordered_json::array();
+  for (const auto& t : s.reproductions) {
+    reproductions.push_back({{"scenario", t.what},
+                             {"failed", t.failed},
+                             {"reruns", t.reruns},
+                             {"baseline_failed", t.baseline_failed()},
+                             {"baseline_failures", t.baseline_failures}});
+  }
+  j["reproductions"] = reproductions;
+  nlohmann::ordered_json shrunk = nlohmann::ordered_json::array();
+  for (const auto& f : s.shrunk) {
+    shrunk.push_back({{"found", f.found},
+                      {"at_s", f.at_s},
+                      {"reproduced", f.told.failed},
+                      {"reruns", f.told.reruns},
+                      {"baseline_failures", f.told.baseline_failures},
+                      {"reproduces", f.reproduced()}});
+  }
+  j["shrunk"] = shrunk;
+  if (s.minimal) {
+    j["minimal"] = {{"scenario", "minimal.toml"},
+                    {"found", s.minimal_from},
+                    {"found_at_s", s.minimal_from_at_s},
+                    {"faults", FaultIdList(*s.minimal)},
+                    {"kinds", s.kinds},
+                    {"reproduced", s.reproduced},
+                    {"reruns", s.reruns},
+                    {"baseline_failed", s.baseline_failures > 0},
+                    {"baseline_failures", s.baseline_failures},
+                    {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
+                                                            : nlohmann::ordered_json(s.strengthened)},
+                    {"failing_run", s.failing_run}};
+    // minimal.toml's [expect] (MinimalReplay): the replay it asks for, or why it has none.
+    const std::optional<ReplayPlan> plan = MinimalReplay(s);
+    j["minimal"]["regression"] =
+        plan ? nlohmann::ordered_json{{"trials", plan->trials},
+                                      {"violated_at_least", plan->at_least},
+                                      {"rate_lower_bound", plan->rate_low},
+                                      {"pass_probability", plan->pass_probability},
+                                      {"replay_trials_s", plan->trials * static_cast<double>(s.minimal->duration.count()) / 1000.0},
+                                      {"corpus", MinimalIsRegression(s)}}
+             : nlohmann::ordered_json();
+    j["minimal"]["regression_note"] = DescribeMinimalReplay(s);
+  } else {
+    j["minimal"] = nullptr;
+  }
+  j["narrative"] = Narrative(s);
+  return j;
+}
+
+std::string HuntSummary(const HuntStory& s, const std::string& dir) {
+  std::ostringstream out;
+  const int counted = s.Counted();
+  out << "\nhunt: " << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s; " << counted
+      << " failing scenario" << (counted == 1 ? "" : "s") << " found";
+  if (static_cast<int>(s.found.size()) > counted)
+    out << " (" << s.found.size() - counted << " more failed the baseline too)";
+  out << "\n";
+  if (s.minimal) {
+    out << "minimal: " << dir << "/minimal.toml (" << s.minimal->faults.size() << " fault"
+        << (s.minimal->faults.size() == 1 ? "" : "s") << ", "
+        << s.KeptSteps().size() << " shrink steps; failed in "
+        << s.reproduced << " of " << s.reruns << " reruns)\n";
+    out << Narrative(s) << "\n";
+    out << DescribeMinimalReplay(s) << "\n";
+  } else if (counted == 0) {
+    out << "no failure within the budget: this is not a proof that the lock is safe\n";
+  }
+  out << "hunt: " << dir << "/hunt.md (hunt.json, found/, trials/)\n";
+  return out.str();
+}
+
+std::optional<ReplayPlan> MinimalReplay(const HuntStory& s) {
+  if (!s.minimal || s.reruns <= 0) return std::nullopt;
+  return ReplayExpectation(s.reproduced, s.reruns);
+}
+
+std::string DescribeMinimalReplay(const HuntStory& s) {
+  if (!s.minimal) return "";
+  const std::optional<ReplayPlan> plan = MinimalReplay(s);
+  const std::string measured = std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns";
+  if (!plan) {
+    return "not a regression: minimal.toml failed in " + measured + "; at " +
+           Fixed(100 * kRateBoundConfidence, 0) + "% confidence its rate may be as low as " +
+           Fixed(ClopperPearsonLower(s.reproduced, s.reruns, kRateBoundConfidence), 3) +
+           ", and no replay of up to " + std::to_string(kMaxReplayTrials) +
+           " trials would then fail with " + Fixed(100 * kReplayPassProbability, 0) +
+           "% probability, so it has no [expect]";
+  }
+  const double trial_s = static_cast<double>(s.minimal->duration.count()) / 1000.0;
+  return "regression: minimal.toml expects at least " + std::to_string(plan->at_least) + " of " +
+         std::to_string(plan->trials) + " trials to fail (it failed in " + measured +
+         "; a rate at its " + Fixed(100 * kRateBoundConfidence, 0) + "% lower bound, " +
+         Fixed(plan->rate_low, 3) + ", meets that with probability " + Fixed(plan->pass_probability, 3) +
+         "); a replay runs " + std::to_string(plan->trials) + " x " + Fixed(trial_s, 1) + " s = " +
+         Fixed(plan->trials * trial_s, 0) + " s of trials, plus each trial's setup" +
+         (!s.baseline.empty() && s.baseline_failures > 0 ? "; the baseline failed it too, so it is no kill"
+                                                         : "");
+}
+
+// minimal.toml's text with the scenario named `name` (its runs go to runs/<name>/).
+static std::string MinimalTomlNamed(const HuntStory& s, const std::string& dir, const std::string& name) {
+  RunOptions m = *s.minimal;
+  m.name = name;
+  m.out_dir = "runs";
+  const std::optional<ReplayPlan> plan = MinimalReplay(s);
+  std::string head = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
+                     std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns.\n";
+  if (plan) {
+    ExpectKinds(s.kinds.empty() ? std::set<std::string>{"violated"} : s.kinds, &m);
+    m.trials = plan->trials;
+    m.expect_violated_at_least = plan->at_least;
+    head += "# [expect]: every trial replays this seed; at least " + std::to_string(plan->at_least) +
+            " of " + std::to_string(plan->trials) + " must fail (docs/hunt.md, Outputs).\n";
+  } else {
+    ExpectKinds({}, &m);
+    m.trials = 1;
+    head += "# No [expect]: too rare to be a regression (" + DescribeMinimalReplay(s).substr(std::string("not a regression: ").size()) + ").\n";
+  }
+  return head + ScenarioToToml(m);
+}
+
+std::string MinimalToml(const HuntStory& s, const std::string& dir) { return MinimalTomlNamed(s, dir, "minimal"); }
+
+bool MinimalIsRegression(const HuntStory& s) {
+  if (!s.minimal || !MinimalReplay(s)) return false;
+  return s.reproduced >= kReproductionNeeded && s.baseline_failures == 0;
+}
+
+Status CopyToCorpus(const HuntStory& s, const std::string& hunt_dir, const std::string& corpus_dir,
+                    std::string* path, bool* existed) {
+  std::string name = LockDisplayName(s.minimal->lock) + "--" + FaultIds(*s.minimal);
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '+' && c != '.') c = '-';
+  }
+  const std::string toml = MinimalTomlNamed(s, hunt_dir, name);  // runs/<name>/, not runs/minimal/
+  // The name's hash: the scenario itself (FNV-1a of its lines that are not comments), so the
+  // hunt directory in the first comment does not make a second file of the same scenario.
+  uint64_t hash = 1469598103934665603ull;
+  std::istringstream lines(toml);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] == '#') continue;
+    for (char c : line + "\n") {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(hash & 0xffffffffull));
+  *path = corpus_dir + "/" + name + "--" + hex + ".toml";
+  struct stat st;
+  *existed = stat(path->c_str(), &st) == 0;
+  if (*existed) return Status::Ok();
+  if (Status m = MakeDirs(corpus_dir); !m.ok()) return m;
+  return WriteFile(*path, toml);
+}
+
+Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
+  if (s.minimal) {
+    if (Status w = WriteFile(dir + "/minimal.toml", MinimalToml(s, dir)); !w.ok()) return w;
+    if (Status w = WriteFile(dir + "/narrative.md", Narrative(s) + "\n"); !w.ok()) return w;
+  }
+  if (Status w = WriteFile(dir + "/hunt.json", HuntJson(s).dump(2) + "\n"); !w.ok()) return w;
+  std::ostringstream md;
+  md << "# hunt: " << s.lock << "\n\n"
+     << "Seed " << s.seed << ", TTL " << s.ttl.count() << " ms, faults " << Join(s.faults, ", ")
+     << (s.baseline.empty()
+             ? ""
+             : "; counted only when " + s.baseline + " does not fail the same scenario")
+     << ".\n\n"
+     << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s (search " << Fixed(s.search_s, 0)
+     << " s, shrink " << Fixed(s.shrink_s, 0) << " s).\n\n## Failing scenarios found\n\n";
+  if (s.found.empty()) md << "None within the budget (not a proof that the lock is safe).\n";
+  for (const auto& f : s.found) {
+    md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
+       << " s: " << Join(FaultIdList(f.options), " + ")
+       << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
+  }
+  if (s.shrunk.size() > 1) {
+    md << "\n## Finds shrunk\n\nA find whose minimal scenario did not reproduce ("
+       << kReproductionNeeded << " of " << kReproductionReruns
+       << " reruns, the baseline failing none) is set aside and the search goes on.\n\n";
+    for (const auto& f : s.shrunk) {
+      md << "- `" << f.found << "` (found at " << Fixed(f.at_s, 0) << " s): failed "
+         << f.told.failed << " of " << f.told.reruns;
+      if (!s.baseline.empty()) md << ", the baseline " << f.told.baseline_failures << " of " << f.told.reruns;
+      md << (f.found == s.minimal_from ? " (told below)" : "") << "\n";
+    }
+  }
+  if (s.minimal) {
+    md << "\n## Shrinking `" << s.minimal_from << "`\n\n";
+    for (const auto& t : s.tried) {
+      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns
+         << (t.baseline_failed() ? ", baseline failed" : "") << "\n";
+    }
+    const std::vector<std::string> kept = s.KeptSteps();
+    md << "\nSteps kept:" << (kept.empty() ? " none" : "") << "\n\n";
+    for (size_t i = 0; i < kept.size(); ++i) md << i + 1 << ". " << kept[i] << "\n";
+    if (s.undone > 0) {
+      md << "\nThe last " << s.undone << " step" << (s.undone == 1 ? " was" : "s were")
+         << " undone: the scenario after " << (s.undone == 1 ? "it" : "them")
+         << " did not fail " << kReproductionNeeded << " of " << kReproductionReruns
+         << " reruns with a baseline that failed none.\n";
+    }
+    md << "\n## Reproducing (" << kReproductionReruns << " reruns each)\n\n";
+    for (const auto& t : s.reproductions) {
+      md << "- " << t.what << ": failed " << t.failed << " of " << t.reruns;
+      if (!s.baseline.empty()) md << ", the baseline " << t.baseline_failures << " of " << t.reruns;
+      md << "\n";
+    }
+    md << "\n## Minimal scenario (failed in " << s.reproduced << " of " << s.reruns
+       << " reruns)\n\n"
+       << Narrative(s) << "\n\n" << DescribeMinimalReplay(s) << ".\n\n```toml\n"
+       << MinimalToml(s, dir) << "```\n";
+  }
+  return WriteFile(dir + "/hunt.md", md.str());
+}
+
+}  // namespace locklab::harness

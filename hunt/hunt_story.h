@@ -1,0 +1,154 @@
+// What a hunt found and did, and how it is told: hunt.json, hunt.md, minimal.toml,
+// narrative.md and the terminal summary (hunt.h says what each holds).
+//
+// The narrative is one paragraph a reader can check against the report: the workload, each
+// fault of the minimal scenario in time order with its length relative to the TTL, the
+// first violation of a failing rerun (who held what, for how long, under which fault
+// windows), and how often it reproduced. Everything it says comes from the scenario and the
+// rerun's results.json. Pure apart from WriteHuntOutputs; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "scenario/expect_rate.h"
+#include "scenario/run_options.h"
+
+namespace locklab::harness {
+
+// The kinds of failure a hunt looks for in a run's results.json: "violated" (its verdict:
+// two holders, or a broken lock or resource), "resource" (resource_verdict violated: lost
+// updates or stale writes accepted) and, with `liveness`, "stuck" (JudgedStuck). A kill
+// against a baseline is a kind the mutant shows and its reference does not: a fenced lock's
+// holders overlap under a pause with or without its bug, and only the resource tells them
+// apart.
+std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness);
+// The [expect] of a scenario that shows `kinds`: verdict violated for "violated"; for
+// "resource" alone, verdict and resource violated; for "stuck" alone, stuck yes.
+void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o);
+
+// A minimal scenario is told as reproducing when it fails at least kReproductionNeeded of
+// kReproductionReruns reruns and the baseline (with --baseline) fails none of as many.
+inline constexpr int kReproductionReruns = 10;
+inline constexpr int kReproductionNeeded = 8;
+
+struct FoundScenario {
+  RunOptions options;
+  std::string run_dir;
+  double at_s = 0;               // seconds into the hunt when its trial ended
+  bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
+  // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
+  // baseline's run did not show.
+  std::set<std::string> kinds;
+  bool shrunk = false;  // its shrinking began (a counted find, one at a time)
+};
+
+struct ShrinkTry {
+  std::string what;
+  int failed = 0, reruns = 0;
+  // Of the baseline's runs: one for a shrink step (when the step would be kept), as many as
+  // `reruns` for a reproduction.
+  int baseline_failures = 0;
+  bool baseline_failed() const { return baseline_failures > 0; }
+};
+
+// One counted find shrunk and rerun: which, and how its told reproduction went.
+struct ShrunkFind {
+  std::string found;  // "found/t0012.toml"
+  double at_s = 0;    // when the search found it
+  ShrinkTry told;     // its told reproduction (ToldReproduction)
+  // Whether that reproduction makes a kill: kReproductionNeeded of kReproductionReruns, the
+  // baseline failing none.
+  bool reproduced() const {
+    return told.failed >= kReproductionNeeded && !told.baseline_failed();
+  }
+};
+
+struct HuntStory {
+  std::string lock, baseline;
+  uint64_t seed = 0;
+  Millis ttl{0};
+  std::vector<std::string> faults;  // the space's fault ids
+  // search_s and shrink_s: over the whole hunt (every find shrunk, --keep-searching).
+  double budget_s = 0, search_s = 0, shrink_s = 0, elapsed_s = 0;
+  int64_t trials = 0, untrusted = 0, invalid_draws = 0;
+  bool interrupted = false;
+  std::vector<FoundScenario> found;
+  // Every counted find shrunk, in order: the hunt shrinks the first; when its minimal does
+  // not reproduce, it searches on (budget left) and shrinks the next, until one reproduces.
+  std::vector<ShrunkFind> shrunk;
+
+  // From here to the end: the shrinking and reproduction of the find the story tells (of
+  // `shrunk`, the one that reproduced, else the one whose reproduction is best by
+  // ToldReproduction); TellShrinkOf copies them.
+  std::string minimal_from;  // "found/t0012.toml"
+  double minimal_from_at_s = 0;
+  std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
+  std::vector<RunOptions> chain;        // the found scenario, then each kept step
+  std::optional<RunOptions> minimal;
+  std::set<std::string> kinds;  // what minimal.toml fails by (the kinds of the find it came from)
+  int reproduced = 0, reruns = 0, undone = 0;
+  std::vector<ShrinkTry> reproductions;  // every scenario rerun 10 times, in order
+  std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
+  int strengthened_from = 0;  // the failures in 10 of the scenario it strengthened
+  int baseline_failures = 0;  // of `reruns` runs of minimal.toml on the baseline
+  std::string failing_run;
+  nlohmann::ordered_json failing_results;
+
+  // The found scenarios that count (the baseline did not fail them too).
+  int Counted() const;
+  // Copies the fields of the find `other` tells (minimal_from to the end) over this one's;
+  // TellShrinkOf(HuntStory{}) clears them.
+  void TellShrinkOf(const HuntStory& other);
+  // The shrink steps kept and not undone, in order.
+  std::vector<std::string> KeptSteps() const;
+};
+
+// Which reproduction the story tells, of those tried in order (the minimal scenario, then
+// with the last kept steps undone, one more each, then strengthened): the one that failed
+// most with a baseline that never failed; when none failed with a clean baseline, the most
+// failures net of the baseline's; the simplest (earliest) of equals. Not the last tried: an
+// undone step that failed less says nothing better. `tries` not empty.
+size_t ToldReproduction(const std::vector<ShrinkTry>& tries);
+
+// One sentence per fault: "At 300 ms, client-pause stops the client that reaches
+// before-write for 1200 ms (2.4 x TTL)".
+std::string DescribeFault(const faults::FaultOptions& f, Millis ttl);
+// The paragraph of narrative.md.
+std::string Narrative(const HuntStory& story);
+// hunt.json's content.
+nlohmann::ordered_json HuntJson(const HuntStory& story);
+// The lines printed at the end.
+std::string HuntSummary(const HuntStory& story, const std::string& dir);
+// minimal.toml (with [expect]), narrative.md, hunt.json, hunt.md under `dir`.
+Status WriteHuntOutputs(const HuntStory& story, const std::string& dir);
+
+// The replay minimal.toml's [expect] asks for (expect_rate.h), from its told reproduction
+// (story.reproduced of story.reruns): `trials` = N and `violated_at_least` = K, which a lock
+// failing at the rate's 95% lower bound meets with 99% probability. None when the minimal
+// reproduced too rarely for a replay of at most kMaxReplayTrials to promise that (2 or 3
+// of 10): minimal.toml then has no [expect], and hunt.json, hunt.md and the summary say so.
+std::optional<ReplayPlan> MinimalReplay(const HuntStory& story);
+// One line about it: "regression: at least 1 of 4 trials ... (a replay runs 4 x 1.5 s)", or
+// "not a regression: ...".
+std::string DescribeMinimalReplay(const HuntStory& story);
+// minimal.toml's text (`dir`: the hunt's directory, named in its first comment).
+std::string MinimalToml(const HuntStory& story, const std::string& dir);
+// Whether minimal.toml goes into a regression corpus (hunt --corpus): it reproduced (a kill:
+// ShrunkFind::reproduced) and has a statistical [expect] (MinimalReplay).
+bool MinimalIsRegression(const HuntStory& story);
+// Copies minimal.toml (of the hunt in `hunt_dir`) into `corpus_dir` as
+// <lock>--<faults>--<hash>.toml, named <lock>--<faults> inside (the hash is of the scenario
+// without its comments, so the same scenario found twice has one name): `path` is the file,
+// `existed` whether it was there already (then it is left as it is).
+Status CopyToCorpus(const HuntStory& story, const std::string& hunt_dir, const std::string& corpus_dir,
+                    std::string* path, bool* existed);
+
+}  // namespace locklab::harness

@@ -1,0 +1,47 @@
+#include "lab/driver_servers.h"
+
+#include "base/numbers.h"
+#include "faults/fault.h"
+#include "locks/backend.h"
+#include "locks/driver_lock.h"
+#include "locks/lock.h"
+
+namespace locklab::harness {
+
+Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs) {
+  auto knob = knobs.find("start_timeout_ms");
+  if (knob != knobs.end()) {
+    if (auto ms = ParseInt(knob->second, 1, 600000)) return Millis(*ms);
+  }
+  return Millis(5000);
+}
+
+Status ProbeDriverServers(const std::string& path, const std::vector<std::string>& args,
+                          Millis timeout, DriverServers* out) {
+  *out = DriverServers();
+  locks::DriverHello hello;
+  Status s = locks::ProbeDriver(path, args, timeout, &hello);
+  if (s.code() == Status::Code::kUsage) return s;  // a bad hello: the driver's bad input
+  if (!s.ok()) {
+    out->why_not_probed = s.message();
+    return Status::Ok();
+  }
+  out->backend = hello.backend;
+  out->nodes = hello.nodes;
+  out->probed = true;
+  return Status::Ok();
+}
+
+bool DriverFaultApplies(const std::string& backend, const std::string& fault_id) {
+  // Another word than a Backend's (the hello's is checked) matches no lab lock.
+  const std::optional<locks::Backend> asked = locks::ParseBackend(backend);
+  if (asked == locks::Backend::kRedis) return true;
+  for (const auto& lock : locks::ListLocks()) {
+    if (asked && locks::ParseBackend(lock.backend) == asked && lock.mutant_of.empty()) {
+      return locks::FaultApplies(lock, fault_id);
+    }
+  }
+  return faults::IsClientSideFault(fault_id);
+}
+
+}  // namespace locklab::harness

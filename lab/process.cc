@@ -1,0 +1,145 @@
+#include "lab/process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <filesystem>
+#include <cstring>
+#include <optional>
+
+#include "base/numbers.h"
+
+namespace locklab::harness {
+
+Status Spawn(const SpawnOptions& o, pid_t* pid) {
+  SubprocessOptions so;
+  so.argv = o.argv;
+  so.env = o.env;
+  so.unset_env = o.unset_env;
+  so.cwd = o.cwd;
+  so.stdin_stream = o.stdin_fd >= 0 ? StdStream::Fd(o.stdin_fd) : StdStream::DevNull();
+  so.stdout_stream = o.stdout_fd >= 0 ? StdStream::Fd(o.stdout_fd) : StdStream::LogFile();
+  so.stderr_stream = StdStream::LogFile();
+  so.log_path = o.log_path;
+  so.own_process_group = true;
+  so.death_signal = o.detached ? 0 : SIGKILL;
+  so.run_as_user = o.run_as_user;
+  Subprocess child;
+  Status s = Subprocess::Spawn(so, &child);
+  if (s.ok()) *pid = child.Release();  // the caller kills and reaps it by pid
+  return s;
+}
+
+namespace {
+// The state letter and parent of a process from /proc/PID/stat; false when it is gone.
+bool ReadStat(pid_t pid, char* state, long* ppid) {
+  std::string stat = ReadProcFile(pid, "stat");
+  // pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse after the last ')'.
+  size_t close = stat.rfind(')');
+  return close != std::string::npos &&
+         sscanf(stat.c_str() + close + 1, " %c %ld", state, ppid) == 2;
+}
+}  // namespace
+
+bool WaitUntilStopped(pid_t pid, Millis timeout) {
+  const Nanos deadline = MonotonicNow() + timeout;
+  for (;;) {
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(pid, &state, &ppid)) return false;  // gone
+    if (state == 'T' || state == 't') return true;
+    if (MonotonicNow() >= deadline) return false;
+    SleepFor(std::chrono::microseconds(200));
+  }
+}
+
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0) return false;
+  int st;
+  pid_t r = waitpid(pid, &st, WNOHANG);
+  if (r == pid) return false;
+  if (r < 0 && errno != ECHILD) return false;
+  return kill(pid, 0) == 0;
+}
+
+std::string PeekChildState(pid_t pid, Millis wait) {
+  if (pid <= 0) return "exited";
+  const Nanos deadline = MonotonicNow() + wait;
+  for (;;) {
+    siginfo_t info{};
+    int r = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r < 0) return errno == ECHILD ? "exited" : "";
+    if (info.si_pid == pid) {
+      if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+      return "killed by signal " + std::to_string(info.si_status);
+    }
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(pid, &state, &ppid)) return "exited";
+    if (state == 'T') return "stopped";
+    if (MonotonicNow() >= deadline) return "";
+    SleepFor(Millis(2));
+  }
+}
+
+char ProcessState(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  return pid > 0 && ReadStat(pid, &state, &ppid) ? state : 0;
+}
+
+bool ProcessGone(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  return !ReadStat(pid, &state, &ppid) || state == 'Z';
+}
+
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    std::optional<int64_t> child = ParseInt(name, 1, INT32_MAX);  // other entries: not a pid
+    if (!child) continue;
+    char state = 0;
+    long ppid = 0;
+    if (!ReadStat(static_cast<pid_t>(*child), &state, &ppid)) continue;  // gone since
+    if (ppid == pid && state != 'Z') out.push_back(static_cast<pid_t>(*child));
+  }
+  return out;
+}
+
+Status FreeLoopbackPort(int* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Infrastructure(std::string("socket: ") + strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return Status::Infrastructure(std::string("bind: ") + strerror(errno));
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  close(fd);
+  return Status::Ok();
+}
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "locklab";
+  buf[n] = 0;
+  return buf;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,46 @@
+// A lab node's server kind (NodeOptions::kind, a locks::Backend): LabCluster::Start reads the
+// lock nodes' kind from its word once and refuses any other word before it starts a process;
+// each kind names the program a message shows.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lab/lab_cluster.h"
+
+namespace locklab::harness {
+namespace {
+
+TEST(LabClusterKind, AnUnknownKindIsRefusedBeforeAnyServerStarts) {
+  for (const std::string word : {"mongodb", "Redis", ""}) {
+    // Nothing is started, so nothing is written under the directory: it need not exist.
+    LabCluster cluster("/nonexistent/locklab-kind-test", LabPaths{});
+    Status s = cluster.Start(3, false, {}, word);
+    EXPECT_EQ(s.code(), Status::Code::kUsage) << "'" << word << "'";
+    EXPECT_EQ(s.message(), "node n1: unknown server kind '" + word + "'");
+    EXPECT_TRUE(cluster.nodes().empty()) << "'" << word << "'";
+  }
+}
+
+TEST(LabClusterKind, EachKindNamesItsProgram) {
+  const std::pair<locks::Backend, std::string> expected[] = {
+      {locks::Backend::kRedis, "redis-server"}, {locks::Backend::kMariadb, "mariadbd"},
+      {locks::Backend::kPostgres, "postgres"},  {locks::Backend::kEtcd, "etcd"},
+      {locks::Backend::kZookeeper, "zookeeper"},
+  };
+  for (const auto& [kind, program] : expected) {
+    NodeOptions o;
+    o.name = "n1";
+    o.kind = kind;
+    LabNode node(o, "/nonexistent/locklab-kind-test/n1", LabPaths{});
+    EXPECT_EQ(node.kind(), kind);
+    EXPECT_EQ(node.program(), program);
+  }
+  NodeOptions sentinel;
+  sentinel.sentinel = true;
+  EXPECT_EQ(LabNode(sentinel, "/nonexistent/locklab-kind-test/s1", LabPaths{}).program(),
+            "redis-sentinel");
+  EXPECT_EQ(NodeOptions{}.kind, locks::Backend::kRedis) << "a node is a Redis unless told";
+}
+
+}  // namespace
+}  // namespace locklab::harness

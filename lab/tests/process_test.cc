@@ -1,0 +1,100 @@
+// Child-process helpers against real processes and real signals.
+#include "lab/process.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace locklab::harness {
+namespace {
+
+// Regression (delay cell, 2026-11-22): a client reports "paused" and then raises SIGSTOP;
+// the harness answered at once with SIGCONT, which overtook the stop and was lost, so the
+// client stayed stopped until teardown and half the delay trials saw no late write.
+TEST(ProcessTest, WaitUntilStoppedSeesASelfStopThatComesLate) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "sleep 0.2; kill -STOP $$; exit 0"};
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  EXPECT_FALSE(WaitUntilStopped(pid, Millis(50))) << "still sleeping, not stopped";
+  EXPECT_TRUE(WaitUntilStopped(pid, Millis(2000)));
+  kill(-pid, SIGCONT);
+  int status = 0;
+  EXPECT_TRUE(WaitExit(pid, Millis(2000), &status)) << "SIGCONT after the stop resumes it";
+  KillAndReap(pid);
+}
+
+TEST(ProcessTest, WaitUntilStoppedIsFalseForAGoneProcess) {
+  SpawnOptions o;
+  o.argv = {"/bin/true"};
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  ASSERT_TRUE(WaitExit(pid, Millis(2000)));
+  EXPECT_FALSE(WaitUntilStopped(pid, Millis(50)));
+}
+
+// Regression (CI, 2026-11-22): `locklab run --endpoint-control` died with "terminate called
+// after throwing std::__ios_failure ... error reading the file: No such process". It read
+// /proc/PID/cmdline through std::ifstream while the supervisor restarted the server: a
+// process that exits between the open and the read makes read(2) fail with ESRCH, and
+// libstdc++'s filebuf throws that through istreambuf_iterator.
+TEST(ProcessTest, ProcFileOfAProcessThatExitedAfterTheOpen) {
+  SpawnOptions o;
+  o.argv = {"/bin/sleep", "10"};
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  EXPECT_NE(ReadProcFile(pid, "cmdline").find("sleep"), std::string::npos);
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");  // opened while it runs
+  KillAndReap(pid);
+  bool threw = false;
+  try {
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    threw = true;
+  }
+  EXPECT_TRUE(threw) << "the old way no longer throws here (a libstdc++ change?)";
+  EXPECT_EQ(ReadProcFile(pid, "cmdline"), "");
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
+// postgres refuses root; the lab runs it as another user (SpawnOptions::run_as_user).
+TEST(ProcessTest, RunAsUserRunsTheChildUnderThatUidWithNoExtraGroups) {
+  passwd* pw = getpwnam("nobody");
+  ASSERT_NE(pw, nullptr);
+  char tmpl[] = "/tmp/locklab-runas-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "echo $(id -u) $(id -g) $(id -G)"};
+  o.run_as_user = "nobody";
+  o.log_path = tmpl;  // opened by the harness (root) before the child drops its rights
+  pid_t pid = -1;
+  ASSERT_TRUE(Spawn(o, &pid).ok());
+  ASSERT_TRUE(WaitExit(pid, Millis(2000)));
+  std::ifstream in(tmpl);
+  std::string uid, gid, groups;
+  in >> uid >> gid >> groups;
+  unlink(tmpl);
+  EXPECT_EQ(uid, std::to_string(pw->pw_uid));
+  EXPECT_EQ(gid, std::to_string(pw->pw_gid));
+  EXPECT_EQ(groups, std::to_string(pw->pw_gid)) << "supplementary groups were kept";
+}
+
+TEST(ProcessTest, RunAsAnUnknownUserIsAnErrorNotAChildRunningAsRoot) {
+  SpawnOptions o;
+  o.argv = {"/bin/true"};
+  o.run_as_user = "no-such-user-locklab";
+  pid_t pid = -1;
+  Status s = Spawn(o, &pid);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no-such-user-locklab"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace locklab::harness

@@ -1,0 +1,62 @@
+#include "matrix/matrix_scheduler.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/clock.h"
+#include "trial/child_runs.h"
+#include "scenario/run_options.h"
+#include "lab/run_store.h"
+
+namespace locklab::harness {
+
+ScheduleResult RunTrials(Plan* plan, const std::vector<size_t>& slice,
+                         const std::string& matrix_dir, int jobs) {
+  ScheduleResult result;
+  bool tty = isatty(2);
+  Nanos t0 = MonotonicNow();
+  auto& all = plan->all;
+  std::map<std::string, int> tally;
+  std::vector<ChildRun> runs(slice.size());
+  std::vector<ChildRun*> order;
+  for (size_t i = 0; i < slice.size(); ++i) {
+    const PlannedTrial& tr = all[slice[i]];
+    runs[i].options = tr.options;
+    runs[i].scenario_path =
+        matrix_dir + "/cells/" + tr.options.name + "-" + std::to_string(tr.index + 1) + ".toml";
+    order.push_back(&runs[i]);
+  }
+  result.io_error = RunChildren(order, jobs, [&](const ChildRun& r, size_t finished) {
+    PlannedTrial& tr = all[slice[&r - runs.data()]];
+    tr.log = r.log;
+    tr.pid = r.pid;
+    tr.done = true;
+    tr.ran = r.ran;
+    tr.results = r.results;
+    if (!r.ran) {
+      ++result.infra_failures;
+      std::cerr << (tty ? "\n" : "") << "locklab matrix: trial failed: " << r.log << "\n";
+    }
+    tally[r.Verdict()]++;
+    const Cell& c = plan->cells[tr.cell];
+    std::ostringstream line;
+    line << "[" << finished << "/" << slice.size() << "] " << c.lock << " x " << c.fault
+         << " trial " << (tr.index + 1) << ": " << r.Verdict() << "  ("
+         << static_cast<int>(ToMillis(MonotonicNow() - t0) / 1000) << " s; violated "
+         << tally["violated"] << ", safe " << tally["safe"] << ", other "
+         << tally["unknown"] + tally["error"] << ")";
+    if (tty)
+      std::cerr << "\r\033[K" << line.str() << std::flush;
+    else
+      std::cerr << "locklab matrix: " << line.str() << "\n";
+  });
+  if (tty) std::cerr << "\n";
+  for (size_t n : slice) all[n].not_run = !all[n].done;
+  return result;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,116 @@
+// The field table (run_fields.h) drives the run flags and the scenario reader: one range,
+// one wording for both.
+#include "scenario/run_fields.h"
+
+#include <gtest/gtest.h>
+
+#include "base/numbers.h"
+
+namespace locklab::harness {
+namespace {
+
+const char* SectionHeader(FieldSection s) {
+  switch (s) {
+    case FieldSection::kTop: return "";
+    case FieldSection::kLock: return "[lock]\n";
+    case FieldSection::kWorkload: return "[workload]\n";
+    case FieldSection::kTopology: return "[topology]\n";
+    case FieldSection::kFault: return "[[faults]]\nid = \"client-pause\"\n";
+  }
+  return "";
+}
+
+// A number the range refuses: the same words after the flag as in the file; a time's flag
+// takes a duration, so it says so in a duration's words.
+TEST(RunFieldsTest, FlagAndFileRefuseTheSameValueInTheSameWords) {
+  for (const RunField& f : RunFields()) {
+    if (f.type != RunField::Type::kInteger || f.flag.empty()) continue;
+    const std::string over = std::to_string(f.hi == kInt64Max ? -1 : f.hi + 1);
+    const std::string expected = ExpectedInteger(f.lo, f.hi, over);
+    RunOptions from_flags;
+    std::string scenario;
+    std::vector<std::string> args = {"--fault", "client-pause", std::string(f.flag), over};
+    Status s = ParseRunFlags(args, &from_flags, &scenario);
+    EXPECT_EQ(s.code(), Status::Code::kUsage) << f.flag;
+    Millis unused{0};
+    const std::string flag_words =
+        f.IsDuration() ? ParseDuration(over, Millis(f.lo), Millis(f.hi), &unused).message() : expected;
+    EXPECT_EQ(s.message(), "run: flag " + std::string(f.flag) + ": " + flag_words);
+
+    std::string text = std::string(SectionHeader(f.section)) + std::string(f.key) + " = " + over + "\n";
+    if (f.section != FieldSection::kLock) text += "[lock]\nid = \"setnx\"\n";
+    RunOptions from_file;
+    s = ParseScenario(text, "s.toml", &from_file);
+    EXPECT_EQ(s.code(), Status::Code::kBadInput) << text;
+    EXPECT_NE(s.message().find("field '"), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().substr(s.message().find(expected)), expected) << s.message();
+  }
+}
+
+TEST(RunFieldsTest, FlagAndFileSetTheSamePlace) {
+  for (const RunField& f : RunFields()) {
+    if (f.type != RunField::Type::kInteger || f.flag.empty()) continue;
+    const std::string value = std::to_string(f.hi);
+    RunOptions from_flags;
+    std::string scenario;
+    ASSERT_TRUE(ParseRunFlags({"--lock", "setnx", "--fault", "client-pause", std::string(f.flag), value},
+                              &from_flags, &scenario).ok()) << f.flag;
+    const std::string line = std::string(f.key) + " = " + value + "\n";
+    auto in = [&](FieldSection s) { return f.section == s ? line : std::string(); };
+    std::string text = in(FieldSection::kTop) + "[lock]\nid = \"setnx\"\n" + in(FieldSection::kLock) +
+                       "[workload]\n" + in(FieldSection::kWorkload) + SectionHeader(FieldSection::kFault) +
+                       in(FieldSection::kFault);
+    RunOptions from_file;
+    ASSERT_TRUE(ParseScenario(text, "s.toml", &from_file).ok()) << text;
+    from_flags.name = from_file.name;
+    from_file.origins.clear();
+    EXPECT_EQ(ScenarioToToml(from_flags), ScenarioToToml(from_file)) << f.flag;
+  }
+}
+
+// Every time flag takes a duration; a bare number is milliseconds, so the old seconds
+// spelling "--duration 6" is refused with what it now means and what was meant.
+TEST(RunFieldsTest, TimeFlagsTakeDurationsAndABareNumberIsMilliseconds) {
+  RunOptions o;
+  std::string scenario;
+  EXPECT_EQ(ParseRunFlags({"--duration", "6"}, &o, &scenario).message(),
+            "run: flag --duration: 6 means 6 ms (a bare number is milliseconds), below the minimum "
+            "100ms; write 6s?");
+  ASSERT_TRUE(ParseRunFlags({"--duration", "6s", "--ttl", "1500ms", "--fault", "client-pause",
+                             "--pause", "2s", "--first-at", "500", "--interval", "1m"},
+                            &o, &scenario).ok());
+  EXPECT_EQ(o.duration, Millis(6000));
+  EXPECT_EQ(o.ttl, Millis(1500));
+  ASSERT_EQ(o.faults.size(), 1u);
+  EXPECT_EQ(o.faults[0].duration, Millis(2000));
+  EXPECT_EQ(o.faults[0].first_at, Millis(500));
+  EXPECT_EQ(o.faults[0].interval, Millis(60000));
+  // The other spellings of the same fields.
+  RunOptions p;
+  ASSERT_TRUE(ParseRunFlags({"--duration-ms", "2500", "--fault", "client-pause", "--fault-duration", "1s"},
+                            &p, &scenario).ok());
+  EXPECT_EQ(p.duration, Millis(2500));
+  EXPECT_EQ(p.faults[0].duration, Millis(1000));
+}
+
+// A time field's flag is a duration exactly when its key is in ms.
+TEST(RunFieldsTest, TheTimeFieldsAreTheMillisecondKeys) {
+  std::vector<std::string> times;
+  for (const RunField& f : RunFields()) {
+    if (f.IsDuration() && !f.flag.empty()) times.emplace_back(f.flag);
+  }
+  EXPECT_EQ(times, (std::vector<std::string>{"--duration", "--ttl", "--timeout", "--hold", "--think",
+                                             "--acquire-timeout", "--renew-every", "--first-at",
+                                             "--pause", "--interval"}));
+}
+
+TEST(RunFieldsTest, FlagTakesAnInlineValue) {
+  RunOptions o;
+  std::string scenario;
+  ASSERT_TRUE(ParseRunFlags({"--ttl=250", "--clients", "4"}, &o, &scenario).ok());
+  EXPECT_EQ(o.ttl, Millis(250));
+  EXPECT_EQ(o.clients, 4);
+}
+
+}  // namespace
+}  // namespace locklab::harness

@@ -1,0 +1,47 @@
+// Trial results: the judging phase of a trial. JudgeTrial() reads the trial's history.jsonl
+// back, judges it with the one judge (checker::JudgeHistory, so `locklab check` on the same
+// file says the same) and adds what only the run knows (its options, the lab's lag, signals,
+// client exits, a history that could not be written), giving results.json's content and the
+// TrialSummary of it from the same values. WriteTrialResults() writes results.json and
+// junit.xml. Pure but for reading and writing those files; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "checker/verdict.h"
+#include "trial/client_fleet.h"
+#include "scenario/run_options.h"
+#include "trial/runner.h"
+
+namespace locklab::harness {
+
+// What the run itself knows beyond its history.
+struct TrialRunRecord {
+  const RunOptions* options = nullptr;  // as run: seed and nodes filled in
+  std::string run_dir;
+  LabLagTotals lag;
+  bool interrupted = false;
+  int unexpected_exits = 0;             // clients that exited during the run, not by a fault
+  checker::RunFacts facts;              // as declared in the history (error, client failures)
+  Status history_error;                 // the history is a prefix: the verdict is unknown
+  std::chrono::duration<double> elapsed{0};  // the whole trial, setup included
+};
+
+struct JudgedTrial {
+  nlohmann::ordered_json results;  // results.json
+  TrialSummary summary;
+};
+JudgedTrial JudgeTrial(const TrialRunRecord& run);
+
+// RUN_DIR/results.json and RUN_DIR/junit.xml; the first failure.
+Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json& results);
+
+// docs/design.md 3.5: the status's code when it failed, else the verdict's
+// (checker::VerdictExitCode: 1 violated, 2 unknown, 0 safe).
+int TrialExitCode(const Status& status, checker::Verdict verdict);
+
+}  // namespace locklab::harness
