@@ -1,4 +1,4 @@
-// Checker benchmarks (issue 5):
+// Checker benchmarks:
 // * EtcdAll: the 102 Porcupine etcd logs (cas-register, Porcupine's reading), the whole set
 //   per iteration; EtcdFile/<name>: each file alone. Parsing is outside the timing. Run with
 //   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true to get the min

@@ -1,4 +1,4 @@
-// Issue 17, parts 4 and 5: pause points a lock (or a lock driver's hello) announces, through
+// Pause points a lock (or a lock driver's hello) announces, through
 // the `locklab` binary. A fault armed at a point nobody announces is refused before anything
 // starts (the one-line error names the file, line and field, or the flag); a client-pause
 // armed at a driver's own point really stops the client there (the deliberately broken

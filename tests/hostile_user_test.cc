@@ -1,4 +1,4 @@
-// Issue 15, tried as a hostile new user would: a full disk, a scenario of tens of thousands
+// Tried as a hostile new user would: a full disk, a scenario of tens of thousands
 // of windows, signals while a client is stopped, directories and bad paths, bad input that
 // used to be found after the run directory existed, torn and duplicate histories. Real
 // files (a tmpfs mounted by the test), real signals, the real binary and servers. Each case

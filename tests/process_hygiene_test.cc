@@ -1,4 +1,4 @@
-// Issue 29, process hygiene and bad bytes, on real processes through the `locklab` binary:
+// Process hygiene and bad bytes, on real processes through the `locklab` binary:
 // a lock driver whose grandchildren ignore SIGTERM or call setsid leaves nothing after a
 // run or after the hello probe (the test is the children's subreaper, as
 // hostile_user_tests is: an orphan anyone left is reparented here and counted); a driver

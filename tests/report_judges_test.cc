@@ -1,4 +1,4 @@
-// Issue 29, items 8 and 10, through the real binary: `locklab report` judges the run's history
+// Through the real binary: `locklab report` judges the run's history
 // with the one judge and never trusts results.json (a doctored results.json cannot change the
 // headline: the report shows the history's judgement and names the field that disagreed, on
 // stderr and on the page); an interpreter that is missing, not executable, /bin/false or a

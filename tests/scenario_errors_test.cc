@@ -115,7 +115,7 @@ TEST_F(ScenarioErrorTest, SyntaxErrorNamesTheLine) {
 }
 
 TEST_F(ScenarioErrorTest, FaultTargetThatDoesNotExistIsAUsageError) {
-  // Refused before a run directory exists (issue 15.4), naming the file, line and field.
+  // Refused before a run directory exists, naming the file, line and field.
   Invocation inv = Run("[lock]\nid = \"setnx\"\n[workload]\nclients = 2\n[[faults]]\n"
                        "id = \"client-pause\"\ntargets = [7]\n");
   EXPECT_EQ(inv.exit_code, 64) << inv.output;

@@ -1,4 +1,4 @@
-// Coverage with effect evidence (issue 29): a run that declares "effects":true counts a
+// Coverage with effect evidence: a run that declares "effects":true counts a
 // fault as bitten only when a window met lock work AND its "effect" event says the effect
 // was seen; a window whose effect was never seen leaves the trial unknown, naming the
 // fault and what was looked at. Histories without the declaration (older runs, other

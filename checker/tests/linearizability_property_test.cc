@@ -364,7 +364,7 @@ TEST(LinearizabilityProperty, LongGeneratedLockHistoriesHaveTheirVerdict) {
 namespace locklab::checker {
 namespace {
 
-// Issue 14: every cached state carried a bitset over the whole history, so 10,000 events with
+// Regression: every cached state carried a bitset over the whole history, so 10,000 events with
 // 10% of acquires unknown explored 139,834 states for 2,028 operations, and 1M events needed
 // 5.4 GB. The search's working set is now bounded by the history's concurrency and its live
 // unknown operations: here, it must not grow with the length at all.

@@ -303,7 +303,7 @@ TEST(Formats, EdnErrorsAreOneLineWithTheLine) {
             "h.edn:2: missing '}'");
   EXPECT_EQ(ParseEdnHistory(std::string(100, '['), "h.edn", &h).message(),
             "h.edn:1: nested deeper than 64 levels");
-  // Issue 29: the limit holds for an op's value (named) and for a chain of #_ discards,
+  // Regression: the limit holds for an op's value (named) and for a chain of #_ discards,
   // which used to recurse without one.
   EXPECT_EQ(ParseEdnHistory("[{:process 0 :type :invoke :f :read :value " +
                                 std::string(100000, '[') + "}]",
@@ -365,7 +365,7 @@ TEST(Formats, Detection) {
   EXPECT_EQ(DetectHistoryFormat("history.jsonl", "[{:process 1}]"), HistoryFormat::kJsonl);
 }
 
-// Issue 14: an empty file, or one with nothing the model reads, passed as "valid (0
+// Regression: an empty file, or one with nothing the model reads, passed as "valid (0
 // operations)", exit 0; and a parse error in one file hid a violation in another.
 TEST(CheckCommand, NothingCheckedIsNeverAPassAndAViolationIsNeverHidden) {
   std::string dir = ::testing::TempDir() + "/check_command_" + std::to_string(getpid());

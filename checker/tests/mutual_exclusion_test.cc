@@ -343,7 +343,7 @@ TEST(HistoryReaderTest, TornTailOfAKilledRunIsDroppedWhenAllowed) {
   EXPECT_FALSE(ParseJsonlHistory(in2, "h", &h, /*allow_torn_tail=*/false).ok());
 }
 
-// Issue 29: a value nested 100,000 arrays deep overflowed the stack (`check` exit 139). It
+// Regression: a value nested 100,000 arrays deep overflowed the stack (`check` exit 139). It
 // is refused before the JSON library sees it, naming the line and the field; a whole last
 // line (with its newline) is bad input, not a torn tail.
 TEST(HistoryReaderTest, NestingPastTheLimitIsBadInputNamingLineAndField) {

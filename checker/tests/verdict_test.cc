@@ -1,5 +1,5 @@
 // The one judge (checker/verdict.h) on hand-written histories whose answer is known by
-// construction, including the bugs of issue 13: a run and `locklab check` that disagreed
+// construction, including these bugs: a run and `locklab check` that disagreed
 // on a crash, a "violated" for a history with no writes, and a "safe" whose fault never bit.
 #include "checker/verdict.h"
 
@@ -43,7 +43,7 @@ TEST(VerdictTest, TurnsWithNoFaultAreSafe) {
   EXPECT_EQ(VerdictExitCode(j.verdict), 0);
 }
 
-// Regression (issue 13.4): the harness read an unwritten counter as 0 while the register
+// Regression: the harness read an unwritten counter as 0 while the register
 // model starts at nil, so every history without writes was "register: invalid".
 TEST(VerdictTest, NilFinalReadOfAnUnwrittenCounterIsNoViolation) {
   Judgement j = JudgeHistory(H(R"(
@@ -81,7 +81,7 @@ TEST(VerdictTest, DriverStartFailuresAreTheReason) {
   EXPECT_EQ(j.reason, "client 1: driver /x.py: no hello line within start_timeout_ms 5000 (and 1 more client)");
 }
 
-// Issue 13.2: an armed pause point the lock never reached leaves the fault dormant.
+// Regression: an armed pause point the lock never reached leaves the fault dormant.
 TEST(VerdictTest, AFaultThatNeverBitGivesUnknown) {
   std::string h = kTwoTurns;
   h.replace(h.find("\"faults\":[]"), 11, "\"faults\":[\"client-pause\"]");
@@ -150,7 +150,7 @@ TEST(VerdictTest, AWindowOverAnIdleStretchBitNothing) {
   EXPECT_EQ(j.coverage[0].nodes_hit, std::vector<int64_t>{1});
 }
 
-// Regression (issue 13.1): the run applied the crash rule and said safe, `locklab check`
+// Regression: the run applied the crash rule and said safe, `locklab check`
 // did not and said owner-mutex invalid. Client 1 holds L and is killed; its lease expires
 // and client 2 takes L. One judge: safe, for both.
 TEST(VerdictTest, ACrashedHolderHoldsNothingForTheLinearizabilityCheckToo) {
@@ -194,7 +194,7 @@ TEST(VerdictTest, OverlapIsViolatedWhateverElseHappened) {
   EXPECT_EQ(json["holds"].size(), 2u);
 }
 
-// Issue 15.1: a run on a full disk recorded no operation and was reported safe. No
+// Regression: a run on a full disk recorded no operation and was reported safe. No
 // acquire granted is never evidence: a history with only the run's own events, or with
 // nothing at all (an empty or unreadable file), is unknown.
 TEST(VerdictTest, ARunWithNoOperationsIsNeverSafe) {

@@ -1,5 +1,5 @@
-// What the driver protocol's reader owes any line a driver prints, fuzzed or not (issue 29,
-// docs/driver-protocol.md "Errors"): shared by the libFuzzer target (fuzz_driver_protocol.cc)
+// What the driver protocol's reader owes any line a driver prints, fuzzed or not
+// (docs/driver-protocol.md "Errors"): shared by the libFuzzer target (fuzz_driver_protocol.cc)
 // and the deterministic mutation test that runs in the suite
 // (locks/tests/driver_protocol_fuzz_test.cc).
 //

@@ -54,7 +54,7 @@ TEST(DriverProtocolTest, HelloWithTtlPointsAndName) {
             "hello: field 'name' must be a string");
 }
 
-// backend / nodes: the servers a driver asks the lab to start (issue 18).
+// backend / nodes: the servers a driver asks the lab to start.
 TEST(DriverProtocolTest, HelloWithBackendAndNodes) {
   DriverHello h;
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &h), "");
@@ -203,7 +203,7 @@ TEST_F(DriverLineReaderTest, WriteLineGivesUpOnAFullPipe) {
 namespace locklab::locks {
 namespace {
 
-// Issue 29: bytes that are not UTF-8 or nest too deep are protocol errors with one line of
+// Bytes that are not UTF-8 or nest too deep are protocol errors with one line of
 // UTF-8 (they used to reach the JSON library's dump, which threw type_error 316).
 TEST(DriverProtocolTest, BadBytesAreProtocolErrorsInValidUtf8) {
   const std::string ff = "{\"id\":3,\"outcome\":\"ok\",\"detail\":\"a\xff\"}";

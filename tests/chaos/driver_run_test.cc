@@ -292,7 +292,7 @@ TEST_F(DriverRunTest, ScenarioFileDriverArgsAreWrittenBackForReplay) {
   EXPECT_GT(Results(run_dir_)["ops"].get<int>(), 5);
 }
 
-// Issue 13: a driver that cannot start is not a violated lock. Before the fix, the
+// A driver that cannot start is not a violated lock. Before the fix, the
 // harness's read of the unwritten counter (0, against a register starting at nil) made
 // every such run "violated", exit 1, with the reason only in clients/N.log.
 class DriverStartFailureTest : public TrialTest {

@@ -1,4 +1,4 @@
-// Every fault proves its effect (issue 29): on real processes, each fault of `locklab list`
+// Every fault proves its effect: on real processes, each fault of `locklab list`
 // records "effect" evidence that it was seen to act (a stopped process, a stepped clock read
 // through the node's own TIME, bytes the proxy held, a new pid serving, ...), and a clock
 // fault whose preload never took (LOCKLAB_LIBFAKETIME pointing at a file that is not the

@@ -1,4 +1,4 @@
-// One history, one verdict (issue 13): for one trial of every matrix column (the quick
+// One history, one verdict: for one trial of every matrix column (the quick
 // presets, for a lock without and one with fencing tokens), `locklab check --json` on the
 // trial's history.jsonl gives exactly the judged fields of its results.json, and every
 // trial reports the coverage of its faults.

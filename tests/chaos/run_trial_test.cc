@@ -103,9 +103,9 @@ TEST_F(RunTrialTest, SigintKeepsTheHistoryAndLeavesNothingBehind) {
   for (pid_t p : pids) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
 }
 
-// Issue 13: a fault that cannot bite proves nothing. A pause armed at a point this lock
+// A fault that cannot bite proves nothing. A pause armed at a point this lock
 // never reaches used to read "safe". (A point the lock does not even announce, such as
-// Redlock's replies-in-flight on a single-node lock, is refused before the run: issue 17.)
+// Redlock's replies-in-flight on a single-node lock, is refused before the run.)
 // The driver announces "never-reached" and never stops there.
 TEST_F(RunTrialTest, APausePointTheLockNeverReachesIsUnknownNotSafe) {
   int code = 0;

@@ -104,7 +104,7 @@ if __name__ == "__main__":
     unittest.main()
 
 
-# Pause points (issue 17): a driver of a few lines per language, with ttl_ms and points in
+# Pause points: a driver of a few lines per language, with ttl_ms and points in
 # its hello and a point between two steps of its acquire.
 POINT_DRIVERS = {
     "python": ("#!/usr/bin/python3\n"

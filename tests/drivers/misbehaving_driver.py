@@ -19,7 +19,7 @@ Modes only for a "bad:MODE" key or --mode (not in the --every round), and only o
   late-renewing  as late, and an acquired key is then kept alive (owner-checked PEXPIRE every
                  ttl_ms/3) until a release of its token, like a library's auto-renewal
   expired        a real acquire answered ok with validity_ms 0 (an already expired grant)
-Modes only for a "bad:MODE" key or --mode (bad bytes, issue 29):
+Modes only for a "bad:MODE" key or --mode (bad bytes):
   not-utf8    the right answer with a raw 0xFF byte in its detail (not UTF-8)
   deep        the right answer with a field nested 30000 arrays deep (60 kB: under
               max_line_bytes)

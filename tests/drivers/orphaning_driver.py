@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A lock driver that leaves processes behind on purpose (tests of process hygiene, issue 29).
+"""A lock driver that leaves processes behind on purpose (tests of process hygiene).
 
 A real lock on the first lab node (SET NX PX, Lua compare-and-delete release), which before
 its hello and at each of its first --per-driver acquires starts a child that starts a
