@@ -22,4 +22,63 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
   return o;
 }
 
+std::chrono::duration<double, std::milli> TrialOutcome::LagBound(Millis ttl) {
+  return std::chrono::duration<double, std::milli>(ttl.count() / 10.0);
+}
+
+bool TrialOutcome::TimingTrusted(std::chrono::duration<double, std::milli> lab_lag_max,
+                                 std::chrono::duration<double, std::milli> harness_stall,
+                                 Millis ttl) {
+  // The harness's own stalls (infra events) count the same: a lab that did not run cannot
+  // vouch for the timing of what it scheduled.
+  return lab_lag_max <= LagBound(ttl) && harness_stall <= LagBound(ttl);
+}
+
+TrialOutcome TrialOutcome::FromJudgement(const Judgement& j) {
+  TrialOutcome o;
+  o.verdict = ParseVerdict(j.verdict).value_or(Verdict::kUnknown);
+  if (!j.reason.empty()) o.verdict_reason = j.reason;
+  o.resource_verdict = ParseVerdict(j.resource_verdict).value_or(Verdict::kUnknown);
+  o.liveness_stuck = j.liveness.stuck;
+  if (!j.first_violation.is_null()) o.first_violation_ms = j.first_violation_ms;
+  return o;
+}
+
+nlohmann::ordered_json TrialOutcome::ToJson(const TrialResultsParts& parts) const {
+  nlohmann::ordered_json r = parts.head;
+  const std::string reason = verdict_reason.value_or("");
+  if (parts.judgement != nullptr) {
+    r.update(parts.judgement->ToJson());
+    // The outcome's fields over the report's own, each in its place.
+    r["verdict"] = VerdictName(verdict);
+    // A reason the report did not give (history_error's) goes beside history_error below.
+    if (verdict_reason && (r.contains("verdict_reason") || parts.history_error.empty())) {
+      r["verdict_reason"] = reason;
+    }
+    if (!verdict_reason) r.erase("verdict_reason");
+    r["resource_verdict"] = VerdictName(resource_verdict);
+    r["liveness"]["stuck"] = liveness_stuck;
+    if (first_violation_ms) r["first_violation_ms"] = *first_violation_ms;
+    else r.erase("first_violation_ms");
+  } else {
+    r["verdict"] = VerdictName(verdict);
+    if (verdict_reason) r["verdict_reason"] = reason;
+    r["history_error"] = parts.history_error;
+    r["checks"] = nlohmann::ordered_json::array();
+  }
+  nlohmann::ordered_json lag = {{"max_ms", lab_lag_max_ms}};
+  lag.update(parts.lab_lag);
+  lag["timing_trusted"] = timing_trusted;
+  r["lab_lag"] = std::move(lag);
+  r["interrupted"] = interrupted;
+  r.update(parts.run);
+  if (parts.judgement != nullptr && !parts.history_error.empty()) {
+    // A history written in part: judged as a prefix, and never safe (the caller's outcome).
+    if (verdict_reason) r["verdict_reason"] = reason;
+    r["history_error"] = parts.history_error;
+  }
+  r["run_dir"] = run_dir;
+  return r;
+}
+
 }  // namespace locklab::checker

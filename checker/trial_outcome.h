@@ -1,20 +1,25 @@
-// TrialOutcome: what one judged trial came to, read from its results.json at the file's edge.
+// TrialOutcome: what one judged trial came to, at results.json's edge both ways.
 //
-// results.json is written once per trial from the judge's answer (Judgement::ToJson, beside
-// it here) and what the run knows (trial/trial_results.h). Every reader of a trial's
-// outcome (the run's [expect], the matrix's cells, merge, hunt's searches and its story)
-// reads it through TrialOutcome::FromJson, so one results.json means one outcome whoever
-// reads it, and the three rules that readers used to write each their own live here once:
+// results.json is written once per trial by TrialOutcome::ToJson, from the outcome and the
+// parts it does not hold (the judge's report, Judgement::ToJson beside it here, and what the
+// run knows: trial/trial_results.h), and every reader of a trial's outcome (the run's
+// [expect], the matrix's cells, merge, hunt's searches and its story) reads it through
+// TrialOutcome::FromJson: the keys of the outcome's fields are written in this one file, so
+// one results.json means one outcome whoever reads it. The three rules that readers used to
+// write each their own live here once:
 //   stuck    (L) the judge saw a wait with no holder past the threshold (liveness.stuck) in
 //            a trial it judged safe. A violated trial is V (V wins over L); a trial the judge
 //            could not vouch for (unknown: no acquire granted, a driver that never started
 //            left its clients waiting too) is unknown with its reason, never a stuck lock;
-//   trusted  the lab's own lag stayed within a tenth of the TTL (lab_lag.timing_trusted; a
-//            results.json from before the lab measured it is trusted);
+//   trusted  the lab's own lag and the harness's longest stall stayed within a tenth of the
+//            TTL (TimingTrusted, decided when the trial is judged and written as
+//            lab_lag.timing_trusted; a results.json from before the lab measured it is
+//            trusted);
 //   exit     the verdict's exit code (VerdictExitCode, checker/verdict.h).
 // Pure and thread-compatible.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -23,6 +28,23 @@
 #include "checker/verdict.h"
 
 namespace locklab::checker {
+
+// What results.json holds beside the outcome's own fields, in the file's order
+// (TrialOutcome::ToJson).
+struct TrialResultsParts {
+  // The run's identity first (scenario, algorithm, faults, seed, locklab_version).
+  nlohmann::ordered_json head = nlohmann::ordered_json::object();
+  // The judge's report (Judgement::ToJson); null when the history could not be read.
+  const Judgement* judgement = nullptr;
+  // Why the history could not be read, or was written only in part ("" when whole): the
+  // trial is then unknown, and results.json says it as "history_error".
+  std::string history_error;
+  // lab_lag's numbers but max_ms and timing_trusted, which are the outcome's.
+  nlohmann::ordered_json lab_lag = nlohmann::ordered_json::object();
+  // What only the run knows, after "interrupted": error, client_exits, client_failures,
+  // duration_ms, config.
+  nlohmann::ordered_json run = nlohmann::ordered_json::object();
+};
 
 struct TrialOutcome {
   Verdict verdict = Verdict::kUnknown;           // "verdict"; absent, or no verdict's word: unknown
@@ -37,8 +59,15 @@ struct TrialOutcome {
 
   // The one stuck rule (above): liveness.stuck in a trial judged safe.
   bool Stuck() const { return verdict == Verdict::kSafe && liveness_stuck; }
-  // The one trusted rule (above).
+  // The one trusted rule (above), as the trial was judged.
   bool Trusted() const { return timing_trusted; }
+  // Where that rule is decided: the clients' latest sleep (`lab_lag_max`) and the harness's
+  // longest stall both within LagBound(ttl), a tenth of the TTL. Beyond it a violation may be
+  // the lab's doing rather than the fault's: flagged, never hidden (the verdict stays what
+  // the history shows).
+  static std::chrono::duration<double, std::milli> LagBound(Millis ttl);
+  static bool TimingTrusted(std::chrono::duration<double, std::milli> lab_lag_max,
+                            std::chrono::duration<double, std::milli> harness_stall, Millis ttl);
   // The one exit code rule: VerdictExitCode(verdict).
   int ExitCode() const { return VerdictExitCode(verdict); }
 
@@ -47,6 +76,19 @@ struct TrialOutcome {
   // reader can make that trial unknown with the reason. Absent fields keep the defaults, and
   // a "liveness" that is not an object reads as absent (no stuck lock).
   static TrialOutcome FromJson(const nlohmann::ordered_json& results);
+
+  // The judge's part of the outcome: verdict, reason, resource verdict, liveness.stuck and
+  // the first violation's time; the run's part (lab lag, interrupted, run_dir) is the
+  // caller's to fill.
+  static TrialOutcome FromJudgement(const Judgement& judgement);
+
+  // results.json, whole, in the file's order: parts.head, the judge's report (or, with no
+  // judgement, the verdict, its reason, history_error and no checks), "lab_lag" (max_ms,
+  // parts.lab_lag, timing_trusted), "interrupted", parts.run, then, for a history written in
+  // part, the verdict's reason and history_error, and "run_dir" last. The outcome's fields
+  // replace the report's own (the same values, but for an unknown from history_error), so
+  // FromJson(ToJson(parts)) reads this outcome back.
+  nlohmann::ordered_json ToJson(const TrialResultsParts& parts) const;
 };
 
 }  // namespace locklab::checker

@@ -248,10 +248,10 @@ TrialResult Trial::Run() {
   JudgedTrial judged = JudgeTrial(record);
   Status written = WriteTrialResults(record, judged.results);
   if (s.ok()) s = written;
-  recorder_.Log("verdict " + std::string(checker::VerdictName(judged.summary.verdict)));
+  recorder_.Log("verdict " + std::string(checker::VerdictName(judged.outcome.verdict)));
   recorder_.CloseLog();
   result.status = s;
-  result.exit_code = TrialExitCode(s, judged.summary.verdict);
+  result.exit_code = TrialExitCode(s, judged.outcome);
   result.results = std::move(judged.results);
   result.summary = std::move(judged.summary);
   return result;

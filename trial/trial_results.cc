@@ -9,8 +9,6 @@ namespace {
 
 // The judged fields main.cc prints, from the judgement results.json is written from.
 void SummarizeJudgement(const checker::Judgement& j, TrialSummary* s) {
-  s->verdict = checker::ParseVerdict(j.verdict).value_or(checker::Verdict::kUnknown);
-  s->reason = j.reason;
   s->ops = j.ops;
   s->acquires = {j.acquires, j.acquires_ok, j.acquires_fail, j.acquires_unknown, j.expired_grants};
   s->overlapping_pairs = j.mutual_exclusion.overlapping_pairs;
@@ -19,12 +17,11 @@ void SummarizeJudgement(const checker::Judgement& j, TrialSummary* s) {
 }
 
 // A history that cannot be judged whole: the verdict is unknown, whatever it shows.
-void MarkUnknown(const std::string& reason, const std::string& error, JudgedTrial* out) {
-  out->results["verdict"] = checker::VerdictName(checker::Verdict::kUnknown);
-  out->results["verdict_reason"] = reason;
-  out->results["history_error"] = error;
-  out->summary.verdict = checker::Verdict::kUnknown;
-  out->summary.reason = reason;
+void MarkUnknown(const std::string& reason, const std::string& error,
+                 checker::TrialOutcome* outcome, checker::TrialResultsParts* parts) {
+  outcome->verdict = checker::Verdict::kUnknown;
+  outcome->verdict_reason = reason;
+  parts->history_error = error;
 }
 
 }  // namespace
@@ -32,44 +29,43 @@ void MarkUnknown(const std::string& reason, const std::string& error, JudgedTria
 JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   const RunOptions& o = *run.options;
   JudgedTrial out;
-  nlohmann::ordered_json& r = out.results;
   TrialSummary& s = out.summary;
-  r["scenario"] = o.name;
-  r["algorithm"] = o.lock;
-  r["faults"] = FaultIdList(o);
-  r["seed"] = o.seed;
-  r["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
+  checker::TrialResultsParts parts;
+  parts.head = {{"scenario", o.name},
+                {"algorithm", o.lock},
+                {"faults", FaultIdList(o)},
+                {"seed", o.seed},
+                {"locklab_version", {{"version", LocklabVersion()}, {"revision", LocklabRevision()}}}};
   s.seed = o.seed;
   checker::History h;
+  checker::Judgement judgement;
+  checker::TrialOutcome& outcome = out.outcome;
   double harness_stall_ms = 0;  // the longest the harness itself did not run
   Status read = run.run_dir.empty()
                     ? Status::BadInput("no run directory")
                     : checker::ReadJsonlHistory(run.run_dir + "/history.jsonl", &h, true);
   if (read.ok()) {
     // The one judge (checker/verdict.h): `locklab check` on this history says the same.
-    checker::Judgement judgement = checker::JudgeHistory(h);
-    r.update(judgement.ToJson());
+    judgement = checker::JudgeHistory(h);
+    parts.judgement = &judgement;
+    outcome = checker::TrialOutcome::FromJudgement(judgement);
     SummarizeJudgement(judgement, &s);
     harness_stall_ms = judgement.longest_lab_stall_ms;
   } else {
-    MarkUnknown("the history cannot be read: " + read.message(), read.message(), &out);
-    r["checks"] = nlohmann::ordered_json::array();
+    MarkUnknown("the history cannot be read: " + read.message(), read.message(), &outcome, &parts);
   }
-  // The lab's own lag: beyond a tenth of the TTL, a violation may be the lab's doing rather
-  // than the fault's: flagged, never hidden (the verdict stays what the history shows).
-  s.lab_lag.max = run.lag.max;
-  s.lab_lag.bound = std::chrono::duration<double, std::milli>(o.ttl.count() / 10.0);
-  // The harness's own stalls (infra events) count the same: a lab that did not run cannot
-  // vouch for the timing of what it scheduled.
-  s.lab_lag.timing_trusted = s.lab_lag.max <= s.lab_lag.bound &&
-                             harness_stall_ms <= s.lab_lag.bound.count();
-  r["lab_lag"] = {{"max_ms", s.lab_lag.max.count()},   {"bound_ms", s.lab_lag.bound.count()},
-                  {"sleeps", run.lag.sleeps},          {"over_10ms", run.lag.over_10ms},
-                  {"over_50ms", run.lag.over_50ms},    {"clients_reporting", run.lag.reports},
-                  {"harness_stall_ms", harness_stall_ms},
-                  {"timing_trusted", s.lab_lag.timing_trusted}};
-  r["interrupted"] = run.interrupted;
-  s.interrupted = run.interrupted;
+  // The lab's own lag, judged by the one trusted rule (checker/trial_outcome.h).
+  const std::chrono::duration<double, std::milli> lag_max(run.lag.max), stall(harness_stall_ms);
+  outcome.lab_lag_max_ms = lag_max.count();
+  outcome.timing_trusted = checker::TrialOutcome::TimingTrusted(lag_max, stall, o.ttl);
+  parts.lab_lag = {{"bound_ms", checker::TrialOutcome::LagBound(o.ttl).count()},
+                   {"sleeps", run.lag.sleeps},
+                   {"over_10ms", run.lag.over_10ms},
+                   {"over_50ms", run.lag.over_50ms},
+                   {"clients_reporting", run.lag.reports},
+                   {"harness_stall_ms", harness_stall_ms}};
+  outcome.interrupted = run.interrupted;
+  nlohmann::ordered_json& r = parts.run;
   if (!run.facts.error.empty()) r["error"] = run.facts.error;
   if (run.unexpected_exits > 0) r["client_exits"] = run.unexpected_exits;
   if (!run.facts.client_failures.empty()) r["client_failures"] = run.facts.client_failures;
@@ -81,9 +77,17 @@ JudgedTrial JudgeTrial(const TrialRunRecord& run) {
   // A history that could not be written in full is judged as a prefix, and never safe.
   if (!run.history_error.ok()) {
     MarkUnknown("the history is incomplete: " + run.history_error.message(),
-                run.history_error.message(), &out);
+                run.history_error.message(), &outcome, &parts);
   }
-  r["run_dir"] = run.run_dir;
+  outcome.run_dir = run.run_dir;
+  out.results = outcome.ToJson(parts);
+  // What main.cc prints says what results.json says, from the same outcome.
+  s.verdict = outcome.verdict;
+  s.reason = outcome.verdict_reason.value_or("");
+  s.lab_lag.max = lag_max;
+  s.lab_lag.bound = checker::TrialOutcome::LagBound(o.ttl);
+  s.lab_lag.timing_trusted = outcome.Trusted();
+  s.interrupted = outcome.interrupted;
   return out;
 }
 
@@ -94,9 +98,9 @@ Status WriteTrialResults(const TrialRunRecord& run, const nlohmann::ordered_json
   return ws.ok() ? wj : ws;
 }
 
-int TrialExitCode(const Status& status, checker::Verdict verdict) {
+int TrialExitCode(const Status& status, const checker::TrialOutcome& outcome) {
   if (!status.ok()) return status.ExitCode();
-  return checker::VerdictExitCode(verdict);
+  return outcome.ExitCode();
 }
 
 }  // namespace locklab::harness

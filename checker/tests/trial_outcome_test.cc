@@ -75,5 +75,78 @@ TEST(TrialOutcomeTest, AFieldOfTheWrongTypeThrows) {
   EXPECT_THROW(TrialOutcome::FromJson(Json{{"lab_lag", "late"}}), nlohmann::json::exception);
 }
 
+// results.json is written where it is read: what ToJson writes, FromJson reads back, field by
+// field, judged or not.
+TEST(TrialOutcomeTest, ToJsonIsReadBackByFromJson) {
+  TrialOutcome o;
+  o.verdict = Verdict::kViolated;
+  o.verdict_reason = "2 overlapping hold pairs";
+  o.resource_verdict = Verdict::kSafe;
+  o.liveness_stuck = true;
+  o.first_violation_ms = 812.5;
+  o.timing_trusted = false;
+  o.lab_lag_max_ms = 77.0;
+  o.interrupted = true;
+  o.run_dir = "runs/x/1";
+  TrialResultsParts parts;
+  parts.head = {{"scenario", "s"}};
+  parts.lab_lag = {{"bound_ms", 10.0}};
+  parts.run = {{"duration_ms", 1200}};
+  const Json written = o.ToJson(parts);
+  const TrialOutcome back = TrialOutcome::FromJson(written);
+  EXPECT_EQ(back.verdict, o.verdict);
+  EXPECT_EQ(back.verdict_reason, o.verdict_reason);
+  EXPECT_EQ(back.resource_verdict, Verdict::kUnknown) << "not judged: no resource_verdict";
+  EXPECT_FALSE(back.liveness_stuck) << "not judged: no liveness";
+  EXPECT_FALSE(back.first_violation_ms.has_value());
+  EXPECT_EQ(back.timing_trusted, o.timing_trusted);
+  EXPECT_EQ(back.lab_lag_max_ms, o.lab_lag_max_ms);
+  EXPECT_EQ(back.interrupted, o.interrupted);
+  EXPECT_EQ(back.run_dir, o.run_dir);
+  EXPECT_EQ(written.begin().key(), "scenario") << written.dump();
+  EXPECT_EQ(std::prev(written.end()).key(), "run_dir") << written.dump();
+  EXPECT_EQ(written["lab_lag"]["bound_ms"], 10.0);
+  EXPECT_EQ(written["history_error"], "");
+}
+
+// With the judge's report, the outcome's fields stand where the report put them, and an
+// unknown from a history written in part says why beside history_error.
+TEST(TrialOutcomeTest, ToJsonOverTheJudgesReport) {
+  Judgement j;
+  j.verdict = "safe";
+  j.resource_verdict = "safe";
+  j.liveness.stuck = true;
+  TrialOutcome o = TrialOutcome::FromJudgement(j);
+  EXPECT_TRUE(o.Stuck());
+  TrialResultsParts parts;
+  parts.judgement = &j;
+  Json written = o.ToJson(parts);
+  EXPECT_EQ(written.begin().key(), "verdict");
+  EXPECT_FALSE(written.contains("verdict_reason"));
+  EXPECT_FALSE(written.contains("history_error"));
+  EXPECT_TRUE(TrialOutcome::FromJson(written).Stuck());
+  EXPECT_EQ(TrialOutcome::FromJson(written).resource_verdict, Verdict::kSafe);
+
+  o.verdict = Verdict::kUnknown;
+  o.verdict_reason = "the history is incomplete: disk full";
+  parts.history_error = "disk full";
+  written = o.ToJson(parts);
+  const TrialOutcome back = TrialOutcome::FromJson(written);
+  EXPECT_EQ(back.verdict, Verdict::kUnknown);
+  EXPECT_EQ(back.verdict_reason, o.verdict_reason);
+  EXPECT_FALSE(back.Stuck());
+  EXPECT_EQ(written["history_error"], "disk full");
+  EXPECT_EQ(back.ExitCode(), 2);
+}
+
+// The one trusted rule: the clients' lag and the harness's stall, each within a tenth of the TTL.
+TEST(TrialOutcomeTest, TimingTrustedWithinATenthOfTheTtl) {
+  using Ms = std::chrono::duration<double, std::milli>;
+  EXPECT_EQ(TrialOutcome::LagBound(Millis(1000)), Ms(100));
+  EXPECT_TRUE(TrialOutcome::TimingTrusted(Ms(100), Ms(0), Millis(1000)));
+  EXPECT_FALSE(TrialOutcome::TimingTrusted(Ms(100.5), Ms(0), Millis(1000)));
+  EXPECT_FALSE(TrialOutcome::TimingTrusted(Ms(1), Ms(250), Millis(1000)));
+}
+
 }  // namespace
 }  // namespace locklab::checker
