@@ -10,7 +10,7 @@
 #include "base/version.h"
 #include "base/exit_code.h"
 #include "checker/check_command.h"
-#include "faults/fault.h"
+#include "faults/fault_descriptor.h"
 #include "scenario/cli_spec.h"
 #include "trial/client_main.h"
 #include "cli/cluster_command.h"
@@ -59,19 +59,9 @@ int ListCommand(const std::vector<std::string>& args) {
     if (!l.points.empty()) lock["points"] = l.points;
     j["locks"].push_back(lock);
   }
-  j["faults"] = nlohmann::ordered_json::array();
-  for (const auto& f : faults::ListFaults()) {
-    // client_side: runs against servers the lab does not control (--endpoints).
-    // params: the fault's own keys in a [[faults]] table (or --param K=V), beside the
-    // schedule keys every fault shares (first_at_ms, duration_ms, interval_ms, windows,
-    // targets, nodes; README "Scenario files").
-    nlohmann::ordered_json params = nlohmann::ordered_json::array();
-    for (const auto& p : f.params) {
-      params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
-    }
-    j["faults"].push_back({{"id", f.id}, {"description", f.description},
-                           {"client_side", faults::IsClientSideFault(f.id)}, {"params", params}});
-  }
+  // Each fault's descriptor: id, description, client_side, params, node_control, style
+  // (faults/fault_descriptor.h FaultCatalogJson; the report reads its style from here).
+  j["faults"] = faults::FaultCatalogJson();
   // Mutants (locks/mutants.h) in their own array: they are not in ListLocks, so the default
   // matrix does not run them; `--lock mutant:NAME` does.
   j["mutants"] = nlohmann::ordered_json::array();

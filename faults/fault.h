@@ -68,6 +68,8 @@ struct FaultInfo {
   std::string description;
   std::vector<FaultParamInfo> params;
 };
+// The catalog's FaultInfo, in listing order (faults/fault_descriptor.h: each fault's
+// descriptor holds its FaultInfo, its effect, its hunt draw, its sentence and its style).
 const std::vector<FaultInfo>& ListFaults();
 const FaultInfo* FindFault(const std::string& id);
 // Fault `id`'s parameter `name` (its default, its description); null when either is unknown.
@@ -76,12 +78,13 @@ const FaultParamInfo* FindFaultParam(const std::string& id, const std::string& n
 // "fault clock-jump has no param 'ofset' (its params: offset, revert)".
 Status CheckFaultParams(const FaultOptions& o, const FaultInfo& info);
 // Whether a fault acts from the client side only (client processes, their clocks, the fault
-// proxy), so it runs against servers the lab does not control (--endpoints). Faults not
-// listed as client-side (new ones included) are treated as needing the servers.
+// proxy), so it runs against servers the lab does not control (--endpoints): its
+// descriptor's client_side. Unknown ids are treated as needing the servers.
 bool IsClientSideFault(const std::string& id);
 // Whether a fault acts only on the lock nodes themselves (their clocks, SIGSTOP/SIGCONT,
 // kill and restart; not a replica or sentinels): it runs against servers the lab did not
-// start when they are under its control (--endpoint-control, docker/node-entrypoint.sh).
+// start when they are under its control (--endpoint-control, docker/node-entrypoint.sh):
+// its descriptor's node_control.
 bool IsNodeControlFault(const std::string& id);
 
 // The named points where a client can act: after-acquire (acquire returned ok),

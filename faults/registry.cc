@@ -1,18 +1,12 @@
-// The fault registry: ids, descriptions and parameters (locklab list), and MakeFault, which
-// puts each fault's Effect under its Schedule (a ScheduledFault).
-#include "faults/clock_effects.h"
-#include "faults/network_effects.h"
-#include "faults/process_effects.h"
+// The fault registry: the questions the harness asks of a fault id (its params, where it is
+// armed, whether it runs against servers the lab does not control), answered from the
+// fault's descriptor (faults/fault_descriptor.h, the catalog in faults/catalog/), and
+// MakeFault, which puts the descriptor's Effect under its Schedule (a ScheduledFault).
+#include "faults/fault_descriptor.h"
 #include "faults/scheduled_fault.h"
 
 namespace locklab::faults {
 namespace {
-
-// The common `target` param of the faults that pick a client.
-constexpr const char* kTargetHelp =
-    "which client a timed window picks when it opens: any (drawn from the seed), holder (one "
-    "holding a lock now; the window waits for one) or just-released (the client whose release "
-    "completed last; waits for one); an armed fault arms the client it picks so";
 
 class NoFault : public Fault {
  public:
@@ -36,64 +30,6 @@ bool IsPausePoint(const std::string& point) {
   return true;
 }
 
-const std::vector<FaultInfo>& ListFaults() {
-  static const std::vector<FaultInfo> kFaults = {
-      {"none", "no fault: the baseline every lock must pass", {}},
-      {"client-pause",
-       "stop-the-world pause (SIGSTOP/SIGCONT) of a whole client process, renewal thread "
-       "included; targeted at a pause point or at random times",
-       {{"mode", "targeted", "targeted (the client stops itself at `point`) or random"},
-        {"point", "after-acquire",
-         "after-acquire, before-write, after-release, or a point the lock announces "
-         "(redlock-replies-in-flight, a driver's hello points)"},
-        {"target", "any", kTargetHelp}}},
-      {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
-       {{"point", "after-acquire", "after-acquire, before-write, or a point the lock announces"},
-        {"target", "any", kTargetHelp}}},
-      {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
-       {{"point", "after-acquire", "where the client is when it dies"}, {"target", "any", kTargetHelp}}},
-      {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}},
-      {"memory-full",
-       "lock nodes refuse writes with an OOM error reply (maxmemory below use, noeviction)", {}},
-      {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
-       {{"restart", "no-persistence", "no-persistence (comes back empty) or aof-always"}}},
-      {"clock-jump", "the wall clock of lock nodes stepped through libfaketime while serving",
-       {{"offset", "+20s", "signed offset: +20s, -30s, +1.5"},
-        {"revert", "true", "step back to +0 when the window closes"}}},
-      {"clock-drift", "the wall clock of lock nodes runs at another rate",
-       {{"rate", "2.0", "clock speed relative to real time"}}},
-      {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
-       {{"offset", "-30s", "signed offset"},
-        {"point", "",
-         "empty: step at the window's time; a pause point: step the clock of the client that "
-         "reaches it, while it stands there (inside an acquire, at a lock's own point), then "
-         "let it go on"},
-        {"target", "any", kTargetHelp}}},
-      {"partition", "cuts (client, node) links in the fault proxy",
-       {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
-        {"mode", "hold", "hold (black hole) or reset (RST)"},
-        {"direction", "both", "both, up (requests) or down (replies)"},
-        {"resource", "false", "cut the target clients from the resource node too"},
-        {"target", "any", kTargetHelp}}},
-      {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
-       {{"target", "any", kTargetHelp}}},
-      {"failover",
-       "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "
-       "promoted; clients find the new master through Sentinel",
-       {{"kill_after_ms", "300", "time between cutting replication and killing n1"}}},
-      {"delay", "a client's write to the resource is held and delivered late",
-       {{"delay_ms", "(duration)", "how long the write is held"}, {"target", "any", kTargetHelp}}},
-  };
-  return kFaults;
-}
-
-const FaultInfo* FindFault(const std::string& id) {
-  for (const auto& f : ListFaults()) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-
 const FaultParamInfo* FindFaultParam(const std::string& id, const std::string& name) {
   const FaultInfo* info = FindFault(id);
   if (info == nullptr) return nullptr;
@@ -110,18 +46,13 @@ std::string ArmedPoint(const FaultOptions& o) {
 }
 
 bool IsClientSideFault(const std::string& id) {
-  // server-pause, restart, clock-jump, clock-drift, memory-full and failover signal, restart,
-  // re-clock or reconfigure the redis-server processes (or need a replica and sentinels the lab started).
-  static const char* const kClientSide[] = {"none",      "client-pause", "slow-cs",    "client-crash",
-                                            "client-clock", "partition", "reply-loss", "delay"};
-  for (const char* c : kClientSide) {
-    if (id == c) return true;
-  }
-  return false;
+  const FaultDescriptor* d = FindFaultDescriptor(id);
+  return d != nullptr && d->client_side;
 }
 
 bool IsNodeControlFault(const std::string& id) {
-  return id == "clock-jump" || id == "clock-drift" || id == "server-pause" || id == "restart";
+  const FaultDescriptor* d = FindFaultDescriptor(id);
+  return d != nullptr && d->node_control;
 }
 
 Status CheckFaultParams(const FaultOptions& o, const FaultInfo& info) {
@@ -147,26 +78,13 @@ Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* o
   }
   Status s = CheckFaultParams(o, *info);
   if (!s.ok()) return s;
-  const std::string& id = o.id;
-  if (id == "none") {
+  const FaultDescriptor* d = FindFaultDescriptor(o.id);
+  if (!d->make_effect) {  // "none": nothing to schedule
     *out = std::make_unique<NoFault>();
     return Status::Ok();
   }
-  std::unique_ptr<Effect> effect;
-  if (id == "client-pause") effect = std::make_unique<ClientPauseEffect>(o);
-  else if (id == "slow-cs") effect = std::make_unique<SlowCsEffect>(o);
-  else if (id == "client-crash") effect = std::make_unique<ClientCrashEffect>(o);
-  else if (id == "server-pause") effect = std::make_unique<ServerPauseEffect>(o);
-  else if (id == "memory-full") effect = std::make_unique<MemoryFullEffect>(o);
-  else if (id == "restart") effect = std::make_unique<RestartEffect>(o);
-  else if (id == "clock-jump") effect = std::make_unique<ClockJumpEffect>(o);
-  else if (id == "clock-drift") effect = std::make_unique<ClockDriftEffect>(o);
-  else if (id == "client-clock") effect = std::make_unique<ClientClockEffect>(o);
-  else if (id == "partition") effect = std::make_unique<PartitionEffect>(o);
-  else if (id == "reply-loss") effect = std::make_unique<ReplyLossEffect>(o);
-  else if (id == "delay") effect = std::make_unique<DelayEffect>(o);
-  else if (id == "failover") effect = std::make_unique<FailoverEffect>(o);
-  else return Status::Usage("fault '" + id + "': listed but not built");
+  std::unique_ptr<Effect> effect = d->make_effect(o);
+  if (effect == nullptr) return Status::Usage("fault '" + o.id + "': listed but not built");
   *out = std::make_unique<ScheduledFault>(std::move(effect), seed);
   return Status::Ok();
 }

@@ -1,0 +1,23 @@
+// delay: a client's write to the resource is held and delivered late.
+#include "faults/catalog/catalog.h"
+#include "faults/network_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor DelayFault() {
+  FaultDescriptor d;
+  d.info = {"delay", "a client's write to the resource is held and delivered late",
+            {{"delay_ms", "(duration)", "how long the write is held"}, {"target", "any", kTargetParamHelp}}};
+  d.client_side = true;
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<DelayEffect>(o); };
+  d.draw = [](const FaultDrawContext&, Rng&, FaultOptions* f) { f->params["delay_ms"] = std::to_string(f->duration.count()); };
+  d.hunt.simpler_params = {"target"};
+  d.hunt.params_following_duration = {"delay_ms"};
+  d.sentence = [](const FaultOptions&, const std::string& window) {
+    return "delay holds a client's write to the resource for " + window;
+  };
+  d.style = {"#6a9a2a", "delayed write", true};
+  return d;
+}
+
+}  // namespace locklab::faults

@@ -1,0 +1,20 @@
+// memory-full: lock nodes refuse writes with an OOM error reply.
+#include "faults/catalog/catalog.h"
+#include "faults/process_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor MemoryFullFault() {
+  FaultDescriptor d;
+  d.info = {"memory-full", "lock nodes refuse writes with an OOM error reply (maxmemory below use, noeviction)", {}};
+  // Reconfigures the redis-server processes (CONFIG SET maxmemory): servers the lab runs.
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<MemoryFullEffect>(o); };
+  d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) { f->nodes = DrawNodes(c, rng); };
+  d.sentence = [](const FaultOptions& f, const std::string& window) {
+    return "memory-full makes " + NodeListText(f.nodes, "node n1") + " refuse writes (OOM error) for " + window;
+  };
+  d.style = {"#b5405a", "memory full", false};
+  return d;
+}
+
+}  // namespace locklab::faults

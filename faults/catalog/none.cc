@@ -1,0 +1,14 @@
+// none: the baseline every lock must pass. No effect, nothing drawn.
+#include "faults/catalog/catalog.h"
+
+namespace locklab::faults {
+
+FaultDescriptor NoneFault() {
+  FaultDescriptor d;
+  d.info = {"none", "no fault: the baseline every lock must pass", {}};
+  d.client_side = true;  // it touches nothing, so it runs against any servers
+  d.style = {"#7a7a9a", "no fault", false};
+  return d;
+}
+
+}  // namespace locklab::faults

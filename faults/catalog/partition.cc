@@ -1,0 +1,38 @@
+// partition: cuts (client, node) links in the fault proxy.
+#include "faults/catalog/catalog.h"
+#include "faults/network_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor PartitionFault() {
+  FaultDescriptor d;
+  d.info = {"partition", "cuts (client, node) links in the fault proxy",
+            {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
+             {"mode", "hold", "hold (black hole) or reset (RST)"},
+             {"direction", "both", "both, up (requests) or down (replies)"},
+             {"resource", "false", "cut the target clients from the resource node too"},
+             {"target", "any", kTargetParamHelp}}};
+  d.client_side = true;
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<PartitionEffect>(o); };
+  d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) {
+    std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
+    if (c.nodes >= 3) shapes.push_back("majorities-ring");
+    f->params["shape"] = Pick(rng, shapes);
+    if (f->params["shape"] == "isolate-node") f->nodes = DrawNodes(c, rng);
+    f->params["mode"] = rng.Unit() < 0.7 ? "hold" : "reset";
+    f->params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
+    f->params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
+  };
+  d.hunt.simpler_params = {"direction", "mode", "resource", "target"};
+  d.sentence = [](const FaultOptions& f, const std::string& window) {
+    const std::string shape = f.Param("shape", "isolate-clients");
+    return "partition (" + shape + (shape == "isolate-node" ? " " + NodeListText(f.nodes, "n1") : "") + ", " +
+           f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
+           (f.Param("target", "any") == "holder" ? " cuts a client holding the lock" : " cuts a client") + " for " +
+           window;
+  };
+  d.style = {"#0f9fb0", "partition", false};
+  return d;
+}
+
+}  // namespace locklab::faults

@@ -1,0 +1,21 @@
+// reply-loss: requests reach the node, replies are dropped (the outcome is unknown).
+#include "faults/catalog/catalog.h"
+#include "faults/network_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor ReplyLossFault() {
+  FaultDescriptor d;
+  d.info = {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
+            {{"target", "any", kTargetParamHelp}}};
+  d.client_side = true;
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<ReplyLossEffect>(o); };
+  d.hunt.simpler_params = {"target"};
+  d.sentence = [](const FaultOptions&, const std::string& window) {
+    return "reply-loss drops the lock nodes' replies to a client for " + window;
+  };
+  d.style = {"#3f8fd0", "reply loss", false};
+  return d;
+}
+
+}  // namespace locklab::faults

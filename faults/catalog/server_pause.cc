@@ -1,0 +1,20 @@
+// server-pause: SIGSTOP/SIGCONT of lock nodes.
+#include "faults/catalog/catalog.h"
+#include "faults/process_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor ServerPauseFault() {
+  FaultDescriptor d;
+  d.info = {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}};
+  d.node_control = true;
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<ServerPauseEffect>(o); };
+  d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) { f->nodes = DrawNodes(c, rng); };
+  d.sentence = [](const FaultOptions& f, const std::string& window) {
+    return "server-pause stops " + NodeListText(f.nodes, "node n1") + " for " + window;
+  };
+  d.style = {"#8e5fc2", "server pause", false};
+  return d;
+}
+
+}  // namespace locklab::faults

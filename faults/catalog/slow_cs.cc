@@ -1,0 +1,24 @@
+// slow-cs: a critical section longer than usual; the client keeps running.
+#include "faults/catalog/catalog.h"
+#include "faults/process_effects.h"
+
+namespace locklab::faults {
+
+FaultDescriptor SlowCsFault() {
+  FaultDescriptor d;
+  d.info = {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
+            {{"point", "after-acquire", "after-acquire, before-write, or a point the lock announces"},
+             {"target", "any", kTargetParamHelp}}};
+  d.client_side = true;
+  d.make_effect = [](const FaultOptions& o) { return std::make_unique<SlowCsEffect>(o); };
+  d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) { f->params["point"] = ArmPoint(c, rng, f->id); };
+  d.hunt.outlasts_lease_when_quiet = true;
+  d.hunt.simpler_params = {"target"};
+  d.sentence = [](const FaultOptions& f, const std::string& window) {
+    return "slow-cs keeps the client that reaches " + ArmedPoint(f) + " inside for " + window + " more";
+  };
+  d.style = {"#a39b00", "slow critical section", true};
+  return d;
+}
+
+}  // namespace locklab::faults
