@@ -3,15 +3,32 @@
 #include <algorithm>
 #include <cmath>
 
+#include "faults/fault_descriptor.h"
 #include "hunt/hunt_space.h"
 
 namespace locklab::harness {
 namespace {
 
-// Parameters whose default is what a simpler scenario has (faults/registry.cc).
-const std::map<std::string, std::string> kPlainParams = {
-    {"direction", "both"}, {"mode", "hold"},   {"target", "any"},
-    {"resource", "false"}, {"revert", "true"}, {"restart", "no-persistence"}};
+// The simpler value of fault `f`'s param `name`: its default, when the fault's descriptor
+// lists it among its simpler params (FaultHuntRules::simpler_params); null otherwise.
+const std::string* SimplerValue(const faults::FaultOptions& f, const std::string& name) {
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
+  if (d == nullptr) return nullptr;
+  const auto& simpler = d->hunt.simpler_params;
+  if (std::find(simpler.begin(), simpler.end(), name) == simpler.end()) return nullptr;
+  const faults::FaultParamInfo* p = faults::FindFaultParam(f.id, name);
+  return p == nullptr ? nullptr : &p->default_value;
+}
+
+// Sets the params of `f` that hold its window's length (FaultHuntRules::
+// params_following_duration, delay's delay_ms) to its duration.
+void FollowDuration(faults::FaultOptions* f) {
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f->id);
+  if (d == nullptr) return;
+  for (const auto& name : d->hunt.params_following_duration) {
+    if (f->params.count(name)) f->params[name] = std::to_string(f->duration.count());
+  }
+}
 
 // Rounds `t` to a "round" number of ms: 2 significant digits (1234 -> 1200, 87 -> 87).
 Millis Round(Millis t) {
@@ -42,8 +59,8 @@ double ScenarioSize(const RunOptions& o) {
     size += 1e8 * std::max(1, f.windows);
     size += 1e6 * static_cast<double>(f.nodes.size());
     for (const auto& [k, v] : f.params) {
-      auto it = kPlainParams.find(k);
-      if (it != kPlainParams.end() && it->second != v) size += 1e6;
+      const std::string* simpler = SimplerValue(f, k);
+      if (simpler != nullptr && *simpler != v) size += 1e6;
     }
     ms += static_cast<double>(f.first_at.count() + f.duration.count() + f.interval.count());
   }
@@ -116,24 +133,22 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
       add(FaultName(o, i) + ": without node n" + std::to_string(f.nodes[n]), c);
     }
     for (const auto& [k, v] : f.params) {
-      auto it = kPlainParams.find(k);
-      if (it == kPlainParams.end() || it->second == v) continue;
+      const std::string* simpler = SimplerValue(f, k);
+      if (simpler == nullptr || *simpler == v) continue;
       RunOptions c = o;
-      c.faults[i].params[k] = it->second;
-      add(FaultName(o, i) + ": " + k + " " + it->second + " instead of " + v, c);
+      c.faults[i].params[k] = *simpler;
+      add(FaultName(o, i) + ": " + k + " " + *simpler + " instead of " + v, c);
     }
     const Millis shortest = std::max(Millis(10), o.ttl / 10);
     if (f.duration / 2 >= shortest) {
       RunOptions c = o;
       c.faults[i].duration = f.duration / 2;
-      if (c.faults[i].params.count("delay_ms"))
-        c.faults[i].params["delay_ms"] = std::to_string(c.faults[i].duration.count());
+      FollowDuration(&c.faults[i]);
       add(FaultName(o, i) + ": window " + Ms(c.faults[i].duration) + " instead of " +
               Ms(f.duration),
           c);
       c.faults[i].duration = f.duration * 3 / 4;
-      if (c.faults[i].params.count("delay_ms"))
-        c.faults[i].params["delay_ms"] = std::to_string(c.faults[i].duration.count());
+      FollowDuration(&c.faults[i]);
       add(FaultName(o, i) + ": window " + Ms(c.faults[i].duration) + " instead of " +
               Ms(f.duration),
           c);
@@ -156,7 +171,7 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
       f.first_at = Round(f.first_at);
       f.duration = Round(f.duration);
       f.interval = Round(f.interval);
-      if (f.params.count("delay_ms")) f.params["delay_ms"] = std::to_string(f.duration.count());
+      FollowDuration(&f);
     }
     c.duration = Round(c.duration);
     if (ScenarioSize(c) != ScenarioSize(o) && c.duration >= DurationFor(c, Millis(200))) {

@@ -4,194 +4,75 @@
 #include <cmath>
 #include <cstdio>
 
-#include "faults/fault.h"
+#include "faults/fault_descriptor.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
 
 namespace locklab::harness {
 namespace {
 
-double LogUniform(Rng& rng, double lo, double hi) {
-  return std::exp(std::log(lo) + rng.Unit() * (std::log(hi) - std::log(lo)));
-}
+using faults::LogUniform;
+using faults::Pick;
+using faults::WeightedIndex;
 
 // `x` times the TTL, in whole milliseconds, at least `floor`.
-Millis TtlTimes(const SearchSpace& s, double x, Millis floor = Millis(10)) {
-  return std::max(
-      floor, Millis(static_cast<int64_t>(std::llround(x * static_cast<double>(s.ttl.count())))));
-}
+Millis TtlTimes(const SearchSpace& s, double x, Millis floor = Millis(10)) { return faults::TtlTimes(s.ttl, x, floor); }
 
 // The run kept after a trial's last window: enough for the leases it left to end and the
 // waiters to be seen.
 Millis TailFor(const SearchSpace& s) { return std::max(Millis(1000), 3 * s.ttl); }
-
-template <typename T>
-const T& Pick(Rng& rng, const std::vector<T>& v) {
-  return v[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(v.size()) - 1))];
-}
 
 double Weight(const SearchSpace& s, const std::string& kind) {
   auto it = s.weights.find(kind);
   return it == s.weights.end() ? 1.0 : it->second;
 }
 
-// One of `v` (not empty) with probability proportional to weight(v[i]).
-template <typename T, typename W>
-size_t WeightedIndex(Rng& rng, const std::vector<T>& v, W weight) {
-  double total = 0;
-  for (const auto& x : v) total += weight(x);
-  double r = rng.Unit() * total;
-  for (size_t i = 0; i < v.size(); ++i) {
-    r -= weight(v[i]);
-    if (r < 0) return i;
-  }
-  return v.size() - 1;
-}
-
-// One node, a minority or a majority of the lock's nodes, in increasing order: a majority
-// with probability `majority_odds`, else one node or a minority, half each (the default
-// gives each of the three a third).
-std::vector<int> DrawNodes(const SearchSpace& s, Rng& rng, double majority_odds = 1.0 / 3) {
-  std::vector<int> all;
-  for (int n = 1; n <= s.nodes; ++n) all.push_back(n);
-  int size = 1;
-  if (s.nodes >= 3) {
-    int minority = std::max(1, (s.nodes - 1) / 2), majority = s.nodes / 2 + 1;
-    size = rng.Unit() < majority_odds ? majority : Pick(rng, std::vector<int>{1, minority});
-  }
-  // A partial Fisher-Yates shuffle: the first `size` are the draw.
-  for (int i = 0; i < size; ++i) {
-    int j = static_cast<int>(rng.Uniform(i, s.nodes - 1));
-    std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(j)]);
-  }
-  std::vector<int> nodes(all.begin(), all.begin() + size);
-  std::sort(nodes.begin(), nodes.end());
-  return nodes;
-}
-
-// A signed wall-clock offset of 0.5 to 10 TTLs, in seconds with millisecond digits; a step
-// back with probability `back`.
-std::string DrawOffset(const SearchSpace& s, Rng& rng, double back = 0.5) {
-  double seconds = LogUniform(rng, 0.5, 10) * static_cast<double>(s.ttl.count()) / 1000.0;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < back ? '-' : '+', std::max(seconds, 0.001));
-  return buf;
-}
-
-// Whether fault `f` bends the time a lease is measured in: a node clock that jumps or runs
-// at another rate (the key's life on it), or a client clock stepped inside a lock's own
-// code (the validity the lock computes from it). What those break shows only in a lease's
-// last milliseconds, when the client uses it to the end.
+// Whether fault `f` bends the time a lease is measured in (FaultHuntRules::bends_lease_time):
+// what those break shows only in a lease's last milliseconds, when the client uses it to the
+// end.
 bool BendsLeaseTime(const faults::FaultOptions& f) {
-  if (f.id == "clock-jump" || f.id == "clock-drift") return true;
-  return f.id == "client-clock" && f.params.count("point");
-}
-
-// A pause point for fault `id`: one the lock announces half the time (when it has any),
-// else the workload's; within each, by the weights of "id@point".
-std::string DrawPoint(const SearchSpace& s, Rng& rng, const std::string& id) {
-  const auto& among = !s.lock_points.empty() && rng.Unit() < 0.5 ? s.lock_points
-                      : s.points.empty()                        ? workloads::HoldPausePoints()
-                                                                : s.points;
-  return among[WeightedIndex(rng, among, [&](const std::string& p) { return Weight(s, id + "@" + p); })];
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
+  return d != nullptr && d->hunt.bends_lease_time && d->hunt.bends_lease_time(f);
 }
 
 // Whether fault `id` takes a `target` kind (any, holder, just-released).
 bool TakesTarget(const std::string& id) { return faults::FindFaultParam(id, "target") != nullptr; }
 
+// What a fault's draw may read of the space (faults/fault_draw.h).
+faults::FaultDrawContext DrawContext(const SearchSpace& s) {
+  faults::FaultDrawContext c;
+  c.ttl = s.ttl;
+  c.nodes = s.nodes;
+  c.points = s.points.empty() ? workloads::HoldPausePoints() : s.points;
+  c.lock_points = s.lock_points;
+  c.arm_at = s.arm_at;
+  c.quiet = s.quiet;
+  c.fine_drift = s.fine_drift;
+  c.max_duration = s.max_duration;
+  c.tail = TailFor(s);
+  c.weight = [&s](const std::string& kind) { return Weight(s, kind); };
+  return c;
+}
+
 faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string& id) {
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
   faults::FaultOptions f;
   f.id = id;
-  // SearchSpace::arm_at: every fault that can be armed is, at that point.
-  const bool forced = !s.arm_at.empty();
-  auto point_for = [&] { return forced ? s.arm_at : DrawPoint(s, rng, id); };
   f.first_at = Millis(rng.Uniform(200, std::max<int64_t>(1000, 3 * s.ttl.count())));
   f.duration = TtlTimes(s, LogUniform(rng, 0.3, 5));
   f.interval = TtlTimes(s, LogUniform(rng, 0.5, 4));
   f.windows = static_cast<int>(rng.Uniform(1, 3));
   if (OneWindowOnly(id)) f.windows = 1;  // drawn all the same: a seed replays its draws
-  if (id == "client-pause") {
-    if (forced || rng.Unit() < 0.6) {
-      f.params["point"] = point_for();  // targeted: the client that reaches it stops
-    } else {
-      f.params["mode"] = "random";  // timed: a stop-the-world pause wherever the client is
-    }
-  } else if (id == "slow-cs") {
-    f.params["point"] = point_for();
-  } else if (id == "client-crash") {
-    // Anywhere a pause may go, the lock's own points included: a client that dies between
-    // two of its lock's commands is the classic leftover key.
-    f.params["point"] = point_for();
-  } else if (id == "server-pause" || id == "memory-full") {
-    f.nodes = DrawNodes(s, rng);
-  } else if (id == "restart") {
-    f.nodes = DrawNodes(s, rng);
-    f.params["restart"] = rng.Unit() < 0.5 ? "no-persistence" : "aof-always";
-  } else if (id == "clock-jump") {
-    f.nodes = DrawNodes(s, rng);
-    f.params["offset"] = DrawOffset(s, rng);
-    f.params["revert"] = rng.Unit() < 0.7 ? "true" : "false";
-  } else if (id == "clock-drift") {
-    // A drift acts through the leases granted while it lasts: a window shorter than the TTL
-    // moves a clock by less than the rate's share of one lease, and a fine drift beats a
-    // lease by a few milliseconds, which only a waiter asking in them sees. So 1.5 to 20
-    // TTLs, within the longest trial: real drift lasts. (By hand, 1.01x on 3 of 5 nodes for
-    // 8 s, 16 TTLs, beat mutant no-drift in 3 of 3 runs; the fifth bench's windows of 1.5
-    // to 5 TTLs found it once in 5 minutes, at 7 of 10.)
-    const Millis room = s.max_duration - f.first_at - TailFor(s);
-    f.duration = std::min(TtlTimes(s, LogUniform(rng, 1.5, 20)), std::max(TtlTimes(s, 1.5), room));
-    // Half the time a fine drift of half a percent to five percent: the size a lock's drift
-    // allowance (Redlock's is 1% of the TTL + 2 ms) is there to absorb, where a lock that
-    // forgot it and one that did not come apart; at 2x every lease fails alike. Half of
-    // the fine ones at or below 1%, the common allowance: beyond it a correct lock fails
-    // too (a hunt of no-drift drew 1.02x and 1.05x and both locks failed).
-    const bool fine = rng.Unit() < 0.5;
-    f.params["rate"] = fine ? Pick(rng, std::vector<std::string>{"1.005", "1.01", "1.02", "1.05"})
-                            : Pick(rng, std::vector<std::string>{"0.25", "0.5", "2.0", "4.0", "10.0"});
-    // A fine drift moves each lease by about a percent, and a quorum lock feels it only when
-    // a majority of its nodes drift: then two times in three. (A hunt of mutant no-drift
-    // drew 12 drifts in 5 minutes, 3 of them fine, none on a majority, and it survived; by
-    // hand, 1.01x on 3 of 5 nodes killed it in 3 of 3 runs.)
-    f.nodes = DrawNodes(s, rng, fine ? 2.0 / 3 : 1.0 / 3);
-    if (s.fine_drift) {  // SearchSpace::fine_drift: one window, the longest that fits
-      // 1%: the most a lock with Redlock's 1% drift allowance is meant to survive (by hand,
-      // redlock 0 of 10 and no-drift 10 of 10 at 17 s); 0.5% fails no-drift too rarely to
-      // confirm (bench/results/mutation-score-history.md, "The fine drift"). The draw between
-      // 0.5% and 1% is still made, so the rest of a seed's draws stay as they were.
-      Pick(rng, std::vector<std::string>{"1.005", "1.01"});
-      f.params["rate"] = "1.01";
-      f.nodes = DrawNodes(s, rng, 1.0);
-      f.windows = 1;
-      f.duration = std::max(TtlTimes(s, 1.5), room);
-    }
-  } else if (id == "client-clock") {
-    // Half the time armed at a point (the lock's own half the time: inside an acquire, where
-    // a lock timing itself on the wall clock reads it); a timed step lands inside a 1 ms
-    // acquire by luck alone. Armed, a step back two times in three: it shortens the time
-    // the lock measures there, the direction in which a lease claims too much.
-    const bool armed = forced || rng.Unit() < 0.5;
-    if (armed) f.params["point"] = point_for();
-    f.params["offset"] = DrawOffset(s, rng, armed ? 2.0 / 3 : 0.5);
-  } else if (id == "partition") {
-    std::vector<std::string> shapes = {"isolate-clients", "isolate-node"};
-    if (s.nodes >= 3) shapes.push_back("majorities-ring");
-    f.params["shape"] = Pick(rng, shapes);
-    if (f.params["shape"] == "isolate-node") f.nodes = DrawNodes(s, rng);
-    f.params["mode"] = rng.Unit() < 0.7 ? "hold" : "reset";
-    f.params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
-    f.params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
-  } else if (id == "failover") {
-    f.params["kill_after_ms"] = std::to_string(TtlTimes(s, LogUniform(rng, 0.2, 2)).count());
-  } else if (id == "delay") {
-    f.params["delay_ms"] = std::to_string(f.duration.count());
-  }
+  // The fault's own options (its params, nodes, targets), by its descriptor; a fault that can
+  // be armed is armed at SearchSpace::arm_at when set (FaultDrawContext::arm_at).
+  if (d != nullptr && d->draw) d->draw(DrawContext(s), rng, &f);
   // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
   // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
   // lets the key expire under the stopped client, and what its next command does to a key
   // that is gone is what the quiet try is for (a 0.3 TTL stop there let renew-resurrects
   // survive: bench/results/mutation-score-history.md). Drawn after the point and before the
   // target: the order a seed replays.
-  if (s.quiet && (id == "client-pause" || id == "slow-cs")) {
+  if (s.quiet && d != nullptr && d->hunt.outlasts_lease_when_quiet) {
     f.duration = TtlTimes(s, LogUniform(rng, 1, 5));
   }
   if (TakesTarget(id) && !f.params.count("target")) {
@@ -214,7 +95,8 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   std::vector<FirstPassDraw> pass;
   for (const auto& id : s.faults) {
     pass.push_back({id, ""});
-    if (id == "clock-drift") pass.push_back({id, "", false, true});
+    const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
+    if (d != nullptr && d->hunt.fine_first_pass_try) pass.push_back({id, "", false, true});
     if (!CanBeArmed(id)) continue;
     for (const auto& p : s.lock_points) {
       pass.push_back({id, p, false});
@@ -271,7 +153,8 @@ RunOptions OnBaselineLock(RunOptions o, const std::string& baseline) {
 }
 
 bool OneWindowOnly(const std::string& fault_id) {
-  return fault_id == "client-crash" || fault_id == "failover";
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(fault_id);
+  return d != nullptr && d->hunt.one_window_only;
 }
 
 Millis WindowsEnd(const faults::FaultOptions& f) {

@@ -10,8 +10,10 @@
 // the lock's declared facts only (its TTL, node count, the faults that apply, its pause
 // points).
 //
-// Pure: DrawScenario is a function of the space and the Rng, so a hunt seed replays its
-// draws. Thread-compatible.
+// Each fault's own options are drawn by its descriptor (faults/fault_descriptor.h
+// FaultDescriptor::draw, given a FaultDrawContext made from the space): nothing here compares
+// fault ids. Pure: DrawScenario is a function of the space and the Rng, so a hunt seed
+// replays its draws (hunt/tests/testdata/hunt_draws.txt pins them). Thread-compatible.
 #pragma once
 
 #include <map>
@@ -121,8 +123,9 @@ Millis WindowsEnd(const faults::FaultOptions& f);
 // The latest WindowsEnd of `o`'s faults.
 Millis LastWindowEnd(const RunOptions& o);
 
-// Faults the hunt draws with one window only, and never repeats: a crashed client does not
-// come back, and a failover's window is stretched to its kill plus the promotion.
+// Faults the hunt draws with one window only, and never repeats (their descriptor's
+// FaultHuntRules::one_window_only): a crashed client does not come back, and a failover's
+// window is stretched to its kill plus the promotion.
 bool OneWindowOnly(const std::string& fault_id);
 
 // The run length that leaves `tail` after the last window: at least 1 s.

@@ -9,7 +9,7 @@
 
 #include "base/version.h"
 #include "checker/trial_outcome.h"
-#include "faults/fault.h"
+#include "faults/fault_descriptor.h"
 #include "trial/child_runs.h"
 #include "lab/run_store.h"
 
@@ -33,18 +33,20 @@ std::string TtlRatio(Millis t, Millis ttl) {
          " x TTL)";
 }
 
-std::string NodeList(const std::vector<int>& nodes, const std::string& fallback) {
-  if (nodes.empty()) return fallback;
-  std::string s = nodes.size() == 1 ? "node " : "nodes ";
-  for (size_t i = 0; i < nodes.size(); ++i)
-    s += (i ? "," : "") + std::string("n") + std::to_string(nodes[i]);
-  return s;
-}
-
 std::string Join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
   return s;
+}
+
+// Whether the failing rerun's results.json says its lock was stuck, read as every reader of a
+// results.json reads it (checker::TrialOutcome); a results.json it cannot read says no.
+bool FailingRunWasStuck(const nlohmann::ordered_json& results) {
+  try {
+    return checker::TrialOutcome::FromJson(results).liveness_stuck;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -98,55 +100,9 @@ size_t ToldReproduction(const std::vector<ShrinkTry>& tries) {
 
 std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
   const std::string len = Ms(f.duration) + TtlRatio(f.duration, ttl);
-  std::string what;
-  if (f.id == "client-pause") {
-    what = f.Param("mode", "targeted") == "random"
-               ? "client-pause stops a client (drawn from the seed) wherever it is for " + len
-               : "client-pause stops the first client to reach " +
-                     faults::ArmedPoint(f) + " for " + len;
-  } else if (f.id == "slow-cs") {
-    what = "slow-cs keeps the client that reaches " + faults::ArmedPoint(f) +
-           " inside for " + len + " more";
-  } else if (f.id == "client-crash") {
-    what = "client-crash kills the first client to reach " + faults::ArmedPoint(f);
-  } else if (f.id == "server-pause") {
-    what = "server-pause stops " + NodeList(f.nodes, "node n1") + " for " + len;
-  } else if (f.id == "memory-full") {
-    what = "memory-full makes " + NodeList(f.nodes, "node n1") + " refuse writes (OOM error) for " + len;
-  } else if (f.id == "restart") {
-    what = "restart kills " + NodeList(f.nodes, "node n1") + " and starts it again " +
-           (f.Param("restart", "no-persistence") == "aof-always" ? "from its AOF" : "empty") +
-           " after " + len;
-  } else if (f.id == "clock-jump") {
-    what = "clock-jump steps the wall clock of " + NodeList(f.nodes, "node n1") + " by " +
-           f.Param("offset", "+20s") + " s" +
-           (f.Param("revert", "true") == "true" ? " for " + len : " and leaves it there");
-  } else if (f.id == "clock-drift") {
-    what = "clock-drift runs the wall clock of " + NodeList(f.nodes, "node n1") + " at " +
-           f.Param("rate", "2.0") + "x for " + len;
-  } else if (f.id == "client-clock") {
-    const std::string point = faults::ArmedPoint(f);
-    what = (point.empty() ? "client-clock steps a client's wall clock by "
-                          : "client-clock steps the wall clock of the first client to reach " +
-                                point + " by ") +
-           f.Param("offset", "-30s") + " s for " + len;
-  } else if (f.id == "partition") {
-    std::string shape = f.Param("shape", "isolate-clients");
-    what = "partition (" + shape + (shape == "isolate-node" ? " " + NodeList(f.nodes, "n1") : "") +
-           ", " + f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
-           (f.Param("target", "any") == "holder" ? " cuts a client holding the lock"
-                                                 : " cuts a client") +
-           " for " + len;
-  } else if (f.id == "reply-loss") {
-    what = "reply-loss drops the lock nodes' replies to a client for " + len;
-  } else if (f.id == "failover") {
-    what = "failover cuts n1's replication and kills n1 " + f.Param("kill_after_ms", "300") +
-           " ms later; Sentinel promotes the replica";
-  } else if (f.id == "delay") {
-    what = "delay holds a client's write to the resource for " + len;
-  } else {
-    what = f.id + " for " + len;
-  }
+  // The fault's own sentence (FaultDescriptor::sentence), or its id and window.
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
+  const std::string what = d != nullptr && d->sentence ? d->sentence(f, len) : f.id + " for " + len;
   std::string when = "At " + Ms(f.first_at) + ", " + what;
   if (f.windows != 1) {
     when += ", " + (f.windows == 0 ? std::string("again") : std::to_string(f.windows) + " times") +
@@ -169,11 +125,13 @@ void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o) {
   o->expect_verdict.clear();
   o->expect_resource.clear();
   o->expect_stuck.clear();
+  // [expect] spells a verdict by its one name table (checker/verdict.h).
+  const std::string violated(checker::VerdictName(checker::Verdict::kViolated));
   if (kinds.count("violated")) {
-    o->expect_verdict = "violated";
+    o->expect_verdict = violated;
   } else if (kinds.count("resource")) {
-    o->expect_verdict = "violated";
-    o->expect_resource = "violated";
+    o->expect_verdict = violated;
+    o->expect_resource = violated;
   } else if (kinds.count("stuck")) {
     o->expect_stuck = "yes";
   }
@@ -208,7 +166,7 @@ std::string Narrative(const HuntStory& story) {
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";
   }
-  if (r.is_object() && r.contains("liveness") && r["liveness"].value("stuck", false)) {
+  if (r.is_object() && r.contains("liveness") && FailingRunWasStuck(r)) {
     p << " In a failing rerun the lock was stuck: clients waited " << Fixed(r["liveness"].value("longest_wait_ms", 0.0), 0)
       << " ms with nobody holding it (the threshold was " << r["liveness"].value("stuck_after_ms", int64_t{0}) << " ms).";
   }

@@ -443,6 +443,36 @@ TEST(HuntShrinkTest, DroppingAFaultComesFirst) {
   EXPECT_EQ(c[2].what, "fault 2 (partition): one window instead of 2");
 }
 
+// A param goes back to the default its fault's descriptor calls simpler, and every such step
+// is a scenario the lab accepts: a random client-pause was once offered "mode hold" (the
+// partition's simpler mode, from one table for every fault), which the run checks refuse.
+TEST(HuntShrinkTest, AParamShrinksToItsOwnFaultsSimplerValue) {
+  RunOptions o;
+  o.lock = "redlock";
+  o.ttl = Millis(500);
+  o.clients = 2;
+  faults::FaultOptions pause, cut;
+  pause.id = "client-pause";
+  pause.windows = 1;
+  pause.params = {{"mode", "random"}, {"target", "holder"}};
+  cut.id = "partition";
+  cut.windows = 1;
+  cut.params = {{"mode", "reset"}, {"direction", "up"}, {"shape", "isolate-clients"}};
+  o.faults = {pause, cut};
+  o.duration = Millis(10000);
+  std::set<std::string> steps;
+  for (const auto& step : ShrinkCandidates(o)) {
+    steps.insert(step.what);
+    const Status valid = ValidateRunOptions(step.options);
+    EXPECT_TRUE(valid.ok()) << step.what << ": " << valid.message();
+  }
+  EXPECT_TRUE(steps.count("fault 1 (client-pause): mode targeted instead of random"));
+  EXPECT_TRUE(steps.count("fault 1 (client-pause): target any instead of holder"));
+  EXPECT_TRUE(steps.count("fault 2 (partition): mode hold instead of reset"));
+  EXPECT_TRUE(steps.count("fault 2 (partition): direction both instead of up"));
+  EXPECT_FALSE(steps.count("fault 1 (client-pause): mode hold instead of random"));
+}
+
 // A thin failure (no-drift's minimal in bench/results/mutation-score-history.md, a 1.02x
 // drift in 2 windows, failed 7 of 10 and the kill was not counted) gets more windows of the
 // same kind: each candidate is the scenario with every window repeated, the run long enough
