@@ -1,41 +1,108 @@
 """How each fault window is coloured and labelled. Only the nemesis event's own fields are
-used (targets, nodes, links, offset, ...); unknown faults get a generic label."""
+used (targets, nodes, links, offset, ...); unknown faults get a generic label.
 
-FAULT_COLORS = {
-    "client-pause": "#6b6b6b",
-    "slow-cs": "#a39b00",
-    "client-crash": "#222222",
-    "server-pause": "#8e5fc2",
-    "restart": "#8c564b",
-    "memory-full": "#b5405a",
-    "failover": "#d94fa8",
-    "clock-jump": "#e07b00",
-    "clock-drift": "#e07b00",
-    "client-clock": "#c75f00",
-    "partition": "#0f9fb0",
-    "reply-loss": "#3f8fd0",
-    "delay": "#6a9a2a",
-}
+A fault's colour, its noun and whether it acts on one client's row are its descriptor's
+(faults/fault_descriptor.h), read from `locklab list --json` ("style") of the binary the
+report judges with (runfiles.locklab_binary: $LOCKLAB_BINARY, else build/locklab). The table
+below is a fallback only, for when no binary answers or its list has no styles (an older
+binary); test_unit_faultstyle checks that it matches the binary's."""
+
+import collections.abc
+import functools
+import json
+import subprocess
+
 DEFAULT_COLOR = "#7a7a9a"
 
-# Faults that act on one client process: its row is hatched during the window.
-CLIENT_FAULTS = {"client-pause", "slow-cs", "client-crash", "client-clock", "delay"}
-
-FAULT_NOUNS = {
-    "client-pause": "pause",
-    "slow-cs": "slow critical section",
-    "client-crash": "crash",
-    "server-pause": "server pause",
-    "restart": "restart",
-    "memory-full": "memory full",
-    "failover": "failover",
-    "clock-jump": "clock jump",
-    "clock-drift": "clock drift",
-    "client-clock": "client clock step",
-    "partition": "partition",
-    "reply-loss": "reply loss",
-    "delay": "delayed write",
+# Fallback only (see above): id -> (colour, noun, client_row).
+_FALLBACK_STYLES = {
+    "none": (DEFAULT_COLOR, "no fault", False),
+    "client-pause": ("#6b6b6b", "pause", True),
+    "slow-cs": ("#a39b00", "slow critical section", True),
+    "client-crash": ("#222222", "crash", True),
+    "server-pause": ("#8e5fc2", "server pause", False),
+    "memory-full": ("#b5405a", "memory full", False),
+    "restart": ("#8c564b", "restart", False),
+    "clock-jump": ("#e07b00", "clock jump", False),
+    "clock-drift": ("#e07b00", "clock drift", False),
+    "client-clock": ("#c75f00", "client clock step", True),
+    "partition": ("#0f9fb0", "partition", False),
+    "reply-loss": ("#3f8fd0", "reply loss", False),
+    "failover": ("#d94fa8", "failover", False),
+    "delay": ("#6a9a2a", "delayed write", True),
 }
+
+
+@functools.lru_cache(maxsize=4)
+def _styles_of(binary):
+    """id -> (colour, noun, client_row) from `binary list --json`; None when it does not answer
+    with a style for every fault."""
+    if binary is None:
+        return None
+    try:
+        p = subprocess.run([binary, "list", "--json"], capture_output=True, text=True, timeout=60,
+                           errors="replace")
+        faults = json.loads(p.stdout).get("faults") if p.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, AttributeError):
+        return None
+    if not isinstance(faults, list):
+        return None
+    out = {}
+    for f in faults:
+        st = f.get("style") if isinstance(f, dict) else None
+        if not (isinstance(st, dict) and isinstance(f.get("id"), str) and isinstance(st.get("colour"), str)
+                and isinstance(st.get("noun"), str)):
+            return None
+        out[f["id"]] = (st["colour"], st["noun"], bool(st.get("client_row", False)))
+    return out
+
+
+def styles():
+    """Every fault's (colour, noun, client_row): the binary's, else the fallback table."""
+    from .runfiles import locklab_binary   # here: runfiles is the heavier import
+    return _styles_of(locklab_binary()) or _FALLBACK_STYLES
+
+
+def style_source():
+    """Where styles() came from: "locklab list --json" or "fallback"."""
+    from .runfiles import locklab_binary
+    return "locklab list --json" if _styles_of(locklab_binary()) else "fallback"
+
+
+class _StyleField(collections.abc.Mapping):
+    """A read-only id -> field view of styles(), read when first used."""
+
+    def __init__(self, index):
+        self._index = index
+
+    def __getitem__(self, fault):
+        return styles()[fault][self._index]
+
+    def __iter__(self):
+        return iter(styles())
+
+    def __len__(self):
+        return len(styles())
+
+
+class _ClientFaults(collections.abc.Set):
+    """The faults that act on one client process (style client_row): its row is hatched
+    during the window."""
+
+    def __contains__(self, fault):
+        st = styles().get(fault)
+        return bool(st and st[2])
+
+    def __iter__(self):
+        return (f for f, st in styles().items() if st[2])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+FAULT_COLORS = _StyleField(0)
+FAULT_NOUNS = _StyleField(1)
+CLIENT_FAULTS = _ClientFaults()
 
 
 def color(fault):
