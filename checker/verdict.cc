@@ -587,6 +587,15 @@ std::optional<Verdict> ParseVerdict(std::string_view word) {
   return std::nullopt;
 }
 
+std::string VerdictWordList() {
+  std::string out;
+  const size_t n = std::size(kVerdictNames);
+  for (size_t i = 0; i < n; ++i) {
+    out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(kVerdictNames[i].second);
+  }
+  return out;
+}
+
 int VerdictExitCode(Verdict verdict) {
   switch (verdict) {
     case Verdict::kSafe: return kExitOk;

@@ -46,6 +46,8 @@ enum class Verdict { kSafe, kViolated, kUnknown };
 std::string_view VerdictName(Verdict verdict);
 // The verdict a word names; nullopt for any other word ("", "error", "Safe").
 std::optional<Verdict> ParseVerdict(std::string_view word);
+// Every verdict's word, for messages: "safe, violated or unknown".
+std::string VerdictWordList();
 
 // The harness's declarations: {"process":"harness","type":"info","f":"run","key":"start",
 // "value":{"faults":[...],"stuck_after_ms":N,"lin_time_budget_ms":N,

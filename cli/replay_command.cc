@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/exit_code.h"
 #include "base/random.h"
+#include "checker/verdict.h"
 #include "trial/child_runs.h"
 #include "scenario/cli_spec.h"
 #include "trial/interrupts.h"
@@ -119,7 +120,7 @@ std::string Line(const Scenario& s) {
                                                             : "undecided";
   const int judged = s.tally->judged();
   l << "replay: " << state << " " << s.file << ": " << judged << " of " << s.options.trials << " trial"
-    << (s.options.trials == 1 ? "" : "s") << " judged, violated " << s.tally->violated() << "/" << judged;
+    << (s.options.trials == 1 ? "" : "s") << " judged, " << checker::VerdictName(checker::Verdict::kViolated) << " " << s.tally->violated() << "/" << judged;
   if (s.state == Scenario::State::kError) {
     l << ": " << s.error;
   } else if (s.state == Scenario::State::kOpen) {

@@ -17,6 +17,7 @@
 
 #include "base/numbers.h"
 #include "base/random.h"
+#include "checker/verdict.h"
 #include "faults/fault.h"
 #include "matrix/matrix_scaling.h"
 #include "locks/driver_lock.h"
@@ -232,8 +233,11 @@ bool FailOn::Hits(const std::string& verdict) const {
 }
 
 namespace {
+// A verdict's cell outcome is spelt as the verdict (VerdictName); stuck (L) is a cell's own.
 const std::vector<std::pair<CellOutcome, std::string>> kOutcomeWords = {
-    {CellOutcome::kViolated, "violated"}, {CellOutcome::kStuck, "stuck"}, {CellOutcome::kUnknown, "unknown"}};
+    {CellOutcome::kViolated, std::string(checker::VerdictName(checker::Verdict::kViolated))},
+    {CellOutcome::kStuck, "stuck"},
+    {CellOutcome::kUnknown, std::string(checker::VerdictName(checker::Verdict::kUnknown))}};
 }  // namespace
 
 std::string FailOn::ToString() const {

@@ -4,10 +4,12 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/clock.h"
+#include "checker/verdict.h"
 #include "trial/child_runs.h"
 #include "scenario/run_options.h"
 #include "lab/run_store.h"
@@ -20,7 +22,7 @@ ScheduleResult RunTrials(Plan* plan, const std::vector<size_t>& slice,
   bool tty = isatty(2);
   Nanos t0 = MonotonicNow();
   auto& all = plan->all;
-  std::map<std::string, int> tally;
+  std::map<std::optional<checker::Verdict>, int> tally;  // nullopt: the trial did not run
   std::vector<ChildRun> runs(slice.size());
   std::vector<ChildRun*> order;
   for (size_t i = 0; i < slice.size(); ++i) {
@@ -41,14 +43,18 @@ ScheduleResult RunTrials(Plan* plan, const std::vector<size_t>& slice,
       ++result.infra_failures;
       std::cerr << (tty ? "\n" : "") << "locklab matrix: trial failed: " << r.log << "\n";
     }
-    tally[r.Verdict()]++;
+    const std::optional<checker::Verdict> verdict = r.Verdict();
+    tally[verdict]++;
     const Cell& c = plan->cells[tr.cell];
     std::ostringstream line;
     line << "[" << finished << "/" << slice.size() << "] " << c.lock << " x " << c.fault
-         << " trial " << (tr.index + 1) << ": " << r.Verdict() << "  ("
-         << static_cast<int>(ToMillis(MonotonicNow() - t0) / 1000) << " s; violated "
-         << tally["violated"] << ", safe " << tally["safe"] << ", other "
-         << tally["unknown"] + tally["error"] << ")";
+         << " trial " << (tr.index + 1) << ": "
+         << (verdict ? checker::VerdictName(*verdict) : "error") << "  ("
+         << static_cast<int>(ToMillis(MonotonicNow() - t0) / 1000) << " s; "
+         << checker::VerdictName(checker::Verdict::kViolated) << " "
+         << tally[checker::Verdict::kViolated] << ", "
+         << checker::VerdictName(checker::Verdict::kSafe) << " " << tally[checker::Verdict::kSafe]
+         << ", other " << tally[checker::Verdict::kUnknown] + tally[std::nullopt] << ")";
     if (tty)
       std::cerr << "\r\033[K" << line.str() << std::flush;
     else

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <cstdio>
 
@@ -246,13 +247,19 @@ int RequiredFailures(const RunOptions& o) {
   return o.trials;
 }
 
-// The verdict one trial of a statistical expectation must have: "violated" unless the table
-// names a verdict, or asks for a stuck lock (whose verdict is safe: JudgedStuck).
-static std::string TrialVerdict(const RunOptions& o) {
+// The verdict one trial must have: the table's (the scenario reader let only a verdict's word
+// through), for a statistical expectation violated unless the table names a verdict or asks
+// for a stuck lock (whose verdict is safe: JudgedStuck); nullopt when none is asked for.
+static std::optional<checker::Verdict> TrialVerdict(const RunOptions& o) {
   if (!o.expect_verdict.empty() || !IsStatisticalExpectation(o) || o.expect_stuck == "yes") {
-    return o.expect_verdict;
+    return checker::ParseVerdict(o.expect_verdict);
   }
-  return std::string(checker::VerdictName(checker::Verdict::kViolated));
+  return checker::Verdict::kViolated;
+}
+
+// "" for none, else the verdict's word.
+static std::string VerdictWord(const std::optional<checker::Verdict>& v) {
+  return v ? std::string(checker::VerdictName(*v)) : std::string();
 }
 
 std::string PerTrialExpectation(const RunOptions& o) {
@@ -260,7 +267,7 @@ std::string PerTrialExpectation(const RunOptions& o) {
   auto add = [&](const std::string& what, const std::string& v) {
     if (!v.empty()) out += (out.empty() ? "" : ", ") + what + " " + v;
   };
-  add("verdict", TrialVerdict(o));
+  add("verdict", VerdictWord(TrialVerdict(o)));
   add("stuck", o.expect_stuck);
   add("resource", o.expect_resource);
   return out;
@@ -332,10 +339,10 @@ std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json&
 
 static std::string CheckOutcome(const RunOptions& o, const checker::TrialOutcome& outcome) {
   std::string out;
-  const std::string verdict(checker::VerdictName(outcome.verdict));
-  const std::string expect_verdict = TrialVerdict(o);
-  if (!expect_verdict.empty() && verdict != expect_verdict) {
-    out = "expected verdict " + expect_verdict + ", got " + verdict;
+  const std::optional<checker::Verdict> expect_verdict = TrialVerdict(o);
+  if (expect_verdict && outcome.verdict != *expect_verdict) {
+    out = "expected verdict " + VerdictWord(expect_verdict) + ", got " +
+          VerdictWord(outcome.verdict);
   }
   if (!o.expect_stuck.empty()) {
     const bool stuck = outcome.Stuck();
@@ -344,12 +351,10 @@ static std::string CheckOutcome(const RunOptions& o, const checker::TrialOutcome
              (stuck ? "yes" : "no");
     }
   }
-  if (!o.expect_resource.empty()) {
-    const std::string got(checker::VerdictName(outcome.resource_verdict));
-    if (got != o.expect_resource) {
-      out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
-             ", got " + got;
-    }
+  if (!o.expect_resource.empty() &&
+      checker::ParseVerdict(o.expect_resource) != outcome.resource_verdict) {
+    out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
+           ", got " + VerdictWord(outcome.resource_verdict);
   }
   if (!out.empty() && !o.expect_origin.empty()) out += " (expectation at " + o.expect_origin + ")";
   return out;

@@ -75,7 +75,8 @@ Status ReadStatisticalExpect(const toml::table& t, TableReader& r, RunOptions* o
   if (!o->expect_verdict.empty() &&
       checker::ParseVerdict(o->expect_verdict) != checker::Verdict::kViolated) {
     return r.Error(*t.get("verdict"), "verdict",
-                   std::string(key) + " counts failing trials: verdict must be violated or left out");
+                   std::string(key) + " counts failing trials: verdict must be " +
+                       std::string(checker::VerdictName(checker::Verdict::kViolated)) + " or left out");
   }
   if (o->expect_stuck == "no" && o->expect_verdict.empty()) {
     return r.Error(*t.get("stuck"), "stuck", std::string(key) + " counts failing trials: stuck = \"no\" fails none");
@@ -105,14 +106,16 @@ Status ReadExpect(const std::string& path, const toml::table& t, RunOptions* o) 
   for (const char* k : {"violated_at_least", "violated_rate", "confidence"}) r.Allow(k);
   if (!(s = r.RejectUnknown()).ok()) return s;
   if (!o->expect_verdict.empty() && !checker::ParseVerdict(o->expect_verdict)) {
-    return r.Error(*t.get("verdict"), "verdict", "expected safe, violated or unknown");
+    return r.Error(*t.get("verdict"), "verdict", "expected " + checker::VerdictWordList());
   }
   if (!o->expect_stuck.empty() && o->expect_stuck != "yes" && o->expect_stuck != "no") {
     return r.Error(*t.get("stuck"), "stuck", "expected yes or no");
   }
   const std::optional<checker::Verdict> resource = checker::ParseVerdict(o->expect_resource);
   if (!o->expect_resource.empty() && (!resource || *resource == checker::Verdict::kUnknown)) {
-    return r.Error(*t.get("resource"), "resource", "expected safe or violated");
+    return r.Error(*t.get("resource"), "resource",
+                   "expected " + std::string(checker::VerdictName(checker::Verdict::kSafe)) + " or " +
+                       std::string(checker::VerdictName(checker::Verdict::kViolated)));
   }
   if (!(s = ReadStatisticalExpect(t, r, o)).ok()) return s;
   o->expect_origin = Where(path, t);

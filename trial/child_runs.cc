@@ -14,12 +14,12 @@
 
 namespace locklab::harness {
 
-std::string ChildRun::Verdict() const {
-  if (!ran || !results.is_object()) return "error";
+std::optional<checker::Verdict> ChildRun::Verdict() const {
+  if (!ran || !results.is_object()) return std::nullopt;
   try {
-    return std::string(checker::VerdictName(checker::TrialOutcome::FromJson(results).verdict));
+    return checker::TrialOutcome::FromJson(results).verdict;
   } catch (const nlohmann::json::exception&) {
-    return std::string(checker::VerdictName(checker::Verdict::kUnknown));
+    return checker::Verdict::kUnknown;
   }
 }
 

@@ -18,12 +18,14 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "checker/verdict.h"
 #include "scenario/run_options.h"
 
 namespace locklab::harness {
@@ -41,8 +43,9 @@ struct ChildRun {
   int exit_code = -1;
   std::string run_dir;         // the child's `run: DIR`, "" when it printed none
   nlohmann::ordered_json results;  // results.json, null when none
-  // The verdict's word (checker::TrialOutcome::FromJson), or "error" when the run did not run.
-  std::string Verdict() const;
+  // The trial's verdict (checker::TrialOutcome::FromJson; a results.json of another shape is
+  // unknown), or nullopt when the run did not run.
+  std::optional<checker::Verdict> Verdict() const;
 };
 
 // Whether a run's results.json says the lock was stuck (L): liveness.stuck in a trial

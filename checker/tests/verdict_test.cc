@@ -244,6 +244,7 @@ TEST(VerdictTest, EveryVerdictHasOneNameAndOneExitCode) {
   EXPECT_EQ(VerdictName(Verdict::kSafe), "safe");
   EXPECT_EQ(VerdictName(Verdict::kViolated), "violated");
   EXPECT_EQ(VerdictName(Verdict::kUnknown), "unknown");
+  EXPECT_EQ(VerdictWordList(), "safe, violated or unknown");
   EXPECT_EQ(VerdictExitCode(Verdict::kSafe), 0);
   EXPECT_EQ(VerdictExitCode(Verdict::kViolated), 1);
   EXPECT_EQ(VerdictExitCode(Verdict::kUnknown), 2);
