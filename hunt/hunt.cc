@@ -22,6 +22,7 @@
 #include "faults/fault.h"
 #include "trial/child_runs.h"
 #include "scenario/cli_spec.h"
+#include "hunt/hunt_guide.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"
 #include "hunt/hunt_story.h"
@@ -50,6 +51,7 @@ struct HuntFlags {
   uint64_t seed = 0;
   bool liveness = false, keep_searching = false, report = true;
   bool shrink = true;      // --no-shrink: search only (time-to-find benchmarks)
+  bool guide = true;       // --no-guide: fresh draws only (to measure what guidance adds)
   bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
 };
 
@@ -87,6 +89,8 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       s = r.NoValue(), f->keep_searching = true;
     else if (r.Is("--no-report"))
       s = r.NoValue(), f->report = false;
+    else if (r.Is("--no-guide"))
+      s = r.NoValue(), f->guide = false;
     else if (r.Is("--no-shrink"))
       s = r.NoValue(), f->shrink = false;
     else if (r.Is("--validity")) {
@@ -196,7 +200,7 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
 class Hunt {
  public:
   Hunt(HuntFlags flags, SearchSpace space, std::string dir)
-      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed) {}
+      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed), guide_rng_(f_.seed ^ 0x9e3779b97f4a7c15ULL) {}
 
   int Run();
 
@@ -248,6 +252,16 @@ class Hunt {
     ++trials_;
     if (!r.ran) ++infra_;
     Progress();
+  }
+  // A search trial that ran and did not fail: what it showed goes to the guide, which keeps
+  // its scenario when that was new or closer to failing (a trial the lab ran late shows
+  // the machine's timing, not the lock's, and teaches nothing).
+  void Observe(const ChildRun& r) {
+    if (!f_.guide || !r.ran || r.run_dir.empty() || !Trusted(r)) return;
+    TrialSignals signals;
+    if (ReadTrialSignals(r.run_dir, &signals).ok() && guide_.Observe(r.options, signals)) {
+      ++guide_kept_;
+    }
   }
   // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
   static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
@@ -320,6 +334,13 @@ class Hunt {
   SearchSpace space_;
   std::string dir_;
   Rng rng_;
+  // The search's feedback (hunt_guide.h): scenarios that showed something new or came close,
+  // and the random source of its choices, apart from rng_ so that the fresh draws stay the
+  // seed's in the same order whether or not the guide runs.
+  GuidedCorpus guide_;
+  Rng guide_rng_;
+  int64_t mutated_ = 0;     // trials drawn as mutations of kept scenarios
+  int64_t guide_kept_ = 0;  // search trials whose scenario the guide kept
   Nanos t0_ = MonotonicNow();
   std::string phase_ = "search";
   std::string attempt_prefix_;  // of the shrink and rerun files (ShrinkUntilOneReproduces)
@@ -429,7 +450,10 @@ std::optional<ChildRun> Hunt::DrawTrial() {
     if (first_pass) {
       one = FirstPassSpace(space_, first_pass_[first_pass_next_]);
     }
-    RunOptions o = DrawScenario(first_pass ? one : space_, rng_, name);
+    // After the first pass, half the trials build on a kept scenario (hunt_guide.h).
+    const bool mutate = !first_pass && f_.guide && !guide_.empty() && guide_rng_.Unit() < 0.5;
+    RunOptions o = mutate ? guide_.Mutate(space_, guide_rng_, name)
+                          : DrawScenario(first_pass ? one : space_, rng_, name);
     Status v = ValidateRunOptions(o);
     if (!v.ok()) {  // a draw the lab refuses (a topology the lock cannot have): draw again
       // Against the accepted draws: drawn_ counts the refused ones too, so compared with
@@ -453,6 +477,7 @@ std::optional<ChildRun> Hunt::DrawTrial() {
       ++first_pass_next_;
       first_pass_refusals_ = 0;
     }
+    if (mutate) ++mutated_;
     return Make(o, "trials", name);
   }
 }
@@ -506,7 +531,10 @@ void Hunt::Search(bool stop_at_first) {
             }
             return;
           }
-          if (!Failed(done)) return;
+          if (!Failed(done)) {
+            Observe(done);
+            return;
+          }
           if (!Trusted(done)) {
             ++untrusted_;
             return;
@@ -738,6 +766,10 @@ int Hunt::Run() {
     return w.ExitCode();
   }
   std::cout << HuntSummary(story_, dir_);
+  if (f_.guide) {
+    std::cout << "guide: " << mutated_ << " of " << drawn_ << " scenarios were mutations of the "
+              << guide_kept_ << " the search kept for showing something new or coming close\n";
+  }
   if (!f_.corpus.empty() && story_.minimal) {
     // Only a kill with a statistical [expect] is a regression (MinimalIsRegression).
     if (MinimalIsRegression(story_)) {

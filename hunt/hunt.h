@@ -8,7 +8,7 @@
 //                [--ttl DURATION] [--baseline LOCK] [--liveness] [--max-faults N]
 //                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
 //                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
-//                [--corpus DIR]
+//                [--corpus DIR] [--no-guide]
 //
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
 // child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
@@ -23,6 +23,15 @@
 // differ; the draws then depend on the trials' outcomes as well as the seed, so a seed
 // replays a baseline hunt's draws only while its trials end the same way (every trial's
 // scenario file replays exactly, as always).
+//
+// Guide: after the first pass, half the search's scenarios are mutations of earlier ones that
+// showed something no trial before them did, or came closer to failing (hunt_guide.h, from
+// the signals of hunt_signals.h: holds and writes past a lease, late or failed renewals,
+// unknown outcomes, long waits); the other half are fresh draws, which stay the seed's in the
+// same order. The guide's choices have their own random source from the seed, but what it
+// keeps depends on the trials' outcomes, so a guided hunt replays its draws only while its
+// trials end the same way (every trial's scenario file replays exactly). --no-guide draws
+// every scenario fresh (to measure what the guide adds: bench/mutation_score --no-guide).
 //
 // Shrink: candidates one step simpler (hunt_shrink.h), each run up to `reruns` times
 // (default 4, `jobs` at a time, stopping once decided); a step is kept when at least three
