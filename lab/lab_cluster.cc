@@ -1,9 +1,7 @@
 #include "lab/lab_cluster.h"
 
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
-#include "lab/lab_servers.h"
 #include "lab/process.h"
 #include "lab/run_store.h"
 
@@ -26,16 +24,6 @@ namespace {
 
 bool Executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
 bool Readable(const std::string& p) { return !p.empty() && access(p.c_str(), R_OK) == 0; }
-
-std::string Tail(const std::string& path, size_t bytes) {
-  std::ifstream in(path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (all.size() > bytes) all = all.substr(all.size() - bytes);
-  for (char& c : all) {
-    if (c == '\n') c = ' ';
-  }
-  return all;
-}
 
 }  // namespace
 
@@ -99,7 +87,9 @@ Status WaitForPing(const locks::Endpoint& endpoint, Millis timeout, pid_t pid) {
 
 LabNode::LabNode(NodeOptions options, std::string dir, const LabPaths& paths)
     : options_(std::move(options)),
+      server_(MakeBackendServer(options_.kind, options_.sentinel)),
       dir_(std::move(dir)),
+      log_path_(dir_ + ".log"),
       paths_(paths),
       clock_(dir_ + "/clock") {}
 
@@ -113,59 +103,24 @@ LabNode::~LabNode() {
   }
 }
 
-std::string LabNode::log_path() const { return dir_ + ".log"; }
-
 bool LabNode::Running() const { return ProcessAlive(pid_); }
 
-std::string LabNode::program() const {
-  if (options_.sentinel) return "redis-sentinel";
-  switch (options_.kind) {
-    case locks::Backend::kRedis: return "redis-server";
-    case locks::Backend::kMariadb: return "mariadbd";
-    case locks::Backend::kPostgres: return "postgres";
-    case locks::Backend::kEtcd: return "etcd";
-    case locks::Backend::kZookeeper: return "zookeeper";
-  }
-  return locks::BackendName(options_.kind);  // unreachable: the switch names every kind
-}
-
 Status LabNode::Start() {
-  if (options_.kind != locks::Backend::kRedis) {
-    Status s = Launch();
-    if (s.ok()) s = WaitReady(Millis(20000));
-    return s;
-  }
-  Status s = MakeDirs(dir_);
-  if (!s.ok()) return s;
-  s = clock_.Set("+0");
-  if (!s.ok()) return s;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    int port = 0;
-    s = FreeLoopbackPort(&port);
-    if (!s.ok()) return s;
-    s = StartOnPort(port);
+  Status s;
+  for (int attempt = 0; attempt < server_->start_attempts(); ++attempt) {
+    s = Launch();
+    if (s.ok()) s = WaitReady(server_->ready_timeout());
     if (s.ok()) return s;
   }
-  return Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
-                                Tail(log_path(), 300));
+  return s;
 }
 
 Status LabNode::Restart() {
   Kill();
-  if (options_.kind == locks::Backend::kRedis) return StartOnPort(port_);
   Status s = SpawnOnPort(port_);
-  // An etcd or ZooKeeper member serves only with a quorum, and a fault may restart every
-  // member one after the other: wait only until this one answers (it rejoins on its own).
-  if (s.ok() && (options_.kind == locks::Backend::kEtcd ||
-                 options_.kind == locks::Backend::kZookeeper)) {
-    s = options_.kind == locks::Backend::kEtcd
-            ? WaitForEtcd(endpoint(), Millis(20000), pid_, /*need_quorum=*/false)
-            : WaitForZooKeeper(endpoint(), Millis(20000), pid_, /*need_quorum=*/false);
-    if (!s.ok()) Kill();
-    return s;
-  }
-  if (s.ok()) s = WaitReady(Millis(20000));
-  return s;
+  if (!s.ok()) return s;
+  s = server_->WaitRestarted(endpoint(), server_->ready_timeout(), pid_);
+  return s.ok() ? s : StartFailed(s);
 }
 
 namespace {
@@ -200,23 +155,27 @@ void SweepStaleScratch(const std::string& tmp, locks::Backend kind) {
 
 }  // namespace
 
+Status LabNode::MakeScratch() {
+  const char* env = getenv("TMPDIR");
+  std::string tmp = env && *env ? env : "/tmp";
+  if (server_->runs_as_another_user() && !OthersCanTraverse(tmp)) tmp = "/tmp";
+  SweepStaleScratch(tmp, options_.kind);
+  std::string tmpl = tmp + "/locklab-" + locks::BackendName(options_.kind) + "-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return Status::Infrastructure("mkdtemp " + tmpl + ": " + strerror(errno));
+  }
+  scratch_ = tmpl;
+  Status s = MakeDirs(scratch_ + "/data");
+  if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
+  return s;
+}
+
 Status LabNode::Launch() {
   Status s = MakeDirs(dir_);
   if (!s.ok()) return s;
-  if (scratch_.empty()) {
-    const char* env = getenv("TMPDIR");
-    std::string tmp = env && *env ? env : "/tmp";
-    // postgres runs as another user, who must be able to reach its data directory.
-    if (options_.kind == locks::Backend::kPostgres && !OthersCanTraverse(tmp)) tmp = "/tmp";
-    SweepStaleScratch(tmp, options_.kind);
-    std::string tmpl = tmp + "/locklab-" + locks::BackendName(options_.kind) + "-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      return Status::Infrastructure("mkdtemp " + tmpl + ": " + strerror(errno));
-    }
-    scratch_ = tmpl;
-    s = MakeDirs(scratch_ + "/data");
-    if (s.ok()) s = WriteFile(scratch_ + "/owner.pid", std::to_string(getpid()) + "\n");
-    if (s.ok() && options_.kind == locks::Backend::kPostgres) s = InitPostgres();
+  if (scratch_.empty() && server_->keeps_scratch()) {
+    s = MakeScratch();
+    if (s.ok()) s = server_->PrepareScratch(Site());
     if (!s.ok()) return s;
   }
   int port = options_.port;
@@ -224,77 +183,15 @@ Status LabNode::Launch() {
     s = FreeLoopbackPort(&port);
     if (!s.ok()) return s;
   }
-  if (options_.kind == locks::Backend::kZookeeper) {  // (again on each launch: the port may be new)
-    s = WriteFile(scratch_ + "/data/myid", std::to_string(options_.member_id) + "\n");
-    if (s.ok()) {
-      s = WriteFile(scratch_ + "/zoo.cfg",
-                    ZooKeeperConfig(scratch_, port, options_.initial_cluster));
-    }
-    if (!s.ok()) return s;
-  }
+  s = server_->PrepareLaunch(Site(), port);
+  if (!s.ok()) return s;
   return SpawnOnPort(port);
 }
 
-// PostgreSQL refuses root: the scratch directory goes to the user that runs it, and initdb
-// makes the cluster there (synchronously; its output goes to the node's log).
-Status LabNode::InitPostgres() {
-  ServerPaths sp;
-  Status s = ServerPaths::Discover(locks::Backend::kPostgres, &sp);
-  if (!s.ok()) return s;
-  passwd* pw = getpwnam(sp.postgres_user.c_str());
-  if (pw == nullptr) return Status::Infrastructure("no user '" + sp.postgres_user + "'");
-  for (const std::string& d : {scratch_, scratch_ + "/data"}) {
-    if (chown(d.c_str(), pw->pw_uid, pw->pw_gid) != 0 || chmod(d.c_str(), 0700) != 0) {
-      return Status::Infrastructure("chown " + d + " to " + sp.postgres_user + ": " +
-                                    strerror(errno));
-    }
-  }
-  SpawnOptions o;
-  o.argv = InitdbArgv(sp, scratch_);
-  o.run_as_user = sp.postgres_user;
-  o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
-  o.cwd = scratch_;
-  o.log_path = log_path();
-  pid_t pid;
-  s = Spawn(o, &pid);
-  if (!s.ok()) return s;
-  int status = 0;
-  if (!WaitExit(pid, Millis(60000), &status)) {
-    KillAndReap(pid);
-    return Status::Infrastructure("node " + options_.name + ": initdb took over 60 s");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::Infrastructure("node " + options_.name + ": initdb failed; log: " +
-                                  Tail(log_path(), 300));
-  }
-  return Status::Ok();
-}
-
 Status LabNode::SpawnOnPort(int port) {
-  ServerPaths sp;
-  Status s = ServerPaths::Discover(options_.kind, &sp);
-  if (!s.ok()) return s;
   SpawnOptions o;
-  if (options_.kind == locks::Backend::kMariadb) {
-    o.argv = MariaDbArgv(sp, scratch_, port);
-  } else if (options_.kind == locks::Backend::kPostgres) {
-    o.argv = PostgresArgv(sp, scratch_, port);
-    o.run_as_user = sp.postgres_user;
-    // The previous postmaster (if any) was killed and reaped: its pid file is stale, and a
-    // recycled pid in it would make the new one refuse to start.
-    std::error_code ec;
-    std::filesystem::remove(scratch_ + "/data/postmaster.pid", ec);
-  } else if (options_.kind == locks::Backend::kEtcd) {
-    o.argv = EtcdArgv(sp, options_.name, scratch_, port, options_.peer_port,
-                      options_.initial_cluster, options_.cluster_token);
-  } else if (options_.kind == locks::Backend::kZookeeper) {
-    o.argv = ZooKeeperArgv(sp, scratch_);
-  } else {  // Redis: started by StartOnPort, never here
-    return Status::Usage("node " + options_.name + ": unknown server kind '" +
-                         locks::BackendName(options_.kind) + "'");
-  }
-  o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
-  o.cwd = scratch_;
+  Status s = server_->PrepareSpawn(Site(), port, &o);
+  if (!s.ok()) return s;
   o.log_path = log_path();
   o.detached = options_.detached;
   pid_t pid;
@@ -306,73 +203,25 @@ Status LabNode::SpawnOnPort(int port) {
 }
 
 Status LabNode::WaitReady(Millis timeout) {
-  Status s;
-  switch (options_.kind) {
-    case locks::Backend::kMariadb: s = WaitForMariaDb(endpoint(), timeout, pid_); break;
-    case locks::Backend::kPostgres: s = WaitForPostgres(endpoint(), timeout, pid_); break;
-    case locks::Backend::kEtcd: s = WaitForEtcd(endpoint(), timeout, pid_); break;
-    case locks::Backend::kZookeeper: s = WaitForZooKeeper(endpoint(), timeout, pid_); break;
-    case locks::Backend::kRedis: s = WaitForPing(endpoint(), timeout, pid_); break;
-  }
-  if (!s.ok()) {
-    s = Status::Infrastructure("node " + options_.name + ": " + s.message() + "; log: " +
-                               Tail(log_path(), 300));
-    Kill();
-  }
-  return s;
+  Status s = server_->WaitServing(endpoint(), timeout, pid_);
+  return s.ok() ? s : StartFailed(s);
 }
 
-Status LabNode::StartOnPort(int port) {
-  SpawnOptions o;
-  if (options_.sentinel) {
-    std::string conf = dir_ + "/sentinel.conf";
-    Status s = WriteFile(conf, options_.sentinel_config);
-    if (!s.ok()) return s;
-    o.argv = {paths_.redis_server, conf, "--sentinel", "--port", std::to_string(port),
-              "--bind", "127.0.0.1", "--dir", dir_, "--daemonize", "no", "--logfile", ""};
-  } else {
-    o.argv = {paths_.redis_server, "--port", std::to_string(port), "--bind", "127.0.0.1",
-              "--dir", dir_, "--save", "", "--appendonly", "no", "--daemonize", "no",
-              "--logfile", "", "--dbfilename", "dump.rdb"};
-  }
-  o.argv.insert(o.argv.end(), options_.extra_args.begin(), options_.extra_args.end());
-  if (options_.faketime) {
-    o.env["LD_PRELOAD"] = paths_.libfaketime;
-    o.env["FAKETIME_TIMESTAMP_FILE"] = clock_.path();
-    o.env["FAKETIME_NO_CACHE"] = "1";
-    o.env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1";
-  } else {
-    o.unset_env = {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE"};
-  }
-  o.cwd = dir_;
-  o.log_path = log_path();
-  o.detached = options_.detached;
-  pid_t pid;
-  Status s = Spawn(o, &pid);
-  if (!s.ok()) return s;
-  pid_ = pid;
-  port_ = port;
-  s = WaitForPing(endpoint(), Millis(5000), pid_);
-  if (!s.ok()) Kill();
+Status LabNode::StartFailed(const Status& why) {
+  Status s = Status::Infrastructure("node " + options_.name + ": " + why.message() +
+                                    "; log: " + LogTail(log_path(), 300));
+  Kill();
   return s;
 }
 
 void LabNode::Kill() {
   if (pid_ <= 0) return;
-  std::vector<pid_t> children;
-  if (options_.kind == locks::Backend::kPostgres) {
-    // Stop the postmaster first so it forks no backend after the scan. Its backends would
-    // exit on their own once they notice it died, but not at once, and a new postmaster
-    // refuses to start while one of them still holds the old shared memory.
-    kill(pid_, SIGSTOP);
-    children = ChildrenOf(pid_);
-    for (pid_t c : children) kill(c, SIGKILL);
-  }
+  std::vector<pid_t> outside = server_->KillOutsideGroup(pid_);
   KillAndReap(pid_);
   pid_ = -1;
   // Reparented to init, which reaps them; wait until they are gone or zombies (2 s at most).
   Nanos end = MonotonicNow() + Millis(2000);
-  for (pid_t c : children) {
+  for (pid_t c : outside) {
     while (!ProcessGone(c) && MonotonicNow() < end) SleepFor(Millis(2));
   }
 }
@@ -380,9 +229,7 @@ void LabNode::Kill() {
 bool LabNode::Signal(int sig) {
   if (pid_ <= 0) return false;
   if (kill(-pid_, sig) != 0) return false;
-  if (options_.kind == locks::Backend::kPostgres) {
-    for (pid_t c : ChildrenOf(pid_)) kill(c, sig);
-  }
+  for (pid_t c : server_->ProcessesOutsideGroup(pid_)) kill(c, sig);
   return true;
 }
 
@@ -391,11 +238,11 @@ LabNode& LabCluster::AddNode(const NodeOptions& o) {
   return *nodes_.back();
 }
 
-Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind) {
+Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind,
+                                const BackendServer& server) {
   // Every member's ports are known before any starts: each lists the others' peer addresses.
   std::vector<NodeOptions> members;
   std::vector<int> taken;
-  std::string initial;
   for (int i = 1; i <= count; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
@@ -403,22 +250,16 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind) {
     o.detached = detached;
     o.member_id = i;
     for (int* port : {&o.port, &o.peer_port, &o.election_port}) {
-      if (port == &o.election_port && kind != locks::Backend::kZookeeper) continue;
+      if (port == &o.election_port && !server.member_has_election_port()) continue;
       do {  // a port that was free a moment ago may come back twice: keep them distinct
         Status s = FreeLoopbackPort(port);
         if (!s.ok()) return s;
       } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
       taken.push_back(*port);
     }
-    if (kind == locks::Backend::kZookeeper) {
-      initial += "server." + std::to_string(i) + "=127.0.0.1:" + std::to_string(o.peer_port) +
-                 ":" + std::to_string(o.election_port) + "\n";
-    } else {
-      initial += (initial.empty() ? "" : ",") + o.name + "=http://127.0.0.1:" +
-                 std::to_string(o.peer_port);
-    }
     members.push_back(o);
   }
+  const std::string initial = server.InitialCluster(members);
   std::string token = "locklab-" + std::to_string(getpid()) + "-" +
                       std::to_string(MonotonicNow().count());
   for (auto& o : members) {
@@ -430,29 +271,28 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind) {
   for (auto& n : nodes_) {
     Status s = n->WaitReady(Millis(20000));
     // A JVM's bind failure is a stack trace, longer than the log tail the message quotes.
-    if (!s.ok() && Tail(n->log_path(), 1 << 20).find("BindException") != std::string::npos) {
+    if (!s.ok() && LogTail(n->log_path(), 1 << 20).find("BindException") != std::string::npos) {
       s = Status::Infrastructure(s.message() + " (address already in use)");
     }
     if (!s.ok()) return s;
   }
-  return kind == locks::Backend::kZookeeper ? WarmZooKeeper(lock_endpoints(), Millis(20000))
-                                             : Status::Ok();
+  return server.WarmUp(lock_endpoints(), Millis(20000));
 }
 
 Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
-                         const std::string& kind) {
+                         const std::string& word) {
   // The one place a kind is text: parsed here, compared as a Backend from here on.
-  const std::optional<locks::Backend> parsed = locks::ParseBackend(kind);
-  if (!parsed) return Status::Usage("node n1: unknown server kind '" + kind + "'");
-  const locks::Backend server = *parsed;
-  const bool members = server == locks::Backend::kEtcd || server == locks::Backend::kZookeeper;
-  if (members) {
+  const std::optional<locks::Backend> parsed = locks::ParseBackend(word);
+  if (!parsed) return Status::Usage("node n1: unknown server kind '" + word + "'");
+  const locks::Backend kind = *parsed;
+  const std::unique_ptr<BackendServer> server = MakeBackendServer(kind);
+  if (server->forms_quorum()) {
     // The ports are picked before any member starts, so another process can take one in
     // between (the member then exits: "address already in use", Java's "Address already in
     // use"): stop every member and start the cluster again on new ports, three attempts.
     Status s;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-      s = StartMembers(lock_nodes, detached, server);
+      s = StartMembers(lock_nodes, detached, kind, *server);
       if (s.ok() || (s.message().find("address already in use") == std::string::npos &&
                      s.message().find("Address already in use") == std::string::npos)) {
         break;
@@ -462,12 +302,12 @@ Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::s
     }
     if (!s.ok()) return s;
   }
-  for (int i = 1; i <= lock_nodes && !members; ++i) {
+  for (int i = 1; i <= lock_nodes && !server->forms_quorum(); ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
     o.detached = detached;
     o.extra_args = node_args;
-    o.kind = server;
+    o.kind = kind;
     Status s = AddNode(o).Start();
     if (!s.ok()) return s;
   }

@@ -1,11 +1,16 @@
-// LabCluster: real redis-server processes on loopback, one directory each.
+// LabCluster: a trial's servers on loopback, one directory each: start, kill, restart, wait
+// until ready, their endpoints.
 //
-// Each node is the "lab Redis" (Debian's redis source built with MALLOC=libc, because the
-// jemalloc build hangs under libfaketime: docs/design.md 2) started under libfaketime with its own
-// ClockControlFile holding the node's clock offset ("+0" at start; "+20s" steps it forward
-// while it serves). Each node has its own process group, log file and PR_SET_PDEATHSIG, and
-// is killed on every exit path (destructor, Stop, the harness's death). Nodes bind 127.0.0.1
-// only. The resource node holds what the lock protects and is never faulted.
+// A LabNode is one server of any backend; what differs per backend (program, scratch
+// directory, argv, readiness, the processes a signal must reach, quorum membership) is its
+// BackendServer (lab/backend_server.h, one class per backend in lab/lab_servers.h), so LabNode
+// itself has one flow for all. A Redis node is the "lab Redis" (Debian's redis source built
+// with MALLOC=libc, because the jemalloc build hangs under libfaketime: docs/design.md 2)
+// started under libfaketime with its own ClockControlFile holding the node's clock offset
+// ("+0" at start; "+20s" steps it forward while it serves). Each node has its own process
+// group, log file and PR_SET_PDEATHSIG, and is killed on every exit path (destructor, Stop,
+// the harness's death). Nodes bind 127.0.0.1 only. The resource node (a Redis) holds what
+// the lock protects and is never faulted.
 // Not thread-safe: owned by the harness's main thread.
 #pragma once
 
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "lab/backend_server.h"
 #include "locks/backend.h"
 #include "locks/redis_connection.h"
 
@@ -50,9 +56,9 @@ struct NodeOptions {
   // (the file is written to the node's directory; Sentinel rewrites it as it runs).
   bool sentinel = false;
   std::string sentinel_config;
-  // What server this node is: Redis (above), MariaDB (mariadbd, lab/lab_servers.h),
-  // Postgres (a postmaster), etcd (one member of an etcd cluster) or ZooKeeper (one
-  // member of a ZooKeeper ensemble). Non-Redis nodes ignore `faketime` and
+  // What server this node is (its BackendServer, lab/lab_servers.h): Redis (above), MariaDB
+  // (mariadbd), Postgres (a postmaster), etcd (one member of an etcd cluster) or ZooKeeper
+  // (one member of a ZooKeeper ensemble). Non-Redis nodes ignore `faketime` and
   // `extra_args` (those are redis-server flags) and keep their data in a scratch directory
   // under $TMPDIR that the node deletes when it is destroyed.
   locks::Backend kind = locks::Backend::kRedis;
@@ -72,44 +78,53 @@ class LabNode {
   LabNode(const LabNode&) = delete;
   LabNode& operator=(const LabNode&) = delete;
 
-  // Picks a free port, starts the server and waits for PING (up to 5 s). Retries a few
-  // ports when the chosen one was taken in between.
+  // Launch() then WaitReady() for the server's ready timeout (a Redis: PING within 5 s,
+  // tried on up to five fresh ports when the chosen one was taken in between; the others:
+  // 20 s, one port).
   Status Start();
-  // Starts again on the same port and directory (after Kill()).
+  // Starts again on the same port and directory (after Kill()) and waits until it is back
+  // (a quorum member: until it runs; it rejoins on its own). A failure names the node and
+  // quotes its log's tail, as Start's does.
   Status Restart();
   // Start() in two halves, for servers that only answer once their peers run (etcd):
   // Launch() spawns on the preset or a picked port, WaitReady() waits for it to serve.
   Status Launch();
   Status WaitReady(Millis timeout);
-  // SIGKILL and reap; no-op when not running. A postgres node's backends (children that
-  // each run in a session of their own) are killed too, and are gone when Kill returns.
+  // SIGKILL and reap; no-op when not running. The server's processes outside its process
+  // group (a postgres node's backends, each in a session of its own) are killed too, and
+  // are gone when Kill returns.
   void Kill();
-  // Sends `sig` (SIGSTOP, SIGCONT) to every process of the server: its process group and,
-  // for postgres, each backend's (a stopped postmaster alone would leave the sessions that
-  // hold locks running). False when the server is not running.
+  // Sends `sig` (SIGSTOP, SIGCONT) to every process of the server: its process group and
+  // those outside it (a stopped postmaster alone would leave the sessions that hold locks
+  // running). False when the server is not running.
   bool Signal(int sig);
   bool Running() const;
 
   const std::string& name() const { return options_.name; }
   // The server it runs (NodeOptions::kind) and its program's name, for messages.
   locks::Backend kind() const { return options_.kind; }
-  std::string program() const;
+  std::string program() const { return server_->program(); }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
   // Non-Redis nodes: the scratch directory holding the server's data ("" for Redis).
   const std::string& scratch() const { return scratch_; }
-  std::string log_path() const;
+  const std::string& log_path() const { return log_path_; }
   locks::Endpoint endpoint() const { return {"127.0.0.1", port_}; }
   const ClockControlFile& clock() const { return clock_; }
 
  private:
-  Status StartOnPort(int port);
+  ServerSite Site() const { return {options_, paths_, dir_, scratch_, log_path_, clock_}; }
+  // The scratch directory under $TMPDIR (data/ and owner.pid in it); sets scratch_.
+  Status MakeScratch();
   Status SpawnOnPort(int port);
-  Status InitPostgres();
+  // `why` as a start's failure: "node NAME: WHY; log: TAIL"; the server is killed.
+  Status StartFailed(const Status& why);
   NodeOptions options_;
+  std::unique_ptr<BackendServer> server_;
   std::string scratch_;  // non-Redis data directory (deleted with the node)
   std::string dir_;
+  std::string log_path_;
   LabPaths paths_;
   ClockControlFile clock_;
   int port_ = 0;
@@ -124,8 +139,8 @@ class LabCluster {
 
   // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node (a
   // Redis). `kind` is the lock nodes' server, a BackendName (locks/backend.h; another word
-  // is refused: "node n1: unknown server kind 'WORD'"); etcd nodes form one cluster,
-  // zookeeper nodes one ensemble.
+  // is refused: "node n1: unknown server kind 'WORD'"); quorum members (etcd, ZooKeeper)
+  // form one cluster, launched whole and warmed up (BackendServer::forms_quorum).
   Status Start(int lock_nodes, bool detached = false,
                const std::vector<std::string>& node_args = {},
                const std::string& kind = "redis");
@@ -136,9 +151,10 @@ class LabCluster {
   std::vector<locks::Endpoint> lock_endpoints() const;
 
  private:
-  // One attempt at an etcd cluster or a ZooKeeper ensemble (`kind`) of `count` members
-  // (ports picked first: each member lists the others' peer addresses).
-  Status StartMembers(int count, bool detached, locks::Backend kind);
+  // One attempt at an etcd cluster or a ZooKeeper ensemble (`kind`, served by `server`) of
+  // `count` members (ports picked first: each member lists the others' peer addresses).
+  Status StartMembers(int count, bool detached, locks::Backend kind,
+                      const BackendServer& server);
   // A lock node in its own directory, kept before it starts so that Stop() also cleans up
   // one that failed to.
   LabNode& AddNode(const NodeOptions& o);
