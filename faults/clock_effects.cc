@@ -72,9 +72,9 @@ Evidence NodeClockEvidence(ClockControl& clocks, int n, double expected_s, const
 Status ClockJumpEffect::Validate() {
   std::string revert = o_.Param("revert", "true");
   if (revert != "true" && revert != "false") {
-    return Status::Usage("fault clock-jump: param 'revert': '" + revert + "': expected true or false");
+    return Status::Usage(std::string("fault ") + id() + ": param 'revert': '" + revert + "': expected true or false");
   }
-  return CheckOffset("clock-jump", o_.Param("offset", "+20s"));
+  return CheckOffset(id(), o_.Param("offset", "+20s"));
 }
 
 nlohmann::json ClockJumpEffect::Start(Nanos, int) {
@@ -137,7 +137,7 @@ void ClockDriftEffect::Stop(Nanos) {
 
 Status ClientClockEffect::Validate() {
   if (Status p = PointParam(); !p.ok()) return p;
-  return CheckOffset("client-clock", o_.Param("offset", "-30s"));
+  return CheckOffset(id(), o_.Param("offset", "-30s"));
 }
 
 void ClientClockEffect::Shape(Schedule* schedule) const {

@@ -22,7 +22,6 @@ bool ClockShows(double seen_s, double expected_s, double noise_s);
 class ClockJumpEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "clock-jump"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // Each node's own clock (Redis TIME) off the real one by the step.
@@ -41,7 +40,6 @@ class ClockJumpEffect : public Effect {
 class ClockDriftEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "clock-drift"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   void WhileOpen(Nanos now) override;
@@ -65,7 +63,6 @@ class ClockDriftEffect : public Effect {
 class ClientClockEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "client-clock"; }
   bool NeedsClientClock() const override { return true; }
   // With `point`: armed there. The client stops itself at the point (action "pause"), its
   // clock is stepped while it stands still, and it is let go at once: the step lands at a

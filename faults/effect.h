@@ -40,7 +40,9 @@ class Effect {
   Effect(const Effect&) = delete;
   Effect& operator=(const Effect&) = delete;
 
-  virtual const char* id() const = 0;
+  // The id of the fault it is the effect of: its options' (MakeFault builds an effect through
+  // the descriptor of the options' id, so the id is written once, in the descriptor).
+  const char* id() const { return o_.id.c_str(); }
   // What the lab must provide before it starts (Fault's methods of the same names).
   virtual std::vector<std::string> NodeArgs() const { return {}; }
   virtual bool NeedsClientClock() const { return false; }

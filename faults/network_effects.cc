@@ -53,20 +53,20 @@ void PartitionEffect::Attach(LabControl& lab) {
 Status PartitionEffect::Validate() {
   std::string shape = o_.Param("shape", "isolate-clients");
   if (shape != "isolate-clients" && shape != "isolate-node" && shape != "majorities-ring") {
-    return Status::Usage("fault partition: param 'shape': '" + shape +
+    return Status::Usage(std::string("fault ") + id() + ": param 'shape': '" + shape +
                          "': expected isolate-clients, isolate-node or majorities-ring");
   }
   std::string mode = o_.Param("mode", "hold");
   if (mode != "hold" && mode != "reset") {
-    return Status::Usage("fault partition: param 'mode': '" + mode + "': expected hold or reset");
+    return Status::Usage(std::string("fault ") + id() + ": param 'mode': '" + mode + "': expected hold or reset");
   }
   std::string dir = o_.Param("direction", "both");
   if (dir != "both" && dir != "up" && dir != "down") {
-    return Status::Usage("fault partition: param 'direction': '" + dir + "': expected both, up or down");
+    return Status::Usage(std::string("fault ") + id() + ": param 'direction': '" + dir + "': expected both, up or down");
   }
   std::string res = o_.Param("resource", "false");
   if (res != "true" && res != "false") {
-    return Status::Usage("fault partition: param 'resource': '" + res + "': expected true or false");
+    return Status::Usage(std::string("fault ") + id() + ": param 'resource': '" + res + "': expected true or false");
   }
   return Status::Ok();
 }

@@ -21,7 +21,6 @@ namespace locklab::faults {
 class PartitionEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "partition"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // Waiting for a holder: look again soon.
@@ -46,7 +45,6 @@ class PartitionEffect : public Effect {
 class ReplyLossEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "reply-loss"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // Reply bytes the proxy dropped on the cut links.
@@ -69,7 +67,6 @@ class ReplyLossEffect : public Effect {
 class DelayEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "delay"; }
   // Armed at before-write; the window covers the delivery.
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;

@@ -7,7 +7,7 @@ namespace locklab::faults {
 Status ClientPauseEffect::Validate() {
   std::string mode = o_.Param("mode", "targeted");
   if (mode != "targeted" && mode != "random") {
-    return Status::Usage("fault client-pause: param 'mode': '" + mode + "': expected targeted or random");
+    return Status::Usage(std::string("fault ") + id() + ": param 'mode': '" + mode + "': expected targeted or random");
   }
   return PointParam();
 }
@@ -177,7 +177,7 @@ std::vector<std::string> RestartEffect::NodeArgs() const {
 Status RestartEffect::Validate() {
   std::string mode = o_.Param("restart", "no-persistence");
   if (mode != "no-persistence" && mode != "aof-always") {
-    return Status::Usage("fault restart: param 'restart': '" + mode +
+    return Status::Usage(std::string("fault ") + id() + ": param 'restart': '" + mode +
                          "': expected no-persistence or aof-always");
   }
   return Status::Ok();

@@ -15,7 +15,6 @@ namespace locklab::faults {
 class ClientPauseEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "client-pause"; }
   // mode=targeted arms `point`; mode=random pauses at the window's time.
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
@@ -37,7 +36,6 @@ class ClientPauseEffect : public Effect {
 class SlowCsEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "slow-cs"; }
   void Shape(Schedule* schedule) const override;
   std::string ArmedAction() const override {
     return "slow:" + std::to_string(o_.duration.count());
@@ -63,7 +61,6 @@ class SlowCsEffect : public Effect {
 class ClientCrashEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "client-crash"; }
   // Armed at `point`; a crashed client stays dead: one window unless asked for more.
   void Shape(Schedule* schedule) const override;
   nlohmann::json Start(Nanos time, int process) override;
@@ -94,7 +91,6 @@ class NodeEffect : public Effect {
 class ServerPauseEffect : public NodeEffect {
  public:
   using NodeEffect::NodeEffect;
-  const char* id() const override { return "server-pause"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // Every paused node's server process in state T.
@@ -109,7 +105,6 @@ class ServerPauseEffect : public NodeEffect {
 class MemoryFullEffect : public NodeEffect {
  public:
   using NodeEffect::NodeEffect;
-  const char* id() const override { return "memory-full"; }
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // Every node answers a write (one that changes nothing) with an OOM error.
@@ -121,7 +116,6 @@ class MemoryFullEffect : public NodeEffect {
 class RestartEffect : public NodeEffect {
  public:
   using NodeEffect::NodeEffect;
-  const char* id() const override { return "restart"; }
   std::vector<std::string> NodeArgs() const override;
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
@@ -146,7 +140,6 @@ class RestartEffect : public NodeEffect {
 class FailoverEffect : public Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "failover"; }
   bool NeedsSentinel() const override { return true; }
   // Armed at after-release: the window opens the moment a client gave the lock back. One
   // failover per trial unless asked for more; the window outlasts kill_after_ms.

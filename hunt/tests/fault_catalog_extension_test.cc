@@ -20,7 +20,6 @@ namespace {
 class DryRunEffect : public faults::Effect {
  public:
   using Effect::Effect;
-  const char* id() const override { return "test-dry-run"; }
   nlohmann::json Start(Nanos, int) override { return {{"dry_run", true}}; }
   void Stop(Nanos) override {}
   faults::Evidence Probe(Nanos, faults::ProbeMoment) override { return {true, "dry run: nothing done", {}}; }
