@@ -3,7 +3,8 @@
 //
 // Each candidate is one step away from the scenario: drop a fault, drop windows, fewer
 // clients or keys, a shorter run, a shorter or earlier window, fewer nodes hit, a parameter
-// back to its default, times rounded. The hunt keeps a step only when the simpler scenario
+// back to its default (the params its fault's descriptor calls simpler:
+// faults/fault_descriptor.h FaultHuntRules::simpler_params), times rounded. The hunt keeps a step only when the simpler scenario
 // still fails in enough reruns (hunt.h); a candidate never equals its parent, and every
 // step makes a measure of size strictly smaller (ScenarioSize), so shrinking ends.
 //
