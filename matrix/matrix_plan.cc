@@ -20,6 +20,7 @@
 #include "checker/verdict.h"
 #include "faults/fault.h"
 #include "matrix/matrix_scaling.h"
+#include "locks/backend.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 
@@ -411,7 +412,7 @@ Plan BuildPlan(const PlanRequest& request) {
         // Lock nodes first, then the resource: a lock of N nodes takes the first N endpoints
         // and, when more are given, the last one for the resource (else n1 holds it).
         int need = o.nodes, given = static_cast<int>(endpoints.size());
-        if (servers.backend != "redis") {
+        if (locks::ParseBackend(servers.backend) != locks::Backend::kRedis) {
           c.applicable = false;
           c.why_not = lock_id + " runs on " + servers.backend +
                       " servers the lab starts; --endpoints gives Redis servers";
