@@ -279,12 +279,15 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind,
   return server.WarmUp(lock_endpoints(), Millis(20000));
 }
 
-Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
-                         const std::string& word) {
-  // The one place a kind is text: parsed here, compared as a Backend from here on.
+Status ParseServerKind(const std::string& word, locks::Backend* kind) {
   const std::optional<locks::Backend> parsed = locks::ParseBackend(word);
   if (!parsed) return Status::Usage("node n1: unknown server kind '" + word + "'");
-  const locks::Backend kind = *parsed;
+  *kind = *parsed;
+  return Status::Ok();
+}
+
+Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
+                         locks::Backend kind) {
   const std::unique_ptr<BackendServer> server = MakeBackendServer(kind);
   if (server->forms_quorum()) {
     // The ports are picked before any member starts, so another process can take one in

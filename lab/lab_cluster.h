@@ -137,13 +137,12 @@ class LabCluster {
   LabCluster(std::string dir, LabPaths paths) : dir_(std::move(dir)), paths_(std::move(paths)) {}
   ~LabCluster() { Stop(); }
 
-  // Starts `lock_nodes` nodes n1..nN (with `node_args` added) plus the resource node (a
-  // Redis). `kind` is the lock nodes' server, a BackendName (locks/backend.h; another word
-  // is refused: "node n1: unknown server kind 'WORD'"); quorum members (etcd, ZooKeeper)
-  // form one cluster, launched whole and warmed up (BackendServer::forms_quorum).
+  // Starts `lock_nodes` nodes n1..nN of server `kind` (with `node_args` added) plus the
+  // resource node (a Redis). Quorum members (etcd, ZooKeeper) form one cluster, launched
+  // whole and warmed up (BackendServer::forms_quorum).
   Status Start(int lock_nodes, bool detached = false,
                const std::vector<std::string>& node_args = {},
-               const std::string& kind = "redis");
+               locks::Backend kind = locks::Backend::kRedis);
   void Stop();
 
   std::vector<std::unique_ptr<LabNode>>& nodes() { return nodes_; }
@@ -166,5 +165,9 @@ class LabCluster {
 
 // Waits until PING answers PONG on `endpoint` or the timeout passes.
 Status WaitForPing(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
+
+// The lock nodes' server a lock's backend word names (LockInfo::backend, read with
+// locks::ParseBackend); any other word is a usage error: "node n1: unknown server kind 'WORD'".
+Status ParseServerKind(const std::string& word, locks::Backend* kind);
 
 }  // namespace locklab::harness

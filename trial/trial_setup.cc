@@ -110,7 +110,10 @@ Status Trial::StartLab(const locks::LockInfo& info, const std::vector<std::strin
     return lab_.proxy.Start();
   }
   lab_.cluster = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
-  Status s = lab_.cluster->Start(o_.nodes, false, node_args, info.backend);
+  locks::Backend backend = locks::Backend::kRedis;
+  Status s = ParseServerKind(info.backend, &backend);
+  if (!s.ok()) return s;
+  s = lab_.cluster->Start(o_.nodes, false, node_args, backend);
   if (!s.ok()) return s;
   s = lab_.proxy.Start();
   if (!s.ok()) return s;

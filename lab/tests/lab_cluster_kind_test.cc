@@ -1,6 +1,6 @@
-// A lab node's server kind (NodeOptions::kind, a locks::Backend): LabCluster::Start reads the
-// lock nodes' kind from its word once and refuses any other word before it starts a process;
-// each kind names the program a message shows.
+// A lab node's server kind (NodeOptions::kind, a locks::Backend): a lock's backend word
+// becomes a Backend once (ParseServerKind), which refuses any other word before a server
+// starts; each kind names the program a message shows.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,14 +10,23 @@
 namespace locklab::harness {
 namespace {
 
-TEST(LabClusterKind, AnUnknownKindIsRefusedBeforeAnyServerStarts) {
+TEST(LabClusterKind, AnUnknownWordIsRefusedWithTheNodeAndTheWord) {
   for (const std::string word : {"mongodb", "Redis", ""}) {
-    // Nothing is started, so nothing is written under the directory: it need not exist.
-    LabCluster cluster("/nonexistent/locklab-kind-test", LabPaths{});
-    Status s = cluster.Start(3, false, {}, word);
+    locks::Backend kind = locks::Backend::kEtcd;
+    Status s = ParseServerKind(word, &kind);
     EXPECT_EQ(s.code(), Status::Code::kUsage) << "'" << word << "'";
     EXPECT_EQ(s.message(), "node n1: unknown server kind '" + word + "'");
-    EXPECT_TRUE(cluster.nodes().empty()) << "'" << word << "'";
+    EXPECT_EQ(kind, locks::Backend::kEtcd) << "a refused word leaves the kind as it was";
+  }
+}
+
+TEST(LabClusterKind, EveryBackendWordIsAServerKind) {
+  for (locks::Backend backend : locks::AllBackends()) {
+    locks::Backend kind = backend == locks::Backend::kRedis ? locks::Backend::kEtcd
+                                                            : locks::Backend::kRedis;
+    Status s = ParseServerKind(locks::BackendName(backend), &kind);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(kind, backend) << locks::BackendName(backend);
   }
 }
 

@@ -46,7 +46,7 @@ class EtcdLeaseTest : public LabNodeTest {
   void StartEtcd() {
     cluster_ = std::make_unique<harness::LabCluster>(dir_ + "/nodes", paths_);
     Nanos t0 = MonotonicNow();
-    Status s = cluster_->Start(3, false, {}, "etcd");
+    Status s = cluster_->Start(3, false, {}, locks::Backend::kEtcd);
     ASSERT_TRUE(s.ok()) << s.message();
     std::cerr << "3-member etcd ready in " << ToMillis(MonotonicNow() - t0) << " ms\n";
   }

@@ -24,7 +24,7 @@ class ZkLockTest : public LabNodeTest {
   void StartZooKeeper() {
     cluster_ = std::make_unique<harness::LabCluster>(dir_ + "/nodes", paths_);
     Nanos t0 = MonotonicNow();
-    Status s = cluster_->Start(3, false, {}, "zookeeper");
+    Status s = cluster_->Start(3, false, {}, locks::Backend::kZookeeper);
     ASSERT_TRUE(s.ok()) << s.message();
     std::cerr << "3-member ZooKeeper ensemble ready in " << ToMillis(MonotonicNow() - t0)
               << " ms\n";
