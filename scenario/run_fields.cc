@@ -19,11 +19,14 @@ constexpr int64_t kHourMs = 3600000;
 #define GET_RUN(expr) [](const RunOptions& o, const F&) -> int64_t { return expr; }
 #define GET_FAULT(expr) [](const RunOptions&, const F& f) -> int64_t { return expr; }
 #define SET_STRING(expr) [](RunOptions& o, F&, const std::string& v) { expr; }
+#define GET_STRING(expr) [](const RunOptions& o) -> std::string { return expr; }
+constexpr bool kClient = true;  // the `client` column: each client process needs it
 
 const RunField kFields[] = {
     {FieldSection::kTop, "name", "", "--name", "", Type::kString, 0, 0, nullptr,
      SET_STRING(o.name = v), nullptr,
-     "the scenario's name, in the run directory's name (default LOCK--FAULT)", "NAME"},
+     "the scenario's name, in the run directory's name (default LOCK--FAULT)", "NAME",
+     GET_STRING(o.name)},
     {FieldSection::kTop, "seed", "", "--seed", "", Type::kInteger, 0, kInt64Max,
      SET_RUN(o.seed = static_cast<uint64_t>(v)), nullptr, GET_RUN(static_cast<int64_t>(o.seed)),
      "the run's seed: the same seed replays the same schedule; 0: drawn and recorded"},
@@ -36,12 +39,14 @@ const RunField kFields[] = {
      SET_RUN(o.trials = static_cast<int>(v)), nullptr, GET_RUN(o.trials), ""},
 
     {FieldSection::kLock, "ttl_ms", "", "--ttl", "", Type::kInteger, 1, kHourMs,
-     SET_RUN(o.ttl = Millis(v)), nullptr, GET_RUN(o.ttl.count()), "the lock's lease (key lifetime)"},
+     SET_RUN(o.ttl = Millis(v)), nullptr, GET_RUN(o.ttl.count()), "the lock's lease (key lifetime)",
+     "", nullptr, kClient},
     {FieldSection::kLock, "retry_delay_ms", "", "", "", Type::kInteger, 0, 60000,
-     SET_RUN(o.retry_delay = Millis(v)), nullptr, GET_RUN(o.retry_delay.count()), ""},
+     SET_RUN(o.retry_delay = Millis(v)), nullptr, GET_RUN(o.retry_delay.count()), "", "", nullptr,
+     kClient},
     {FieldSection::kLock, "command_timeout_ms", "", "--timeout", "", Type::kInteger, 1, 60000,
      SET_RUN(o.command_timeout = Millis(v)), nullptr, GET_RUN(o.command_timeout.count()),
-     "each command's timeout (an expired one is an unknown outcome)"},
+     "each command's timeout (an expired one is an unknown outcome)", "", nullptr, kClient},
     // 0: the lock's own default (5 for redlock, 1 for the single-node locks).
     {FieldSection::kLock, "nodes", "", "--nodes", "", Type::kInteger, 0, 15,
      SET_RUN(o.nodes = static_cast<int>(v)), nullptr, GET_RUN(o.nodes),
@@ -51,31 +56,33 @@ const RunField kFields[] = {
      SET_RUN(o.clients = static_cast<int>(v)), nullptr, GET_RUN(o.clients),
      "client processes contending for the lock"},
     {FieldSection::kWorkload, "keys", "", "--keys", "", Type::kInteger, 1, 1000,
-     SET_RUN(o.keys = static_cast<int>(v)), nullptr, GET_RUN(o.keys), "lock keys the clients share"},
+     SET_RUN(o.keys = static_cast<int>(v)), nullptr, GET_RUN(o.keys), "lock keys the clients share",
+     "", nullptr, kClient},
     {FieldSection::kWorkload, "hold_ms", "", "--hold", "", Type::kInteger, 0, kHourMs,
      SET_RUN(o.hold = Millis(v)), nullptr, GET_RUN(o.hold.count()),
-     "time a client holds the lock around its read-modify-write"},
+     "time a client holds the lock around its read-modify-write", "", nullptr, kClient},
     {FieldSection::kWorkload, "think_ms", "", "--think", "", Type::kInteger, 0, kHourMs,
      SET_RUN(o.think = Millis(v)), nullptr, GET_RUN(o.think.count()),
-     "time between a release and the next acquire"},
+     "time between a release and the next acquire", "", nullptr, kClient},
     {FieldSection::kWorkload, "acquire_timeout_ms", "", "--acquire-timeout", "", Type::kInteger,
      1, kHourMs, SET_RUN(o.acquire_timeout = Millis(v)), nullptr,
-     GET_RUN(o.acquire_timeout.count()), "how long a client retries one acquire"},
+     GET_RUN(o.acquire_timeout.count()), "how long a client retries one acquire", "", nullptr,
+     kClient},
     {FieldSection::kWorkload, "renew_every_ms", "", "--renew-every", "", Type::kInteger, 0,
      kHourMs, SET_RUN(o.renew_every = Millis(v)), nullptr, GET_RUN(o.renew_every.count()),
-     "a holder renews its lease this often; 0: never"},
+     "a holder renews its lease this often; 0: never", "", nullptr, kClient},
     // "ignore" | "honour": checked by ValidateRunOptions (CheckWorkloadValidity).
     {FieldSection::kWorkload, "validity", "", "--validity", "", Type::kString, 0, 0, nullptr,
      SET_STRING(o.validity = v), nullptr,
      "honour: a client stops using an expired lease; ignore: it runs its critical section to "
      "the end (default ignore)",
-     "honour|ignore"},
+     "honour|ignore", GET_STRING(o.validity), kClient},
 
     {FieldSection::kTopology, "endpoint_control", "", "--endpoint-control", "", Type::kString, 0,
      0, nullptr, SET_STRING(o.endpoint_control = v), nullptr,
      "with --endpoints: the nodes' control directory (docker/node-entrypoint.sh), so node "
      "faults run too",
-     "DIR"},
+     "DIR", GET_STRING(o.endpoint_control)},
 
     {FieldSection::kFault, "first_at_ms", "", "--first-at", "", Type::kInteger, 0, kDayMs,
      SET_FAULT(f.first_at = Millis(v)), nullptr, GET_FAULT(f.first_at.count()),
@@ -96,6 +103,7 @@ const RunField kFields[] = {
 #undef GET_RUN
 #undef GET_FAULT
 #undef SET_STRING
+#undef GET_STRING
 
 }  // namespace
 
@@ -112,6 +120,61 @@ const RunField* FindFlag(std::string_view flag) {
   if (flag.empty()) return nullptr;
   for (const RunField& f : kFields) {
     if (f.flag == flag || f.flag_alias == flag) return &f;
+  }
+  return nullptr;
+}
+
+std::string FieldPath(const RunField& field) {
+  std::string_view section;
+  switch (field.section) {
+    case FieldSection::kTop: break;
+    case FieldSection::kLock: section = "lock"; break;
+    case FieldSection::kWorkload: section = "workload"; break;
+    case FieldSection::kTopology: section = "topology"; break;
+    case FieldSection::kFault: section = "faults"; break;
+  }
+  return section.empty() ? std::string(field.key) : std::string(section) + "." + std::string(field.key);
+}
+
+Status ParseFieldText(const RunField& field, const std::string& text, RunOptions* o,
+                      faults::FaultOptions* fault) {
+  faults::FaultOptions unused;
+  faults::FaultOptions& f = fault != nullptr ? *fault : unused;
+  if (field.type == RunField::Type::kString) {
+    field.set_string(*o, f, text);
+    return Status::Ok();
+  }
+  int64_t n = 0;
+  if (field.IsDuration()) {
+    Millis d{0};
+    if (Status s = ParseDuration(text, Millis(field.lo), Millis(field.hi), &d); !s.ok()) return s;
+    n = d.count();
+  } else if (Status s = ParseInt(text, field.lo, field.hi, &n); !s.ok()) {
+    return s;
+  }
+  field.set_integer(*o, f, n);
+  return Status::Ok();
+}
+
+std::string FormatFieldText(const RunField& field, const RunOptions& o) {
+  if (field.type == RunField::Type::kString) return field.get_string ? field.get_string(o) : "";
+  return field.get_integer ? std::to_string(field.get_integer(o, faults::FaultOptions())) : "";
+}
+
+std::vector<std::string> ClientFieldArgs(const RunOptions& o) {
+  std::vector<std::string> args;
+  for (const RunField& f : kFields) {
+    if (!f.client) continue;
+    args.push_back("--" + FieldPath(f));
+    args.push_back(FormatFieldText(f, o));
+  }
+  return args;
+}
+
+const RunField* FindClientFlag(std::string_view flag) {
+  if (!flag.starts_with("--")) return nullptr;
+  for (const RunField& f : kFields) {
+    if (f.client && flag.substr(2) == FieldPath(f)) return &f;
   }
   return nullptr;
 }

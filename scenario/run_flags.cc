@@ -41,26 +41,11 @@ bool ParseNodeList(const std::string& s, std::vector<int>* out) {
   return !out->empty();
 }
 
-// A field of the table (run_fields.h) set by its flag: a time as a duration ("6s"; a bare
-// number is ms), any other integer as one, both within the field's range.
+// A field of the table (run_fields.h) set by its flag, in the table's words after the flag's.
 Status SetField(const ArgvReader& r, const RunField& field, const std::string& v, RunOptions* o,
                 faults::FaultOptions* fault) {
-  if (field.type == RunField::Type::kString) {
-    field.set_string(*o, *fault, v);
-    return Status::Ok();
-  }
-  int64_t n = 0;
-  if (field.IsDuration()) {
-    Millis d{0};
-    if (Status s = ParseDuration(v, Millis(field.lo), Millis(field.hi), &d); !s.ok()) {
-      return r.Error(s.message());
-    }
-    n = d.count();
-  } else if (Status s = ParseInt(v, field.lo, field.hi, &n); !s.ok()) {
-    return r.Error(s.message());
-  }
-  field.set_integer(*o, *fault, n);
-  return Status::Ok();
+  Status s = ParseFieldText(field, v, o, fault);
+  return s.ok() ? s : r.Error(s.message());
 }
 
 Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* o,

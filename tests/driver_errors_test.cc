@@ -128,9 +128,9 @@ class DriverProcessTest : public LabNodeTest {
     ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
     harness::SpawnOptions so;
     std::string ep = node_->endpoint().ToString();
-    so.argv = {LOCKLAB_BINARY, "client", "--process",  "1",   "--lock", "driver:" + kPyDriver,
-               "--node",       ep,       "--resource", ep,    "--hold", "30",
-               "--think",      "10",     "--ttl",      "2000"};
+    so.argv = {LOCKLAB_BINARY, "client", "--process", "1", "--lock", "driver:" + kPyDriver,
+               "--node", ep, "--resource", ep, "--workload.hold_ms", "30",
+               "--workload.think_ms", "10", "--lock.ttl_ms", "2000"};
     so.stdin_fd = in[0];
     so.log_path = dir_ + "/client.log";
     ASSERT_TRUE(harness::Spawn(so, &client_).ok());

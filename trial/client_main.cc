@@ -20,6 +20,8 @@
 #include "base/process_tree.h"
 #include "base/random.h"
 #include "lab/sentinel_topology.h"
+#include "scenario/run_fields.h"
+#include "scenario/run_options.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "workloads/counter_workload.h"
@@ -133,41 +135,33 @@ class ControlChannel {
 
 int RunClientCommand(const std::vector<std::string>& args) {
   ChildSweep sweep;  // before anything that may start a driver: it outlives the lock
-  int64_t process = 0, ttl = 1000, retry = 20, timeout = 200, keys = 1, hold = 50, think = 20,
-          acquire_timeout = 2000, seed = 1, renew_every = 0;
-  std::string validity = "ignore";
+  // The lock's and the workload's settings, by the run's field table (scenario/run_fields.h:
+  // the fields marked `client`, as the harness wrote them); the defaults are RunOptions'.
+  RunOptions o;
+  int64_t process = 0;
+  uint64_t seed = 1;
   locks::LockConfig config;
   locks::Endpoint resource;
   std::vector<locks::Endpoint> sentinels;
   std::map<std::string, locks::Endpoint> node_links;
-  // The runner passes every flag with a value ("--flag value"); the numbers are
-  // non-negative, the seed any 64-bit value.
+  // The runner passes every flag with a value ("--flag value"). Beside the table's fields,
+  // the process's own: its number, lock id, seed (any 64-bit value), servers and the lock's
+  // knobs and driver arguments.
   ArgvReader r("client", args);
   while (r.Next()) {
     std::string v;
     Status s = r.AtFlag() ? r.Value(&v) : r.Unknown();
-    auto number = [&](int64_t* out) {
-      if (Status p = ParseInt(v, 0, kInt64Max, out); !p.ok()) s = r.Error(p.message());
-    };
+    const RunField* field = s.ok() ? FindClientFlag(r.flag()) : nullptr;
     if (!s.ok()) {
       // a word without a flag, or a flag without its value: reported below
-    } else if (r.Is("--process")) number(&process);
-    else if (r.Is("--lock")) config.algorithm = v;
-    else if (r.Is("--ttl")) number(&ttl);
-    else if (r.Is("--retry-delay")) number(&retry);
-    else if (r.Is("--timeout")) number(&timeout);
-    else if (r.Is("--keys")) number(&keys);
-    else if (r.Is("--hold")) number(&hold);
-    else if (r.Is("--think")) number(&think);
-    else if (r.Is("--acquire-timeout")) number(&acquire_timeout);
-    else if (r.Is("--renew-every")) number(&renew_every);
-    else if (r.Is("--validity")) {
-      if (v == "ignore" || v == "honour") validity = v;
-      else s = r.Error("expected ignore or honour, got '" + v + "'");
-    }
-    else if (r.Is("--seed")) {
+    } else if (field != nullptr) {
+      if (Status p = ParseFieldText(*field, v, &o, nullptr); !p.ok()) s = r.Error(p.message());
+    } else if (r.Is("--process")) {
+      if (Status p = ParseInt(v, 0, kInt64Max, &process); !p.ok()) s = r.Error(p.message());
+    } else if (r.Is("--lock")) config.algorithm = v;
+    else if (r.Is("--process-seed")) {
       std::optional<uint64_t> n = ParseUint64(v);
-      if (n) seed = static_cast<int64_t>(*n);
+      if (n) seed = *n;
       else s = r.Error("expected an integer in 0..18446744073709551615, got '" + v + "'");
     }
     else if (r.Is("--resource")) s = locks::ParseEndpoint(v, &resource);
@@ -199,6 +193,12 @@ int RunClientCommand(const std::vector<std::string>& args) {
       return 64;
     }
   }
+  if (o.validity != "ignore" && o.validity != "honour") {
+    // The harness checked it (ValidateRunOptions); a hand-written command line may not have.
+    std::cerr << "locklab client: flag --workload.validity: expected ignore or honour, got '"
+              << o.validity << "'\n";
+    return 64;
+  }
   if (!sentinels.empty()) {
     locks::SetEndpointResolver(
         MakeSentinelResolver(sentinels, SentinelTopology::kMasterName, node_links));
@@ -209,10 +209,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
 
   workloads::FdEventSink sink(1, process);
   ControlChannel control;
-  config.ttl = Millis(ttl);
-  config.retry_delay = Millis(retry);
-  config.command_timeout = Millis(timeout);
-  config.connect_timeout = Millis(timeout);
+  config.ttl = o.ttl;
+  config.retry_delay = o.retry_delay;
+  config.command_timeout = o.command_timeout;
+  config.connect_timeout = o.command_timeout;
   // A lock's renewal thread announces points too (watchdog-renewal-due), so the channel is
   // read under a lock; never held across a stop or a slow section.
   std::mutex control_mu;
@@ -285,13 +285,13 @@ int RunClientCommand(const std::vector<std::string>& args) {
   }
   sink.Control({{"ctl", "ready"}});
   control.WaitForGo();
-  locks::RedisConnection resource_conn(resource, Millis(timeout), Millis(timeout));
-  Rng rng(static_cast<uint64_t>(seed));
+  locks::RedisConnection resource_conn(resource, o.command_timeout, o.command_timeout);
+  Rng rng(seed);
   workloads::CounterWorkloadOptions wo;
-  wo.keys = static_cast<int>(keys);
-  wo.hold = Millis(hold);
-  wo.think = Millis(think);
-  wo.acquire_timeout = Millis(acquire_timeout);
+  wo.keys = o.keys;
+  wo.hold = o.hold;
+  wo.think = o.think;
+  wo.acquire_timeout = o.acquire_timeout;
   // A lock driver that implements renew (its hello) is renewed while the client holds it
   // longer than a third of the TTL (docs/driver-protocol.md). Built-in locks that renew do it
   // on their own thread (watchdog), so the workload leaves them alone.
@@ -299,17 +299,17 @@ int RunClientCommand(const std::vector<std::string>& args) {
   // renew; the harness refused it for built-in locks that cannot, so only a driver whose
   // hello says renew:false gets here: it is ignored, with a line in lab.log.
   auto* driver = dynamic_cast<locks::DriverLock*>(lock.get());
-  if (renew_every > 0 && lock->SupportsRenew()) {
-    wo.renew_every = Millis(renew_every);
-  } else if (renew_every > 0) {
+  if (o.renew_every > Millis(0) && lock->SupportsRenew()) {
+    wo.renew_every = o.renew_every;
+  } else if (o.renew_every > Millis(0)) {
     sink.Control({{"ctl", "note"},
-                  {"line", "renew_every_ms " + std::to_string(renew_every) +
+                  {"line", "renew_every_ms " + std::to_string(o.renew_every.count()) +
                                " ignored: the lock cannot renew" +
                                (driver ? " (its driver's hello says renew:false)" : "")}});
   } else if (driver && driver->SupportsRenew()) {
     wo.renew_every = std::max(Millis(1), config.ttl / 3);
   }
-  wo.honour_validity = validity == "honour";
+  wo.honour_validity = o.validity == "honour";
   workloads::LagMeter lag;
   workloads::LagMeter::InstallSigcontCounter();
   workloads::RunCounterWorkload(*lock, resource_conn, sink, config.pause_point, rng, wo, g_stop,

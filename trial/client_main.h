@@ -11,6 +11,12 @@
 // (a grandchild that called setsid or ignores SIGTERM included). Only a SIGKILL of the
 // client itself (client-crash) skips that: its driver dies of PR_SET_PDEATHSIG and of the
 // group kill, a setsid grandchild does not.
+//
+// Its command line: the run's lock and workload settings as the field table writes them
+// (`--lock.ttl_ms 1000 --workload.keys 1 ...`: ClientFieldArgs, scenario/run_fields.h; what
+// is not given keeps RunOptions' default), and the process's own: --process N, --lock ID,
+// --process-seed N, --resource and --node HOST:PORT, --sentinel, --node-map REAL=LINK,
+// --driver-arg, --knob NAME=VALUE (trial_setup.cc builds it). A bad one is one line, exit 64.
 #pragma once
 
 #include <string>

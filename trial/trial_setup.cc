@@ -5,6 +5,7 @@
 #include "lab/driver_servers.h"
 #include "lab/process.h"
 #include "lab/run_store.h"
+#include "scenario/run_fields.h"
 #include "trial/trial.h"
 #include "locks/backend.h"
 #include "locks/driver_lock.h"
@@ -144,21 +145,17 @@ Status Trial::StartLab(const locks::LockInfo& info, const std::vector<std::strin
   return Status::Ok();
 }
 
-// Client `process`'s command line: the lock and workload flags, and every connection
-// through its own fault proxy link (docs/design.md 2), added to the proxy here.
+// Client `process`'s command line: the lock and workload settings by the field table
+// (ClientFieldArgs, scenario/run_fields.h), the process's own flags (client_main.h), and
+// every connection through its own fault proxy link (docs/design.md 2), added to the proxy
+// here.
 Status Trial::ClientSpawnOptions(int process, uint64_t seed, SpawnOptions* so) {
   so->argv = {SelfExe(), "client", "--process", std::to_string(process), "--lock",
               driver_path_.empty() ? o_.lock : locks::kDriverPrefix + driver_path_,
-              "--ttl", std::to_string(o_.ttl.count()),
-              "--retry-delay", std::to_string(o_.retry_delay.count()),
-              "--timeout", std::to_string(o_.command_timeout.count()),
-              "--keys", std::to_string(o_.keys), "--hold", std::to_string(o_.hold.count()),
-              "--think", std::to_string(o_.think.count()),
-              "--acquire-timeout", std::to_string(o_.acquire_timeout.count()),
-              "--renew-every", std::to_string(o_.renew_every.count()),
-              "--validity", o_.validity,
-              "--seed", std::to_string(seed),
-              "--resource", ""};
+              "--process-seed", std::to_string(seed)};
+  for (std::string& a : ClientFieldArgs(o_)) so->argv.push_back(std::move(a));
+  so->argv.push_back("--resource");
+  so->argv.push_back("");
   std::string n1_link;
   for (int n = 0; n <= lab_.node_count(); ++n) {
     locks::Endpoint e = lab_.NodeEndpoint(n);

@@ -112,5 +112,47 @@ TEST(RunFieldsTest, FlagTakesAnInlineValue) {
   EXPECT_EQ(o.clients, 4);
 }
 
+// What a trial passes to its clients is read back by the same table into the same fields:
+// every client field, set away from its default, arrives with its value, and no other.
+TEST(RunFieldsTest, ClientFieldsTravelByTheTable) {
+  RunOptions sent;
+  std::vector<std::string> paths;
+  for (const RunField& f : RunFields()) {
+    if (!f.client) continue;
+    EXPECT_NE(f.section, FieldSection::kFault) << f.key;
+    paths.push_back(FieldPath(f));
+    // A value away from the default (and within the range) shows where the field lands.
+    const std::string moved = f.type == RunField::Type::kString
+                                  ? std::string("honour")
+                                  : std::to_string(f.get_integer(RunOptions(), {}) == f.lo ? f.lo + 1 : f.lo);
+    ASSERT_TRUE(ParseFieldText(f, moved, &sent, nullptr).ok()) << FieldPath(f);
+    EXPECT_NE(FormatFieldText(f, sent), FormatFieldText(f, RunOptions())) << FieldPath(f);
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"lock.ttl_ms", "lock.retry_delay_ms",
+                                             "lock.command_timeout_ms", "workload.keys",
+                                             "workload.hold_ms", "workload.think_ms",
+                                             "workload.acquire_timeout_ms",
+                                             "workload.renew_every_ms", "workload.validity"}));
+  const std::vector<std::string> args = ClientFieldArgs(sent);
+  ASSERT_EQ(args.size(), 2 * paths.size());
+  RunOptions received;
+  for (size_t i = 0; i < args.size(); i += 2) {
+    const RunField* f = FindClientFlag(args[i]);
+    ASSERT_NE(f, nullptr) << args[i];
+    ASSERT_TRUE(ParseFieldText(*f, args[i + 1], &received, nullptr).ok()) << args[i];
+  }
+  for (const RunField& f : RunFields()) {
+    if (f.section == FieldSection::kFault) continue;
+    if (f.client) {
+      EXPECT_EQ(FormatFieldText(f, received), FormatFieldText(f, sent)) << FieldPath(f);
+    } else {
+      EXPECT_EQ(FormatFieldText(f, received), FormatFieldText(f, RunOptions())) << FieldPath(f);
+    }
+  }
+  EXPECT_EQ(FindClientFlag("--ttl"), nullptr) << "a client flag is the field's path";
+  EXPECT_EQ(FindClientFlag("--seed"), nullptr) << "the run's seed is no client field";
+  EXPECT_EQ(FindClientFlag("lock.ttl_ms"), nullptr);
+}
+
 }  // namespace
 }  // namespace locklab::harness
