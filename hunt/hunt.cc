@@ -23,6 +23,7 @@
 #include "trial/child_runs.h"
 #include "scenario/cli_spec.h"
 #include "hunt/hunt_guide.h"
+#include "hunt/hunt_plain.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"
 #include "hunt/hunt_story.h"
@@ -200,7 +201,8 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
 class Hunt {
  public:
   Hunt(HuntFlags flags, SearchSpace space, std::string dir)
-      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed), guide_rng_(f_.seed ^ 0x9e3779b97f4a7c15ULL) {}
+      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed), guide_rng_(f_.seed ^ 0x9e3779b97f4a7c15ULL),
+        plain_rng_(f_.seed ^ 0x5851f42d4c957f2dULL) {}
 
   int Run();
 
@@ -339,6 +341,11 @@ class Hunt {
   // seed's in the same order whether or not the guide runs.
   GuidedCorpus guide_;
   Rng guide_rng_;
+  // The plain pass (hunt_plain.h): the lock alone, before any fault, with its own random
+  // source for the same reason.
+  std::vector<PlainWorkload> plain_;
+  size_t plain_next_ = 0;
+  Rng plain_rng_;
   int64_t mutated_ = 0;     // trials drawn as mutations of kept scenarios
   int64_t guide_kept_ = 0;  // search trials whose scenario the guide kept
   Nanos t0_ = MonotonicNow();
@@ -443,8 +450,17 @@ std::optional<ChildRun> Hunt::DrawTrial() {
     std::snprintf(name, sizeof name, "t%04lld", static_cast<long long>(++drawn_));
     // Small first (QuickCheck's growing size): one fault at a time for the first ten
     // scenarios, up to two for the next ten, then up to --max-faults.
-    space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(drawn_ - 1) / 10);
-    // The first pass (Search's start): one fault alone, maybe armed at a given point.
+    // (Counted from the first faulted draw: the plain pass is not one of them.)
+    const int64_t faulted = drawn_ - static_cast<int64_t>(plain_next_);
+    space_.max_faults = std::min<int>(f_.max_faults, 1 + static_cast<int>(std::max<int64_t>(faulted, 1) - 1) / 10);
+    // The plain pass (Search's start): the lock alone, no fault. A workload the lab refuses
+    // for this lock is skipped.
+    if (plain_next_ < plain_.size()) {
+      RunOptions o = DrawPlain(space_, plain_[plain_next_++], plain_rng_, name);
+      if (!ValidateRunOptions(o).ok()) continue;
+      return Make(o, "trials", name);
+    }
+    // The first pass: one fault alone, maybe armed at a given point.
     const bool first_pass = first_pass_next_ < first_pass_.size();
     SearchSpace one;
     if (first_pass) {
@@ -485,7 +501,10 @@ std::optional<ChildRun> Hunt::DrawTrial() {
 void Hunt::Search(bool stop_at_first) {
   phase_ = "search";
   const Nanos search_start = MonotonicNow();
-  if (drawn_ == 0) first_pass_ = FirstPass(space_, rng_);  // --keep-searching resumes
+  if (drawn_ == 0) {  // --keep-searching resumes
+    plain_ = PlainPass(space_);
+    first_pass_ = FirstPass(space_, rng_);
+  }
   while (!Stop() && Elapsed() < f_.budget) {
     // A rolling pool: a new trial starts as soon as one ends, so a long trial (a first-pass
     // fine drift runs 20 s) holds no others back. With --baseline, a trusted failure's

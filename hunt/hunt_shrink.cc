@@ -78,8 +78,9 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
     c.duration = std::min(c.duration, DurationFor(c, tail));
     if (ScenarioSize(c) < ScenarioSize(o)) out.push_back({std::move(what), std::move(c)});
   };
-  // Whole faults first: the fewer faults, the clearer the story.
-  if (o.faults.size() > 1) {
+  // Whole faults first: the fewer faults, the clearer the story. The last one too: a lock
+  // that fails with no fault at all must be told so, not given a fault it does not need.
+  if (!o.faults.empty()) {
     for (size_t i = 0; i < o.faults.size(); ++i) {
       RunOptions c = o;
       c.faults.erase(c.faults.begin() + static_cast<std::ptrdiff_t>(i));

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <limits>
@@ -137,6 +138,37 @@ void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o) {
   }
 }
 
+namespace {
+
+// "1 and 2", "1, 2 and 3".
+std::string ListWords(const std::vector<std::string>& words) {
+  if (words.size() <= 2) return Join(words, " and ");
+  std::vector<std::string> head(words.begin(), words.end() - 1);
+  return Join(head, ", ") + " and " + words.back();
+}
+
+// A moment of the run: "740 ms" below a second, "2.23 s" above.
+std::string Moment(double ms) {
+  return ms < 1000 ? Fixed(ms, 0) + " ms" : Fixed(ms / 1000.0, 2) + " s";
+}
+
+// The sentence of a minimal with no fault left: what the workload alone does to the lock.
+std::string NoFaultNeeded(const RunOptions& o) {
+  if (o.hold > o.ttl && o.validity == "honour") {
+    return "No fault is needed: the lock fails when its clients work to the end of a lease's "
+           "validity (each hold " + Fixed(static_cast<double>(o.hold.count()) / static_cast<double>(o.ttl.count()), 1) +
+           " x TTL, cut at the validity).";
+  }
+  if (o.hold > o.ttl) {
+    return "No fault is needed: the lock fails when a critical section outlasts the TTL (each hold " +
+           Fixed(static_cast<double>(o.hold.count()) / static_cast<double>(o.ttl.count()), 1) + " x TTL" +
+           (o.renew_every > Millis(0) ? ", renewed every " + Ms(o.renew_every) : std::string(", never renewed by the client")) + ").";
+  }
+  return "No fault is needed: the lock fails under plain contention.";
+}
+
+}  // namespace
+
 std::string Narrative(const HuntStory& story) {
   if (!story.minimal) return "";
   const RunOptions& o = *story.minimal;
@@ -148,6 +180,7 @@ std::string Narrative(const HuntStory& story) {
     << (o.renew_every > Millis(0) ? ", renewing it every " + Ms(o.renew_every) : std::string())
     << (o.validity == "honour" ? ", and stop using a lease once its validity is over" : std::string()) << ".";
   for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
+  if (o.faults.empty()) p << " " << NoFaultNeeded(o);
   const auto& r = story.failing_results;
   if (r.is_object() && r.contains("first_violation") && r["first_violation"].is_object()) {
     const auto& v = r["first_violation"];
@@ -159,10 +192,12 @@ std::string Narrative(const HuntStory& story) {
     for (const auto& a : v.value("faults_active", nlohmann::ordered_json::array())) {
       active.push_back(a.value("fault", std::string("?")));
     }
-    p << " In a failing rerun, clients " << Join(who, " and ") << " both held "
+    std::sort(who.begin(), who.end(), [](const std::string& a, const std::string& b) { return std::stoi(a) < std::stoi(b); });
+    who.erase(std::unique(who.begin(), who.end()), who.end());
+    p << " In a failing rerun, clients " << ListWords(who) << (who.size() > 2 ? " all" : " both") << " held "
       << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
-      << " ms, " << Fixed(r.value("first_violation_ms", 0.0) / 1000.0, 2) << " s into the run"
-      << (active.empty() ? ", with no fault window open"
+      << " ms, " << Moment(r.value("first_violation_ms", 0.0)) << " into the run"
+      << (active.empty() ? (o.faults.empty() ? std::string() : ", with no fault window open")
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";
   }

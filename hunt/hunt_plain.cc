@@ -1,0 +1,82 @@
+#include "hunt/hunt_plain.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace locklab::harness {
+namespace {
+
+Millis Times(Millis ttl, double x, Millis floor) {
+  return std::max(floor, Millis(static_cast<int64_t>(std::llround(x * static_cast<double>(ttl.count())))));
+}
+
+}  // namespace
+
+std::vector<PlainWorkload> PlainPass(const SearchSpace& space) {
+  std::vector<PlainWorkload> pass = {PlainWorkload::kContentionOneKey, PlainWorkload::kContentionKeys};
+  // With --validity fixed, the long holds run once, with it.
+  if (space.validity != "honour") pass.push_back(PlainWorkload::kLongHoldsIgnore);
+  if (space.validity != "ignore") pass.push_back(PlainWorkload::kLongHoldsHonour);
+  if (space.validity != "ignore") pass.push_back(PlainWorkload::kToValidity);
+  return pass;
+}
+
+const char* PlainWorkloadName(PlainWorkload w) {
+  switch (w) {
+    case PlainWorkload::kContentionOneKey: return "plain contention on one key";
+    case PlainWorkload::kContentionKeys: return "plain contention on three keys";
+    case PlainWorkload::kLongHoldsIgnore: return "critical sections longer than the TTL";
+    case PlainWorkload::kLongHoldsHonour: return "critical sections longer than the TTL, validity honoured";
+    case PlainWorkload::kToValidity: return "work to the end of each lease's validity";
+  }
+  return "plain";
+}
+
+RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, Rng& rng, const std::string& name) {
+  RunOptions o;
+  o.name = name;
+  o.seed = (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1;  // 48 bits, as every drawn seed
+  o.lock = s.lock;
+  o.knobs = s.knobs;
+  o.driver_args = s.driver_args;
+  o.ttl = s.ttls.empty() ? s.ttl : s.ttls[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(s.ttls.size()) - 1))];
+  const Millis ttl = o.ttl;
+  o.acquire_timeout = Times(ttl, 4, Millis(100));
+  o.validity = s.validity.empty() ? "ignore" : s.validity;
+  switch (w) {
+    case PlainWorkload::kContentionOneKey:
+    case PlainWorkload::kContentionKeys:
+      o.clients = static_cast<int>(rng.Uniform(std::max(s.min_clients, std::min(4, s.max_clients)), s.max_clients));
+      o.keys = w == PlainWorkload::kContentionKeys ? 3 : 1;
+      o.hold = Times(ttl, 0.5 * rng.Unit(), Millis(1));
+      o.think = Times(ttl, 0.5 * rng.Unit(), Millis(0));
+      break;
+    case PlainWorkload::kLongHoldsIgnore:
+    case PlainWorkload::kLongHoldsHonour:
+      o.clients = std::clamp(3, s.min_clients, s.max_clients);
+      o.hold = Times(ttl, 1.5 + 0.5 * rng.Unit(), Millis(1));
+      o.think = Times(ttl, 0.3 * rng.Unit(), Millis(0));
+      o.validity = w == PlainWorkload::kLongHoldsHonour ? "honour" : "ignore";
+      if (!s.validity.empty()) o.validity = s.validity;
+      // A lock that renews on request is renewed as an application would (a third of the
+      // TTL); a driver whose hello says it renews is renewed by its client anyway.
+      if (s.can_renew) o.renew_every = Times(ttl, 1.0 / 3, Millis(1));
+      break;
+    case PlainWorkload::kToValidity:
+      o.clients = std::clamp(3, s.min_clients, s.max_clients);
+      o.hold = Times(ttl, 1.0 + 0.5 * rng.Unit(), Millis(1));
+      o.think = Times(ttl, 0.2 * rng.Unit(), Millis(0));
+      o.validity = "honour";
+      break;
+  }
+  // A few turns of every client: long enough for a handover past a lease to be seen.
+  const Millis turn = o.hold + o.think;
+  // Contention shows within a few handovers; a lease's end needs a turn of every client.
+  const bool contention = w == PlainWorkload::kContentionOneKey || w == PlainWorkload::kContentionKeys;
+  const Millis most = std::max(Millis(1500), std::min(s.max_duration, contention ? Millis(3000) : Millis(6000)));
+  const Millis want = turn * o.clients / std::max(1, o.keys) + (contention ? ttl : 3 * ttl);
+  o.duration = std::clamp(want, Millis(1500), most);
+  return o;
+}
+
+}  // namespace locklab::harness

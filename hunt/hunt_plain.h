@@ -1,0 +1,37 @@
+// The plain pass: the hunt's opening, before any fault. A handful of short trials of the lock
+// alone, each a workload where a correct lock stays safe and a broken one shows it at once:
+//   - contention: 4 to 6 clients on one key, and again on three keys, holding and thinking
+//     up to half a TTL (a check-then-set, a lost compare, a release of someone else's key);
+//   - long holds: critical sections of 1.5 to 2 TTLs, once with clients that work to the end
+//     whatever the lease says (only renewal keeps the lock theirs: a renewal that never comes,
+//     or stops after a few) and once with clients that stop at their lease's validity (a
+//     lock that claims more validity than its key has);
+//   - work to the validity: holds that run to the lease's last milliseconds, validity
+//     honoured (a validity computed from the wrong clock or the wrong moment).
+// A lock that fails with no fault dies here, within seconds, and its story says so.
+//
+// Each trial lasts a turn of every client plus a TTL (contention: 1.5 to 3 s) or three TTLs
+// (the others: 1.5 to 6 s), never more than the space's longest trial. With --validity given, every trial keeps it. The draws have their own random
+// source (the hunt's seed, apart from the fault draws), so the search's draws after the
+// plain pass are the seed's as before. Pure; thread-compatible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/random.h"
+#include "hunt/hunt_space.h"
+#include "scenario/run_options.h"
+
+namespace locklab::harness {
+
+enum class PlainWorkload { kContentionOneKey, kContentionKeys, kLongHoldsIgnore, kLongHoldsHonour, kToValidity };
+
+// The plain pass's workloads, in the order they run.
+std::vector<PlainWorkload> PlainPass(const SearchSpace& space);
+// One trial of `workload`, no fault, named `name`.
+RunOptions DrawPlain(const SearchSpace& space, PlainWorkload workload, Rng& rng, const std::string& name);
+// What the workload is, in a few words ("plain contention on one key").
+const char* PlainWorkloadName(PlainWorkload workload);
+
+}  // namespace locklab::harness
