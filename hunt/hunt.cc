@@ -307,7 +307,9 @@ class Hunt {
   // `baseline_failed`: the baseline failed it too, or the difference was not confirmed (not
   // counted; its faults are then drawn less).
   void RecordFind(const ChildRun& r, bool baseline_failed, const std::set<std::string>& kinds) {
-    if (baseline_failed) DrawLess(r.options);
+    // A plain trial both locks fail says nothing about where the faulted draws should go
+    // (its workload is the plain pass's own, not one the search draws).
+    if (baseline_failed && !r.options.faults.empty()) DrawLess(r.options);
     FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
     found.kinds = kinds;
     RunOptions saved = r.options;
