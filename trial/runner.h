@@ -48,7 +48,7 @@ struct TrialSummary {
   struct LabLag {
     std::chrono::duration<double, std::milli> max{0};
     std::chrono::duration<double, std::milli> bound{0};  // ttl / 10
-    bool timing_trusted = true;                          // max <= bound
+    bool timing_trusted = true;  // the one trusted rule (checker::TrialOutcome::Trusted)
   } lab_lag;
   bool interrupted = false;  // a signal ended the run phase early
 };
