@@ -129,7 +129,7 @@ class BuggyDriversTest(unittest.TestCase):
         scored = {n + ".py" for n in score.BUGGY} | {os.path.basename(c) for c in score.CORRECT
                                                      if c.startswith("bench/drivers/")}
         self.assertEqual(scored, set(DRIVERS))
-        for baseline in [b for _, b in score.BUGGY.values()] + score.CORRECT:
+        for baseline in [b for _, b, _ in score.BUGGY.values()] + score.CORRECT:
             self.assertTrue(os.access(os.path.join(REPO, baseline), os.X_OK), baseline)
         self.assertGreaterEqual(len(score.BUGGY), 6)
         for name in DRIVERS:
