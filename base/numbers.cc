@@ -164,4 +164,15 @@ Status ParseDuration(std::string_view text, std::chrono::milliseconds lo,
   return Status::Ok();
 }
 
+bool ParseShard(std::string_view text, int* index, int* count) {
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return false;
+  std::optional<int64_t> n = ParseInt(text.substr(slash + 1), 1, 10000);
+  std::optional<int64_t> i = n ? ParseInt(text.substr(0, slash), 1, *n) : n;
+  if (!i) return false;
+  *index = static_cast<int>(*i);
+  *count = static_cast<int>(*n);
+  return true;
+}
+
 }  // namespace locklab

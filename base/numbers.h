@@ -57,4 +57,7 @@ Status ParseDuration(std::string_view text, std::chrono::milliseconds lo,
 // A duration as its largest whole unit: "1500ms", "6s", "2m", "24h", "0ms".
 std::string FormatDuration(std::chrono::milliseconds d);
 
+// A shard "I/N" (matrix and hunt --shard): 1 <= I <= N <= 10000; false otherwise.
+bool ParseShard(std::string_view text, int* index, int* count);
+
 }  // namespace locklab

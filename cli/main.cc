@@ -16,6 +16,7 @@
 #include "cli/cluster_command.h"
 #include "matrix/matrix.h"
 #include "hunt/hunt.h"
+#include "hunt/hunt_merge.h"
 #include "cli/replay_command.h"
 #include "cli/report_command.h"
 #include "trial/report_script.h"
@@ -271,7 +272,11 @@ int main(int argc, char** argv) {
   if (cmd == "list") return harness::ListCommand(rest);
   if (cmd == "matrix") return harness::RunMatrixCommand(rest);
   if (cmd == "hunt") return harness::RunHuntCommand(rest);
-  if (cmd == "merge") return harness::RunMergeCommand(rest);
+  if (cmd == "merge") {
+    // Hunt shards (their directories hold hunt.json) or matrix shards.
+    const bool hunts = std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return harness::IsHuntDir(a); });
+    return hunts ? harness::RunHuntMergeCommand(rest) : harness::RunMergeCommand(rest);
+  }
   if (cmd == "cluster") return harness::RunClusterCommand(rest);
   if (cmd == "report") return harness::RunReportCommand(rest);
   if (cmd == "replay") return harness::RunReplayCommand(rest);

@@ -53,7 +53,9 @@ struct HuntFlags {
   bool liveness = false, keep_searching = false, report = true;
   bool shrink = true;      // --no-shrink: search only (time-to-find benchmarks)
   bool guide = true;       // --no-guide: fresh draws only (to measure what guidance adds)
+  int shard_index = 1, shard_count = 1;  // --shard I/N: every Nth of the seed's draws
   bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
+  bool driver_renews = false;  // a driver's hello says it renews (its client renews every TTL/3)
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -114,6 +116,10 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
     } else if (r.Is("--seed")) {
       s = r.Int(1, INT64_MAX, &n);
       f->seed = static_cast<uint64_t>(n);
+    } else if (r.Is("--shard")) {
+      s = r.Value(&v);
+      if (s.ok() && !ParseShard(v, &f->shard_index, &f->shard_count))
+        return r.Error("'" + v + "' is not I/N with 1 <= I <= N <= 10000");
     } else if (r.Is("--faults")) {
       s = r.Value(&v);
       // An empty list (`--faults "$FAULTS"` with the variable unset) must not mean every fault.
@@ -133,6 +139,9 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
     if (!s.ok()) return s;
   }
   if (f->lock.empty()) return Status::Usage("hunt: --lock is required (see `locklab list`)");
+  // Shards split one seed's draws; a drawn seed would give each shard its own.
+  if (f->shard_count > 1 && f->seed == 0)
+    return Status::Usage("hunt: flag --shard: needs --seed N (every shard must use the same seed)");
   return Status::Ok();
 }
 
@@ -262,8 +271,12 @@ class Hunt {
     if (!f_.guide || !r.ran || r.run_dir.empty() || !Trusted(r)) return;
     TrialSignals signals;
     if (ReadTrialSignals(r.run_dir, &signals).ok() && guide_.Observe(r.options, signals)) {
-      ++guide_kept_;
+      ++story_.guide_kept;
     }
+  }
+  // Whether the draw just named (drawn_) is this shard's: every shard_count-th, from its index.
+  bool MineToRun() const {
+    return f_.shard_count == 1 || (drawn_ - 1) % f_.shard_count == f_.shard_index - 1;
   }
   // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
   static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
@@ -348,8 +361,6 @@ class Hunt {
   std::vector<PlainWorkload> plain_;
   size_t plain_next_ = 0;
   Rng plain_rng_;
-  int64_t mutated_ = 0;     // trials drawn as mutations of kept scenarios
-  int64_t guide_kept_ = 0;  // search trials whose scenario the guide kept
   Nanos t0_ = MonotonicNow();
   std::string phase_ = "search";
   std::string attempt_prefix_;  // of the shrink and rerun files (ShrinkUntilOneReproduces)
@@ -459,7 +470,7 @@ std::optional<ChildRun> Hunt::DrawTrial() {
     // for this lock is skipped.
     if (plain_next_ < plain_.size()) {
       RunOptions o = DrawPlain(space_, plain_[plain_next_++], plain_rng_, name);
-      if (!ValidateRunOptions(o).ok()) continue;
+      if (!ValidateRunOptions(o).ok() || !MineToRun()) continue;
       return Make(o, "trials", name);
     }
     // The first pass: one fault alone, maybe armed at a given point.
@@ -495,7 +506,9 @@ std::optional<ChildRun> Hunt::DrawTrial() {
       ++first_pass_next_;
       first_pass_refusals_ = 0;
     }
-    if (mutate) ++mutated_;
+    // Another shard's draw: drawn like every other (so the sequence stays the seed's), not run.
+    if (!MineToRun()) continue;
+    if (mutate) ++story_.guide_mutations;
     return Make(o, "trials", name);
   }
 }
@@ -504,7 +517,7 @@ void Hunt::Search(bool stop_at_first) {
   phase_ = "search";
   const Nanos search_start = MonotonicNow();
   if (drawn_ == 0) {  // --keep-searching resumes
-    plain_ = PlainPass(space_);
+    plain_ = PlainPass(space_, !f_.baseline.empty() || space_.can_renew || f_.driver_renews);
     first_pass_ = FirstPass(space_, rng_);
   }
   while (!Stop() && Elapsed() < f_.budget) {
@@ -746,6 +759,9 @@ int Hunt::Run() {
   story_.lock = f_.lock;
   story_.baseline = f_.baseline;
   story_.seed = f_.seed;
+  story_.shard_index = f_.shard_index;
+  story_.shard_count = f_.shard_count;
+  story_.guided = f_.guide;
   story_.ttl = f_.ttl;
   story_.faults = space_.faults;
   story_.budget_s = static_cast<double>(f_.budget.count()) / 1000.0;
@@ -787,10 +803,6 @@ int Hunt::Run() {
     return w.ExitCode();
   }
   std::cout << HuntSummary(story_, dir_);
-  if (f_.guide) {
-    std::cout << "guide: " << mutated_ << " of " << drawn_ << " scenarios were mutations of the "
-              << guide_kept_ << " the search kept for showing something new or coming close\n";
-  }
   if (!f_.corpus.empty() && story_.minimal) {
     // Only a kill with a statistical [expect] is a regression (MinimalIsRegression).
     if (MinimalIsRegression(story_)) {
@@ -840,6 +852,7 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
       for (const auto& p : hello.points) space.lock_points.push_back(p);
+      flags.driver_renews = hello.renew;
       if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
         space.ttl = flags.ttl = *hello.ttl;
         space.ttls.clear();
@@ -852,7 +865,8 @@ int RunHuntCommand(const std::vector<std::string>& args) {
   }
   if (flags.seed == 0) flags.seed = RandomSeed(48);
   std::string dir;
-  s = CreateRunDir(flags.out, "hunt-" + LockDisplayName(flags.lock), flags.seed, &dir);
+  const std::string shard = flags.shard_count > 1 ? "-shard-" + std::to_string(flags.shard_index) : "";
+  s = CreateRunDir(flags.out, "hunt-" + LockDisplayName(flags.lock) + shard, flags.seed, &dir);
   if (!s.ok()) {
     std::cerr << "locklab hunt: " << s.message() << "\n";
     return s.ExitCode();

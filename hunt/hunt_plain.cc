@@ -12,10 +12,10 @@ Millis Times(Millis ttl, double x, Millis floor) {
 
 }  // namespace
 
-std::vector<PlainWorkload> PlainPass(const SearchSpace& space) {
+std::vector<PlainWorkload> PlainPass(const SearchSpace& space, bool ignore_validity_past_ttl) {
   std::vector<PlainWorkload> pass = {PlainWorkload::kContentionOneKey, PlainWorkload::kContentionKeys};
   // With --validity fixed, the long holds run once, with it.
-  if (space.validity != "honour") pass.push_back(PlainWorkload::kLongHoldsIgnore);
+  if (space.validity != "honour" && ignore_validity_past_ttl) pass.push_back(PlainWorkload::kLongHoldsIgnore);
   if (space.validity != "ignore") pass.push_back(PlainWorkload::kLongHoldsHonour);
   if (space.validity != "ignore") pass.push_back(PlainWorkload::kToValidity);
   return pass;

@@ -251,6 +251,10 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   j["untrusted_violations"] = s.untrusted;
   j["invalid_draws"] = s.invalid_draws;
   j["interrupted"] = s.interrupted;
+  j["shard"] = s.shard_count > 1 ? nlohmann::ordered_json{{"index", s.shard_index}, {"count", s.shard_count}}
+                                 : nlohmann::ordered_json();
+  j["guide"] = s.guided ? nlohmann::ordered_json{{"kept", s.guide_kept}, {"mutations", s.guide_mutations}}
+                        : nlohmann::ordered_json();
   nlohmann::ordered_json found = nlohmann::ordered_json::array();
   for (const auto& f : s.found) {
     found.push_back({{"scenario", "found/" + f.options.name + ".toml"},
@@ -349,6 +353,10 @@ std::string HuntSummary(const HuntStory& s, const std::string& dir) {
     out << DescribeMinimalReplay(s) << "\n";
   } else if (counted == 0) {
     out << "no failure within the budget: this is not a proof that the lock is safe\n";
+  }
+  if (s.guided && s.guide_mutations > 0) {
+    out << "guide: " << s.guide_mutations << " scenarios built on the " << s.guide_kept
+        << " kept for showing something new or coming close\n";
   }
   out << "hunt: " << dir << "/hunt.md (hunt.json, found/, trials/)\n";
   return out.str();
@@ -452,12 +460,19 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
              ? ""
              : "; counted only when " + s.baseline + " does not fail the same scenario")
      << ".\n\n"
+     << (s.shard_count > 1 ? "Shard " + std::to_string(s.shard_index) + " of " + std::to_string(s.shard_count) +
+                                  ": every " + std::to_string(s.shard_count) + "th of the seed's draws.\n\n"
+                            : std::string())
      << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s (search " << Fixed(s.search_s, 0)
-     << " s, shrink " << Fixed(s.shrink_s, 0) << " s).\n\n## Failing scenarios found\n\n";
+     << " s, shrink " << Fixed(s.shrink_s, 0) << " s)"
+     << (s.guided ? "; " + std::to_string(s.guide_mutations) + " scenarios built on the " +
+                        std::to_string(s.guide_kept) + " the guide kept"
+                  : std::string("; no guide"))
+     << ".\n\n## Failing scenarios found\n\n";
   if (s.found.empty()) md << "None within the budget (not a proof that the lock is safe).\n";
   for (const auto& f : s.found) {
     md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
-       << " s: " << Join(FaultIdList(f.options), " + ")
+       << " s: " << (f.options.faults.empty() ? std::string("no fault") : Join(FaultIdList(f.options), " + "))
        << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
   }
   if (s.shrunk.size() > 1) {

@@ -80,6 +80,11 @@ struct HuntStory {
   double budget_s = 0, search_s = 0, shrink_s = 0, elapsed_s = 0;
   int64_t trials = 0, untrusted = 0, invalid_draws = 0;
   bool interrupted = false;
+  // hunt --shard I/N: which slice of the seed's draws this hunt ran (1/1: all of them).
+  int shard_index = 1, shard_count = 1;
+  // The guide (hunt_guide.h): scenarios it kept, and search scenarios built on them.
+  int64_t guide_kept = 0, guide_mutations = 0;
+  bool guided = true;  // false: --no-guide
   std::vector<FoundScenario> found;
   // Every counted find shrunk, in order: the hunt shrinks the first; when its minimal does
   // not reproduce, it searches on (budget left) and shrinks the next, until one reproduces.

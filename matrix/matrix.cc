@@ -45,18 +45,6 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-// --shard I/N: 1 <= I <= N <= 10000.
-bool ParseShard(const std::string& v, int* index, int* count) {
-  size_t slash = v.find('/');
-  if (slash == std::string::npos) return false;
-  std::optional<int64_t> n = ParseInt(std::string_view(v).substr(slash + 1), 1, 10000);
-  std::optional<int64_t> i = n ? ParseInt(std::string_view(v).substr(0, slash), 1, *n) : n;
-  if (!i) return false;
-  *index = static_cast<int>(*i);
-  *count = static_cast<int>(*n);
-  return true;
-}
-
 // What the `locklab matrix` command line says (matrix.h has the flags).
 struct MatrixFlags {
   std::vector<std::string> lock_ids, fault_ids;

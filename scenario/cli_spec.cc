@@ -186,6 +186,8 @@ CommandSpec MakeHuntSpec() {
       Flag("--reruns", "N", K::kInt, "runs of each shrink candidate, at most (1..20, default 4)", how),
       Flag("--keep-searching", "", K::kSwitch, "search on with the budget left after a find is "
                                                "shrunk", how),
+      Flag("--shard", "I/N", K::kString, "search every Nth of the seed's draws, from the Ith (needs --seed; `locklab merge` joins the shards)", how),
+      Flag("--no-guide", "", K::kSwitch, "fresh draws only: no scenario built on what earlier trials showed (to measure the guide)", how),
       Flag("--no-shrink", "", K::kSwitch, "search only, no shrinking (time-to-find benchmarks)", how),
       Flag("--jobs", "N", K::kInt, "trials at a time (1..64, default 6)", how),
       Flag("--seed", "N", K::kInt, "the hunt's seed (default drawn)", how),

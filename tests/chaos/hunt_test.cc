@@ -161,6 +161,46 @@ TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) 
   EXPECT_NE(ReadAll(dir + "/minimal.toml").find("id = \"mutant:plain-del\""), std::string::npos);
 }
 
+// hunt --shard I/N: each shard runs every Nth of the seed's draws (the trials' names are the
+// draws' indices, so two shards never share one), and `locklab merge` joins their hunt.json
+// files into one hunt, refusing a set that is not every shard of one hunt once.
+TEST_F(HuntTest, ShardsSearchDisjointDrawsAndMergeIntoOneHunt) {
+  std::vector<std::string> dirs;
+  for (const char* shard : {"1/2", "2/2"}) {
+    Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash", "--budget", "10s", "--seed", "9",
+                           "--shard", shard, "--no-shrink", "--jobs", "2"});
+    ASSERT_EQ(inv.exit_code, 0) << inv.output;
+    dirs.push_back(HuntDirOf(inv));
+    ASSERT_FALSE(dirs.back().empty()) << inv.output;
+    auto j = nlohmann::json::parse(ReadAll(dirs.back() + "/hunt.json"));
+    EXPECT_EQ(j["shard"]["count"], 2);
+  }
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    int ran = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dirs[i] + "/trials")) {
+      const std::string n = e.path().filename();
+      if (n.size() != 10 || n[0] != 't' || e.path().extension() != ".toml") continue;
+      ++ran;
+      EXPECT_EQ((std::stoi(n.substr(1, 4)) - 1) % 2, static_cast<int>(i)) << dirs[i] << " ran " << n;
+    }
+    EXPECT_GE(ran, 2) << dirs[i];
+  }
+  Invocation merged = RunLocklab({"merge", dirs[0], dirs[1], "--out", dir_ + "/merged"}, dir_, Millis(60000));
+  EXPECT_EQ(merged.exit_code, 0) << merged.output;
+  const std::string out = merged.output.substr(merged.output.rfind("hunt: ") + 6);
+  auto j = nlohmann::json::parse(ReadAll(out.substr(0, out.find("/hunt.md")) + "/hunt.json"));
+  ASSERT_EQ(j["merged_from"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["trials"], j["merged_from"][0]["trials"].get<int>() + j["merged_from"][1]["trials"].get<int>());
+  EXPECT_TRUE(j["minimal"].is_null());
+
+  Invocation one = RunLocklab({"merge", dirs[0], "--out", dir_ + "/merged"}, dir_, Millis(60000));
+  EXPECT_EQ(one.exit_code, 64);
+  EXPECT_EQ(one.output, "locklab merge: shard 2 of 2 is missing\n");
+  Invocation twice = RunLocklab({"merge", dirs[0], dirs[0], dirs[1], "--out", dir_ + "/merged"}, dir_, Millis(60000));
+  EXPECT_EQ(twice.exit_code, 64) << twice.output;
+  EXPECT_NE(twice.output.find("given twice"), std::string::npos) << twice.output;
+}
+
 TEST_F(HuntTest, ACorrectLockWhereItIsSafeGivesNoFailure) {
   Invocation inv = Hunt({"--lock", "set-nx-px-lua", "--faults", "client-crash,client-clock", "--budget", "30s",
                          "--seed", "5"});
