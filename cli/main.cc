@@ -53,7 +53,8 @@ int ListCommand(const std::vector<std::string>& args) {
     }
     nlohmann::ordered_json lock = {{"id", l.id}, {"description", l.description},
                                    {"default_nodes", l.default_nodes}, {"knobs", knobs},
-                                   {"backend", l.backend}, {"uses_lab_ttl", l.uses_lab_ttl}};
+                                   {"backend", locks::BackendName(l.backend)},
+                                   {"uses_lab_ttl", l.uses_lab_ttl}};
     // Only the faults that apply (LockInfo::faults); absent = every fault.
     if (!l.faults.empty()) lock["faults"] = l.faults;
     // The pause points the lock announces besides the workload's (a fault's `point`).

@@ -32,12 +32,10 @@ Status ProbeDriverServers(const std::string& path, const std::vector<std::string
   return Status::Ok();
 }
 
-bool DriverFaultApplies(const std::string& backend, const std::string& fault_id) {
-  // Another word than a Backend's (the hello's is checked) matches no lab lock.
-  const std::optional<locks::Backend> asked = locks::ParseBackend(backend);
-  if (asked == locks::Backend::kRedis) return true;
+bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id) {
+  if (backend == locks::Backend::kRedis) return true;
   for (const auto& lock : locks::ListLocks()) {
-    if (asked && locks::ParseBackend(lock.backend) == asked && lock.mutant_of.empty()) {
+    if (lock.backend == backend && lock.mutant_of.empty()) {
       return locks::FaultApplies(lock, fault_id);
     }
   }

@@ -19,11 +19,12 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "locks/backend.h"
 
 namespace locklab::harness {
 
 struct DriverServers {
-  std::string backend = "redis";  // the lock nodes' kind (LabCluster::Start's `kind`)
+  locks::Backend backend = locks::Backend::kRedis;  // the lock nodes' kind (LabCluster::Start's)
   std::optional<int> nodes;       // how many the hello asked for; unset: the run decides
   bool probed = false;            // false: the driver said nothing (the defaults above)
   std::string why_not_probed;     // then: what the probe saw (for a log line)
@@ -42,6 +43,6 @@ Status ProbeDriverServers(const std::string& path, const std::vector<std::string
 // backend: what applies to the lab's own lock on those servers (the first registry lock with
 // that LockInfo::backend, e.g. etcd-lease for etcd), since that list says what the lab can do
 // to them; no such lock (yet): the client-side faults only (faults::IsClientSideFault).
-bool DriverFaultApplies(const std::string& backend, const std::string& fault_id);
+bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id);
 
 }  // namespace locklab::harness

@@ -279,13 +279,6 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind,
   return server.WarmUp(lock_endpoints(), Millis(20000));
 }
 
-Status ParseServerKind(const std::string& word, locks::Backend* kind) {
-  const std::optional<locks::Backend> parsed = locks::ParseBackend(word);
-  if (!parsed) return Status::Usage("node n1: unknown server kind '" + word + "'");
-  *kind = *parsed;
-  return Status::Ok();
-}
-
 Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::string>& node_args,
                          locks::Backend kind) {
   const std::unique_ptr<BackendServer> server = MakeBackendServer(kind);

@@ -166,8 +166,4 @@ class LabCluster {
 // Waits until PING answers PONG on `endpoint` or the timeout passes.
 Status WaitForPing(const locks::Endpoint& endpoint, Millis timeout, pid_t pid);
 
-// The lock nodes' server a lock's backend word names (LockInfo::backend, read with
-// locks::ParseBackend); any other word is a usage error: "node n1: unknown server kind 'WORD'".
-Status ParseServerKind(const std::string& word, locks::Backend* kind);
-
 }  // namespace locklab::harness

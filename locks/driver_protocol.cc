@@ -121,13 +121,16 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
     }
   }
   if (j.contains("backend")) {
+    // The hello's word becomes a Backend here, once.
     const nlohmann::json& b = j["backend"];
-    if (!b.is_string() || !ParseBackend(b.get<std::string>())) {
+    const std::optional<Backend> backend =
+        b.is_string() ? ParseBackend(b.get<std::string>()) : std::nullopt;
+    if (!backend) {
       std::string list;
       for (const auto& k : DriverBackends()) list += (list.empty() ? "" : ", ") + k;
       return "hello: field 'backend' must be one of " + list + ", got " + LineExcerpt(b.dump(), 40);
     }
-    h.backend = b.get<std::string>();
+    h.backend = *backend;
   }
   if (j.contains("nodes")) {
     const nlohmann::json& n = j["nodes"];

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/json_limits.h"
+#include "locks/backend.h"
 
 namespace locklab::locks {
 
@@ -48,9 +49,9 @@ struct DriverHello {
   std::optional<Millis> ttl;   // "ttl_ms": the TTL it really sets on its keys (>= 1 ms)
   std::vector<std::string> points;  // "points": the pause points it may announce
   std::string name;            // "name": for logs
-  // "backend": the servers the lab starts as the lock's nodes (LabCluster's kinds; the
-  // driver finds them in LOCKLAB_NODES). "redis" when the hello does not say.
-  std::string backend = "redis";
+  // "backend": the servers the lab starts as the lock's nodes (a BackendName word; the
+  // driver finds them in LOCKLAB_NODES). Redis when the hello does not say.
+  Backend backend = Backend::kRedis;
   // "nodes": how many of them (1..kMaxDriverNodes); unset = the run's --nodes, else 1.
   std::optional<int> nodes;
 };

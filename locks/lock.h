@@ -27,6 +27,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "locks/backend.h"
 #include "locks/outcome.h"
 
 namespace locklab::locks {
@@ -111,11 +112,10 @@ struct LockInfo {
   std::string description;
   std::vector<KnobInfo> knobs;  // beyond the common ttl / retry_delay / timeouts
   int default_nodes = 1;
-  // The servers the lab starts as this lock's nodes, as BackendName spells them
-  // (locks/backend.h): "redis" (the lab Redis), "mariadb" (mariadbd), "postgres" (a
-  // PostgreSQL postmaster), "etcd" (members of one etcd cluster) or "zookeeper" (members of
-  // one ensemble). ParseBackend reads it.
-  std::string backend = "redis";
+  // The servers the lab starts as this lock's nodes (locks/backend.h): the lab Redis,
+  // mariadbd, a PostgreSQL postmaster, members of one etcd cluster or of one ZooKeeper
+  // ensemble. Text only where it is printed (BackendName: `locklab list --json`).
+  Backend backend = Backend::kRedis;
   // The fault ids that apply to this lock; empty = every fault. The matrix runs only these
   // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to
   // a database lock).

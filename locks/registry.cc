@@ -60,7 +60,7 @@ const std::vector<LockInfo>& ListLocks() {
        "renewal thread, woken to renew, before it sends the renewal",
        {{"renew_period_ms", "0", "time between renewals; 0 = TTL/3"},
         {"renew_ttl_ms", "0", "the TTL each renewal sets (PEXPIRE); 0 = the lock TTL"}},
-       1, "redis", {}, {kPointRenewalDue}},
+       1, Backend::kRedis, {}, {kPointRenewalDue}},
       {"redlock",
        "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
        "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "
@@ -81,7 +81,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"clock", "monotonic",
          "clock for elapsed time: monotonic or wall (a stepped wall clock changes validity)"},
         {"max_extensions", "0", "how many times Renew may extend a lease; 0 = no extension"}},
-       5, "redis", {}, {"redlock-replies-in-flight"}},
+       5, Backend::kRedis, {}, {"redlock-replies-in-flight"}},
       {"fenced",
        "set-nx-px-lua plus a fencing token from INCR fence:<key> on the lock node (one Lua "
        "script with the SET); the workload's write becomes a Lua check-and-write on the resource "
@@ -135,7 +135,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"wait_timeout_s", "0",
          "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
          "holder loses its lock); 0 = the server default, 8 h"}},
-       1, "mariadb",
+       1, Backend::kMariadb,
        kSessionServerFaults}),
       NoLabTtl({"pg-advisory",
        "a PostgreSQL session-level advisory lock: pg_advisory_lock(hash of the key) on one "
@@ -149,7 +149,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"idle_session_timeout_ms", "0",
          "SET idle_session_timeout: the server ends a session idle this long (a paused holder "
          "loses its lock); 0 = off, the server default"}},
-       1, "postgres",
+       1, Backend::kPostgres,
        kSessionServerFaults}),
       {"etcd-lease",
        "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
@@ -160,7 +160,7 @@ const std::vector<LockInfo>& ListLocks() {
        {{"fencing", "true",
          "hand out the key's create revision as the fencing token (false: plain writes)"},
         {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
-       3, "etcd",
+       3, Backend::kEtcd,
        kSessionServerFaults},
       {"zk-lock",
        "ZooKeeper's lock recipe on the C client against a 3-member ensemble: one session per "
@@ -169,14 +169,14 @@ const std::vector<LockInfo>& ListLocks() {
        "deletes the node. A holder paused past its session timeout loses the lock while it "
        "still acts",
        {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
-       3, "zookeeper",
+       3, Backend::kZookeeper,
        kZooKeeperFaults},
       {"zk-lock-fenced",
        "zk-lock with its node's czxid (the ensemble's transaction id that created it) as the "
        "fencing token, checked by the fenced resource (a paused holder's late write is "
        "rejected as stale-fence)",
        {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
-       3, "zookeeper",
+       3, Backend::kZookeeper,
        kZooKeeperFaults},
   };
   return kLocks;

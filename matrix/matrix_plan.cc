@@ -304,8 +304,8 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
       cell->why_not = "fault " + f.id + " does not apply to " + lock.id + " (its LockInfo)";
     } else if (locks::IsDriverId(lock_id) && !DriverFaultApplies(servers.backend, f.id)) {
       cell->applicable = false;
-      cell->why_not = "fault " + f.id + " does not apply to the " + servers.backend +
-                      " servers the driver's hello asks for";
+      cell->why_not = "fault " + f.id + " does not apply to the " +
+                      locks::BackendName(servers.backend) + " servers the driver's hello asks for";
     }
     std::vector<int> kept;
     for (int n : f.nodes) {
@@ -412,9 +412,9 @@ Plan BuildPlan(const PlanRequest& request) {
         // Lock nodes first, then the resource: a lock of N nodes takes the first N endpoints
         // and, when more are given, the last one for the resource (else n1 holds it).
         int need = o.nodes, given = static_cast<int>(endpoints.size());
-        if (locks::ParseBackend(servers.backend) != locks::Backend::kRedis) {
+        if (servers.backend != locks::Backend::kRedis) {
           c.applicable = false;
-          c.why_not = lock_id + " runs on " + servers.backend +
+          c.why_not = lock_id + " runs on " + locks::BackendName(servers.backend) +
                       " servers the lab starts; --endpoints gives Redis servers";
         } else if (given < need) {
           c.applicable = false;

@@ -31,8 +31,9 @@ Status CheckEndpoints(const RunOptions& o) {
     if (!ParseRedisUrl(e, &host, &port, &error)) return Status::Usage("run: " + where + ": " + error);
   }
   const locks::LockInfo* info = locks::FindLock(o.lock);
-  if (info != nullptr && locks::ParseBackend(info->backend) != locks::Backend::kRedis) {
-    return Status::Usage("run: " + where + ": lock " + o.lock + " runs on " + info->backend +
+  if (info != nullptr && info->backend != locks::Backend::kRedis) {
+    return Status::Usage("run: " + where + ": lock " + o.lock + " runs on " +
+                         locks::BackendName(info->backend) +
                          " servers the lab starts; --endpoints takes Redis servers only");
   }
   std::string refused;

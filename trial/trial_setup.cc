@@ -40,11 +40,12 @@ Status Trial::Setup() {
     for (const auto& fo : o_.faults) {
       if (!DriverFaultApplies(asked.backend, fo.id)) {
         return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock +
-                             "': its hello asks for " + asked.backend + " servers");
+                             "': its hello asks for " + locks::BackendName(asked.backend) +
+                             " servers");
       }
     }
-    if (!o_.endpoints.empty() && locks::ParseBackend(asked.backend) != locks::Backend::kRedis) {
-      return Status::Usage("lock " + o_.lock + " asks for " + asked.backend +
+    if (!o_.endpoints.empty() && asked.backend != locks::Backend::kRedis) {
+      return Status::Usage("lock " + o_.lock + " asks for " + locks::BackendName(asked.backend) +
                            " servers (its hello's backend); --endpoints takes Redis servers only");
     }
   }
@@ -62,8 +63,9 @@ Status Trial::Setup() {
   recorder_.Log("scenario " + o_.name + " seed " + std::to_string(o_.seed) + " lock " + o_.lock +
                 " faults " + FaultIds(o_));
   if (asked.probed &&
-      (locks::ParseBackend(asked.backend) != locks::Backend::kRedis || asked.nodes)) {
-    recorder_.Log("driver asks for " + std::to_string(o_.nodes) + " " + asked.backend + " node(s)");
+      (asked.backend != locks::Backend::kRedis || asked.nodes)) {
+    recorder_.Log("driver asks for " + std::to_string(o_.nodes) + " " +
+                  locks::BackendName(asked.backend) + " node(s)");
   } else if (!driver_path_.empty() && !asked.probed) {
     recorder_.Log("driver said no hello when probed (" + asked.why_not_probed + "): redis nodes");
   }
@@ -111,10 +113,7 @@ Status Trial::StartLab(const locks::LockInfo& info, const std::vector<std::strin
     return lab_.proxy.Start();
   }
   lab_.cluster = std::make_unique<LabCluster>(run_dir_ + "/nodes", paths_);
-  locks::Backend backend = locks::Backend::kRedis;
-  Status s = ParseServerKind(info.backend, &backend);
-  if (!s.ok()) return s;
-  s = lab_.cluster->Start(o_.nodes, false, node_args, backend);
+  Status s = lab_.cluster->Start(o_.nodes, false, node_args, info.backend);
   if (!s.ok()) return s;
   s = lab_.proxy.Start();
   if (!s.ok()) return s;

@@ -1,6 +1,6 @@
-// A lab node's server kind (NodeOptions::kind, a locks::Backend): a lock's backend word
-// becomes a Backend once (ParseServerKind), which refuses any other word before a server
-// starts; each kind names the program a message shows.
+// A lab node's server kind (NodeOptions::kind, a locks::Backend; the word a lock or a
+// driver's hello gives becomes one where it is read, locks/backend.h): each kind names the
+// program a message shows.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,26 +9,6 @@
 
 namespace locklab::harness {
 namespace {
-
-TEST(LabClusterKind, AnUnknownWordIsRefusedWithTheNodeAndTheWord) {
-  for (const std::string word : {"mongodb", "Redis", ""}) {
-    locks::Backend kind = locks::Backend::kEtcd;
-    Status s = ParseServerKind(word, &kind);
-    EXPECT_EQ(s.code(), Status::Code::kUsage) << "'" << word << "'";
-    EXPECT_EQ(s.message(), "node n1: unknown server kind '" + word + "'");
-    EXPECT_EQ(kind, locks::Backend::kEtcd) << "a refused word leaves the kind as it was";
-  }
-}
-
-TEST(LabClusterKind, EveryBackendWordIsAServerKind) {
-  for (locks::Backend backend : locks::AllBackends()) {
-    locks::Backend kind = backend == locks::Backend::kRedis ? locks::Backend::kEtcd
-                                                            : locks::Backend::kRedis;
-    Status s = ParseServerKind(locks::BackendName(backend), &kind);
-    ASSERT_TRUE(s.ok()) << s.message();
-    EXPECT_EQ(kind, backend) << locks::BackendName(backend);
-  }
-}
 
 TEST(LabClusterKind, EachKindNamesItsProgram) {
   const std::pair<locks::Backend, std::string> expected[] = {

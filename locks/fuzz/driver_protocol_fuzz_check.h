@@ -46,7 +46,8 @@ inline std::string CheckDriverLine(const std::string& line) {
     if (std::string b = OneLineUtf8("hello error", bad); !b.empty()) return b;
     if (bad.empty()) {
       if (!clean) return "a hello with bad bytes was accepted";
-      nlohmann::json j = {{"name", h.name}, {"backend", h.backend}, {"points", h.points}};
+      nlohmann::json j = {
+          {"name", h.name}, {"backend", BackendName(h.backend)}, {"points", h.points}};
       (void)j.dump();  // strict: throws on anything but UTF-8
     }
     std::string point;

@@ -507,14 +507,14 @@ TEST_F(DriverPointTest, ProbeReadsTheBackendAndNodesAndRefusesABadOne) {
   DriverHello h;
   Status s = ProbeDriver(kGetCompareDel, {}, kStartTimeout, &h);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(h.backend, "redis") << "a hello without backend asks for Redis";
+  EXPECT_EQ(h.backend, Backend::kRedis) << "a hello without backend asks for Redis";
   EXPECT_FALSE(h.nodes.has_value());
 
   s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'backend': 'redis', 'nodes': 5}",
                          "pass"),
                   {}, kStartTimeout, &h);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(h.backend, "redis");
+  EXPECT_EQ(h.backend, Backend::kRedis);
   ASSERT_TRUE(h.nodes.has_value());
   EXPECT_EQ(*h.nodes, 5);
 
@@ -522,7 +522,7 @@ TEST_F(DriverPointTest, ProbeReadsTheBackendAndNodesAndRefusesABadOne) {
                          "pass"),
                   {}, kStartTimeout, &h);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(h.backend, "zookeeper") << "passed through: the lab cluster decides what it can start";
+  EXPECT_EQ(h.backend, Backend::kZookeeper);
 
   std::string bad = Script("{'hello': 'locklab-driver', 'protocol': 1, 'backend': 'mongodb'}", "pass");
   s = ProbeDriver(bad, {}, kStartTimeout, &h);

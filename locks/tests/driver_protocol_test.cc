@@ -58,20 +58,20 @@ TEST(DriverProtocolTest, HelloWithTtlPointsAndName) {
 TEST(DriverProtocolTest, HelloWithBackendAndNodes) {
   DriverHello h;
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &h), "");
-  EXPECT_EQ(h.backend, "redis") << "Redis unless the hello says otherwise";
+  EXPECT_EQ(h.backend, Backend::kRedis) << "Redis unless the hello says otherwise";
   EXPECT_FALSE(h.nodes.has_value());
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"redis"})", &h), "");
-  EXPECT_EQ(h.backend, "redis");
+  EXPECT_EQ(h.backend, Backend::kRedis);
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"zookeeper","nodes":3})",
                        &h),
             "");
-  EXPECT_EQ(h.backend, "zookeeper");
+  EXPECT_EQ(h.backend, Backend::kZookeeper);
   ASSERT_TRUE(h.nodes.has_value());
   EXPECT_EQ(*h.nodes, 3);
   for (const auto& b : DriverBackends()) {
     EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":")" + b + "\"}", &h), "")
         << b;
-    EXPECT_EQ(h.backend, b);
+    EXPECT_EQ(BackendName(h.backend), b);
   }
   const std::string kBackendError =
       "hello: field 'backend' must be one of redis, mariadb, postgres, etcd, zookeeper, got ";

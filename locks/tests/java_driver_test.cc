@@ -50,7 +50,7 @@ TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   DriverHello hello;
   ASSERT_EQ(CheckHello(Next(Millis(60000)), &hello), "");
   EXPECT_EQ(hello.name, "template (not implemented)");
-  EXPECT_EQ(hello.backend, "redis") << "the template asks for nothing special";
+  EXPECT_EQ(hello.backend, Backend::kRedis) << "the template asks for nothing special";
   EXPECT_FALSE(hello.renew);
 
   // Lines it must skip without answering: garbage, an object without an integer id, blank.

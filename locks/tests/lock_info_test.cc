@@ -1,6 +1,6 @@
-// LockInfo's typed fields against the registry: every lock's backend is a word of the Backend
-// name table (locks/backend.h), and uses_lab_ttl is false exactly for the locks that keep
-// their own lifetime (their descriptions say "--ttl is not used").
+// LockInfo's typed fields against the registry: every lock's backend reads back through the
+// Backend name table (locks/backend.h), and uses_lab_ttl is false exactly for the locks that
+// keep their own lifetime (their descriptions say "--ttl is not used").
 #include <gtest/gtest.h>
 
 #include <set>
@@ -50,13 +50,13 @@ TEST(LockInfoFields, EveryLocksBackendIsAKnownBackend) {
   for (const auto& m : ListMutants()) all.push_back(&m);
   all.push_back(&DriverLockInfo());
   for (const LockInfo* l : all) {
-    EXPECT_TRUE(ParseBackend(l->backend).has_value()) << l->id << ": " << l->backend;
+    EXPECT_EQ(ParseBackend(BackendName(l->backend)), l->backend) << l->id;
   }
-  EXPECT_EQ(FindLock("db-row")->backend, "mariadb");
-  EXPECT_EQ(FindLock("pg-advisory")->backend, "postgres");
-  EXPECT_EQ(FindLock("etcd-lease")->backend, "etcd");
-  EXPECT_EQ(FindLock("zk-lock")->backend, "zookeeper");
-  EXPECT_EQ(FindLock("set-nx-px-lua")->backend, "redis");
+  EXPECT_EQ(FindLock("db-row")->backend, Backend::kMariadb);
+  EXPECT_EQ(FindLock("pg-advisory")->backend, Backend::kPostgres);
+  EXPECT_EQ(FindLock("etcd-lease")->backend, Backend::kEtcd);
+  EXPECT_EQ(FindLock("zk-lock")->backend, Backend::kZookeeper);
+  EXPECT_EQ(FindLock("set-nx-px-lua")->backend, Backend::kRedis);
 }
 
 TEST(LockInfoFields, TheLocksThatKeepTheirOwnLifetimeIgnoreTheLabTtl) {

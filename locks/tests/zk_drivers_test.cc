@@ -189,7 +189,7 @@ TEST_P(ZkDriverTest, HelloAsksForThreeZookeeperNodes) {
   DriverHello h;
   Status s = ProbeDriver(Path(), {}, kDriverStart, &h);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(h.backend, "zookeeper");
+  EXPECT_EQ(h.backend, Backend::kZookeeper);
   ASSERT_TRUE(h.nodes.has_value());
   EXPECT_EQ(*h.nodes, 3);
   EXPECT_FALSE(h.renew) << "the session is kept alive by the client library's own thread";

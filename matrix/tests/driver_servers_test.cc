@@ -5,24 +5,31 @@
 
 #include <gtest/gtest.h>
 
+#include "locks/lock.h"
 #include "matrix/matrix_plan.h"
 
 namespace locklab::harness {
 namespace {
 
 TEST(DriverServersTest, FaultsOfADriverFollowTheLabsOwnLockOnItsBackend) {
-  EXPECT_TRUE(DriverFaultApplies("redis", "client-clock"));
-  EXPECT_TRUE(DriverFaultApplies("redis", "memory-full")) << "the lab's Redis takes every fault";
+  using locks::Backend;
+  EXPECT_TRUE(DriverFaultApplies(Backend::kRedis, "client-clock"));
+  EXPECT_TRUE(DriverFaultApplies(Backend::kRedis, "memory-full"))
+      << "the lab's Redis takes every fault";
   // etcd: what etcd-lease takes (its LockInfo::faults).
-  EXPECT_TRUE(DriverFaultApplies("etcd", "client-pause"));
-  EXPECT_TRUE(DriverFaultApplies("etcd", "restart"));
-  EXPECT_FALSE(DriverFaultApplies("etcd", "memory-full")) << "a Redis CONFIG SET";
-  EXPECT_FALSE(DriverFaultApplies("etcd", "client-clock"));
-  // No lab lock on that backend: the client-side faults only.
-  EXPECT_TRUE(DriverFaultApplies("no-such-backend", "client-pause"));
-  EXPECT_TRUE(DriverFaultApplies("no-such-backend", "partition"));
-  EXPECT_FALSE(DriverFaultApplies("no-such-backend", "restart"));
-  EXPECT_FALSE(DriverFaultApplies("no-such-backend", "server-pause"));
+  EXPECT_TRUE(DriverFaultApplies(Backend::kEtcd, "client-pause"));
+  EXPECT_TRUE(DriverFaultApplies(Backend::kEtcd, "restart"));
+  EXPECT_FALSE(DriverFaultApplies(Backend::kEtcd, "memory-full")) << "a Redis CONFIG SET";
+  EXPECT_FALSE(DriverFaultApplies(Backend::kEtcd, "client-clock"));
+  // Every backend has a lab lock of its own to take the list from (the client-side faults
+  // alone are for a backend added to the table before its lock).
+  for (Backend b : locks::AllBackends()) {
+    bool has_lock = false;
+    for (const auto& l : locks::ListLocks()) {
+      has_lock = has_lock || (l.backend == b && l.mutant_of.empty());
+    }
+    EXPECT_TRUE(has_lock) << locks::BackendName(b);
+  }
 }
 
 const std::string kDriver = "driver:examples/drivers/redis_py_lock.py";
@@ -48,7 +55,7 @@ const Cell& CellOf(const Plan& plan, const std::string& lock, const std::string&
 
 TEST(DriverServersTest, PlanGivesADriverRowTheNodesAndFaultsOfItsBackend) {
   DriverServers etcd;
-  etcd.backend = "etcd";
+  etcd.backend = locks::Backend::kEtcd;
   etcd.nodes = 3;
   Plan plan = BuildPlan(Request(etcd));
   const Cell& pause = CellOf(plan, kDriver, "client-pause");
