@@ -217,8 +217,8 @@ class Hunt {
 
  private:
   // What a run showed of what the hunt looks for (FailureKinds); empty when it did not run.
-  std::set<std::string> Kinds(const ChildRun& r) const {
-    return r.ran ? FailureKinds(r.results, f_.liveness) : std::set<std::string>{};
+  FailureKindSet Kinds(const ChildRun& r) const {
+    return r.ran ? FailureKinds(r.results, f_.liveness) : FailureKindSet{};
   }
   // Whether a run failed the way the hunt looks for now: it showed a kind of target_.
   bool Failed(const ChildRun& r) const {
@@ -228,9 +228,9 @@ class Hunt {
     return false;
   }
   // Every kind the hunt looks for: the target while searching.
-  std::set<std::string> AllKinds() const {
-    std::set<std::string> all = {"violated", "resource"};
-    if (f_.liveness) all.insert("stuck");
+  FailureKindSet AllKinds() const {
+    FailureKindSet all = {FailureKind::kViolated, FailureKind::kResource};
+    if (f_.liveness) all.insert(FailureKind::kStuck);
     return all;
   }
   static bool Trusted(const ChildRun& r) {
@@ -298,10 +298,10 @@ class Hunt {
   std::optional<ChildRun> DrawTrial();
   // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
   // not run (nothing was seen to pass there, see BaselineFailed).
-  std::set<std::string> Difference(const ChildRun& r, const ChildRun& b) const {
+  FailureKindSet Difference(const ChildRun& r, const ChildRun& b) const {
     if (!b.ran) return {};
-    std::set<std::string> diff;
-    const std::set<std::string> base = Kinds(b);
+    FailureKindSet diff;
+    const FailureKindSet base = Kinds(b);
     for (const auto& k : Kinds(r)) {
       if (!base.count(k)) diff.insert(k);
     }
@@ -319,7 +319,7 @@ class Hunt {
   // Keeps a failing trial in story_.found and found/NAME.toml (with its [expect] for `kinds`);
   // `baseline_failed`: the baseline failed it too, or the difference was not confirmed (not
   // counted; its faults are then drawn less).
-  void RecordFind(const ChildRun& r, bool baseline_failed, const std::set<std::string>& kinds) {
+  void RecordFind(const ChildRun& r, bool baseline_failed, const FailureKindSet& kinds) {
     // A plain trial both locks fail says nothing about where the faulted draws should go
     // (its workload is the plain pass's own, not one the search draws).
     if (baseline_failed && !r.options.faults.empty()) DrawLess(r.options);
@@ -377,7 +377,7 @@ class Hunt {
   // breaks where the reference's holders overlap too, but its resource holds: "resource").
   // Confirmation, shrinking and the reruns all judge by it, so a shrunk schedule keeps the
   // difference, not merely a failure both locks share.
-  std::set<std::string> target_ = AllKinds();
+  FailureKindSet target_ = AllKinds();
 };
 
 int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
@@ -534,7 +534,7 @@ void Hunt::Search(bool stop_at_first) {
     std::deque<ChildRun> runs;             // this pool's trials and baseline runs
     std::deque<ChildRun*> baselines_due;   // baseline runs waiting for a slot
     std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial
-    std::vector<std::pair<ChildRun*, std::set<std::string>>> to_judge;  // and their kinds
+    std::vector<std::pair<ChildRun*, FailureKindSet>> to_judge;  // and their kinds
     bool stop_drawing = false;
     Status ps = RunChildrenFrom(
         f_.jobs,
@@ -556,7 +556,7 @@ void Hunt::Search(bool stop_at_first) {
           if (auto it = trial_of.find(&done); it != trial_of.end()) {
             // What failed on the lock and not on the baseline: a verdict both share may
             // still hide a difference at the resource (or in liveness).
-            std::set<std::string> kinds = Difference(*it->second, done);
+            FailureKindSet kinds = Difference(*it->second, done);
             if (kinds.empty()) {
               RecordFind(*it->second, true, Kinds(*it->second));
             } else {

@@ -112,28 +112,44 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl) {
   return when + ".";
 }
 
-std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
-  std::set<std::string> kinds;
+const char* FailureKindName(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kViolated: return "violated";
+    case FailureKind::kResource: return "resource";
+    case FailureKind::kStuck: return "stuck";
+  }
+  return "violated";
+}
+
+std::vector<std::string> FailureKindNames(const FailureKindSet& kinds) {
+  std::vector<std::string> names;
+  for (FailureKind k : kinds) names.push_back(FailureKindName(k));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+FailureKindSet FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
+  FailureKindSet kinds;
   if (!results.is_object()) return kinds;
   const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
-  if (outcome.verdict == checker::Verdict::kViolated) kinds.insert("violated");
-  if (outcome.resource_verdict == checker::Verdict::kViolated) kinds.insert("resource");
-  if (liveness && outcome.Stuck()) kinds.insert("stuck");
+  if (outcome.verdict == checker::Verdict::kViolated) kinds.insert(FailureKind::kViolated);
+  if (outcome.resource_verdict == checker::Verdict::kViolated) kinds.insert(FailureKind::kResource);
+  if (liveness && outcome.Stuck()) kinds.insert(FailureKind::kStuck);
   return kinds;
 }
 
-void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o) {
+void ExpectKinds(const FailureKindSet& kinds, RunOptions* o) {
   o->expect_verdict.clear();
   o->expect_resource.clear();
   o->expect_stuck.clear();
   // [expect] spells a verdict by its one name table (checker/verdict.h).
   const std::string violated(checker::VerdictName(checker::Verdict::kViolated));
-  if (kinds.count("violated")) {
+  if (kinds.count(FailureKind::kViolated)) {
     o->expect_verdict = violated;
-  } else if (kinds.count("resource")) {
+  } else if (kinds.count(FailureKind::kResource)) {
     o->expect_verdict = violated;
     o->expect_resource = violated;
-  } else if (kinds.count("stuck")) {
+  } else if (kinds.count(FailureKind::kStuck)) {
     o->expect_stuck = "yes";
   }
 }
@@ -216,8 +232,8 @@ std::string Narrative(const HuntStory& story) {
         << " with an old fencing token got in.";
   }
   // What "failed" means here, when it is narrower than a violated verdict.
-  const bool resource_only = story.kinds.count("resource") && !story.kinds.count("violated");
-  const bool stuck_only = story.kinds == std::set<std::string>{"stuck"};
+  const bool resource_only = story.kinds.count(FailureKind::kResource) && !story.kinds.count(FailureKind::kViolated);
+  const bool stuck_only = story.kinds == FailureKindSet{FailureKind::kStuck};
   p << " minimal.toml failed"
     << (resource_only ? " (its resource was broken)" : stuck_only ? " (stuck)" : "") << " in "
     << story.reproduced << " of " << story.reruns << " reruns";
@@ -261,7 +277,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                      {"run_dir", f.run_dir},
                      {"at_s", f.at_s},
                      {"faults", FaultIdList(f.options)},
-                     {"kinds", f.kinds},
+                     {"kinds", FailureKindNames(f.kinds)},
                      {"counted", !f.baseline_failed}});
   }
   j["found"] = found;
@@ -310,7 +326,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"found", s.minimal_from},
                     {"found_at_s", s.minimal_from_at_s},
                     {"faults", FaultIdList(*s.minimal)},
-                    {"kinds", s.kinds},
+                    {"kinds", FailureKindNames(s.kinds)},
                     {"reproduced", s.reproduced},
                     {"reruns", s.reruns},
                     {"baseline_failed", s.baseline_failures > 0},
@@ -399,7 +415,7 @@ static std::string MinimalTomlNamed(const HuntStory& s, const std::string& dir, 
   std::string head = "# Found and shrunk by `locklab hunt` (" + dir + "): failed in " +
                      std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns.\n";
   if (plan) {
-    ExpectKinds(s.kinds.empty() ? std::set<std::string>{"violated"} : s.kinds, &m);
+    ExpectKinds(s.kinds.empty() ? FailureKindSet{FailureKind::kViolated} : s.kinds, &m);
     m.trials = plan->trials;
     m.expect_violated_at_least = plan->at_least;
     head += "# [expect]: every trial replays this seed; at least " + std::to_string(plan->at_least) +

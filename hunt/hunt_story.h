@@ -23,16 +23,22 @@
 
 namespace locklab::harness {
 
-// The kinds of failure a hunt looks for in a run's results.json: "violated" (its verdict:
-// two holders, or a broken lock or resource), "resource" (resource_verdict violated: lost
-// updates or stale writes accepted) and, with `liveness`, "stuck" (JudgedStuck). A kill
+// The kinds of failure a hunt looks for in a run's results.json: violated (its verdict: two
+// holders, or a broken lock or resource), resource (resource_verdict violated: lost updates
+// or stale writes accepted) and, with `liveness`, stuck (TrialOutcome::Stuck). A kill
 // against a baseline is a kind the mutant shows and its reference does not: a fenced lock's
 // holders overlap under a pause with or without its bug, and only the resource tells them
 // apart.
-std::set<std::string> FailureKinds(const nlohmann::ordered_json& results, bool liveness);
-// The [expect] of a scenario that shows `kinds`: verdict violated for "violated"; for
-// "resource" alone, verdict and resource violated; for "stuck" alone, stuck yes.
-void ExpectKinds(const std::set<std::string>& kinds, RunOptions* o);
+enum class FailureKind { kViolated, kResource, kStuck };
+using FailureKindSet = std::set<FailureKind>;
+// hunt.json's words for them: "violated", "resource", "stuck".
+const char* FailureKindName(FailureKind kind);
+// The names of `kinds`, in alphabetical order (hunt.json's "kinds").
+std::vector<std::string> FailureKindNames(const FailureKindSet& kinds);
+FailureKindSet FailureKinds(const nlohmann::ordered_json& results, bool liveness);
+// The [expect] of a scenario that shows `kinds`: verdict violated for violated; for resource
+// alone, verdict and resource violated; for stuck alone, stuck yes.
+void ExpectKinds(const FailureKindSet& kinds, RunOptions* o);
 
 // A minimal scenario is told as reproducing when it fails at least kReproductionNeeded of
 // kReproductionReruns reruns and the baseline (with --baseline) fails none of as many.
@@ -46,7 +52,7 @@ struct FoundScenario {
   bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
   // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
   // baseline's run did not show.
-  std::set<std::string> kinds;
+  FailureKindSet kinds;
   bool shrunk = false;  // its shrinking began (a counted find, one at a time)
 };
 
@@ -98,7 +104,7 @@ struct HuntStory {
   std::vector<ShrinkTry> tried, steps;  // every candidate tried; the steps kept
   std::vector<RunOptions> chain;        // the found scenario, then each kept step
   std::optional<RunOptions> minimal;
-  std::set<std::string> kinds;  // what minimal.toml fails by (the kinds of the find it came from)
+  FailureKindSet kinds;  // what minimal.toml fails by (the kinds of the find it came from)
   int reproduced = 0, reruns = 0, undone = 0;
   std::vector<ShrinkTry> reproductions;  // every scenario rerun 10 times, in order
   std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any

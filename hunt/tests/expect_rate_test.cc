@@ -325,7 +325,7 @@ HuntStory StoryOf(int reproduced, int reruns) {
   f.id = "client-pause";
   m.faults.push_back(f);
   s.minimal = m;
-  s.kinds = {"violated"};
+  s.kinds = {FailureKind::kViolated};
   s.reproduced = reproduced;
   s.reruns = reruns;
   return s;
@@ -350,7 +350,7 @@ TEST(HuntMinimalExpectTest, AFindThatReproducesGetsAStatisticalExpect) {
   EXPECT_EQ(j["minimal"]["regression"]["violated_at_least"], 1);
   EXPECT_EQ(j["minimal"]["regression"]["corpus"], true);
   // A resource-only difference counts trials whose resource broke.
-  s.kinds = {"resource"};
+  s.kinds = {FailureKind::kResource};
   back = RunOptions{};
   ASSERT_TRUE(ParseScenario(MinimalToml(s, "d"), "minimal.toml", &back).ok());
   EXPECT_EQ(back.expect_resource, "violated");

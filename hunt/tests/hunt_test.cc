@@ -630,26 +630,29 @@ TEST(HuntStoryTest, FailureKindsTellTheResourceFromTheVerdict) {
   auto kinds = [](const char* json, bool liveness) {
     return FailureKinds(nlohmann::ordered_json::parse(json), liveness);
   };
-  using K = std::set<std::string>;
-  EXPECT_EQ(kinds(R"({"verdict":"violated","resource_verdict":"safe"})", false), K{"violated"});
+  using K = FailureKindSet;
+  EXPECT_EQ(kinds(R"({"verdict":"violated","resource_verdict":"safe"})", false), K{FailureKind::kViolated});
   EXPECT_EQ(kinds(R"({"verdict":"violated","resource_verdict":"violated"})", false),
-            (K{"violated", "resource"}));
+            (K{FailureKind::kViolated, FailureKind::kResource}));
+  EXPECT_EQ(FailureKindNames({FailureKind::kViolated, FailureKind::kResource}),
+            (std::vector<std::string>{"resource", "violated"}))
+      << "hunt.json lists them in alphabetical order";
   EXPECT_EQ(kinds(R"({"verdict":"safe","resource_verdict":"safe"})", false), K{});
   // Stuck counts only with --liveness, and only for a trial judged safe (JudgedStuck).
   const char* stuck = R"({"verdict":"safe","resource_verdict":"safe","liveness":{"stuck":true}})";
   EXPECT_EQ(kinds(stuck, false), K{});
-  EXPECT_EQ(kinds(stuck, true), K{"stuck"});
+  EXPECT_EQ(kinds(stuck, true), K{FailureKind::kStuck});
   EXPECT_EQ(kinds(R"({"verdict":"unknown","liveness":{"stuck":true}})", true), K{});
   EXPECT_EQ(kinds("null", true), K{});
 
   RunOptions o;
-  ExpectKinds({"violated", "resource"}, &o);
+  ExpectKinds({FailureKind::kViolated, FailureKind::kResource}, &o);
   EXPECT_EQ(o.expect_verdict, "violated");
   EXPECT_EQ(o.expect_resource, "") << "an overlap without a lost update still reproduces";
-  ExpectKinds({"resource"}, &o);
+  ExpectKinds({FailureKind::kResource}, &o);
   EXPECT_EQ(o.expect_verdict, "violated");
   EXPECT_EQ(o.expect_resource, "violated");
-  ExpectKinds({"stuck"}, &o);
+  ExpectKinds({FailureKind::kStuck}, &o);
   EXPECT_EQ(o.expect_verdict, "");
   EXPECT_EQ(o.expect_resource, "");
   EXPECT_EQ(o.expect_stuck, "yes");
@@ -667,7 +670,7 @@ TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
   m.think = Millis(20);
   m.duration = Millis(2000);
   s.minimal = m;
-  s.kinds = {"resource"};
+  s.kinds = {FailureKind::kResource};
   s.reproduced = 10;
   s.reruns = 10;
   const std::string n = Narrative(s);

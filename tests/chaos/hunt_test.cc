@@ -261,9 +261,10 @@ TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
     // What the schedule shows on the mutant (hunt's FailureKinds, from minimal.toml's
     // [expect]), which the reference must not show: a fenced mutant's difference is at the
     // resource, its reference's holders may overlap too.
-    const std::set<std::string> kinds = scenario.expect_stuck == "yes"            ? std::set<std::string>{"stuck"}
-                                        : scenario.expect_resource == "violated" ? std::set<std::string>{"resource"}
-                                                                                 : std::set<std::string>{"violated"};
+    using harness::FailureKind;
+    const harness::FailureKindSet kinds = scenario.expect_stuck == "yes"            ? harness::FailureKindSet{FailureKind::kStuck}
+                                          : scenario.expect_resource == "violated" ? harness::FailureKindSet{FailureKind::kResource}
+                                                                                   : harness::FailureKindSet{FailureKind::kViolated};
     ASSERT_TRUE(!scenario.expect_verdict.empty() || !scenario.expect_stuck.empty()) << file;
     const locks::LockInfo* info = locks::FindMutant(scenario.lock);
     ASSERT_NE(info, nullptr) << file << ": " << scenario.lock;
@@ -290,7 +291,7 @@ TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
     ASSERT_TRUE(in) << run_dir << ": no results.json";
     results = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
     for (const auto& k : harness::FailureKinds(results, /*liveness=*/true)) {
-      EXPECT_EQ(kinds.count(k), 0u) << file << " with " << info->mutant_of << " in its place shows " << k
+      EXPECT_EQ(kinds.count(k), 0u) << file << " with " << info->mutant_of << " in its place shows " << harness::FailureKindName(k)
                                     << ": " << ref.output;
     }
   }
