@@ -8,7 +8,7 @@
 //                [--ttl DURATION] [--baseline LOCK] [--liveness] [--max-faults N]
 //                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
 //                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
-//                [--corpus DIR] [--no-guide]
+//                [--corpus DIR] [--no-guide] [--shard I/N]
 //
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
 // child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
@@ -50,6 +50,11 @@
 // hunt ends within about budget + 2 shrink budgets + their reruns (up to 3 scenarios rerun
 // 10 times each, and the strengthened ones; twice the runs with a baseline) + the trials
 // and confirmations running when the budget ran out.
+//
+// --shard I/N (with --seed) runs every Nth of the seed's draws, from the Ith (the plain pass,
+// the first pass and the search numbered once for the whole hunt; trial names are the draws'
+// indices), each shard shrinking and rerunning its own finds; `locklab merge` joins the
+// shards (hunt_merge.h).
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 // --corpus DIR: a minimal.toml that reproduced (a kill) with a statistical [expect] is
