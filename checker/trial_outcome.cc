@@ -11,7 +11,12 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
   o.resource_verdict =
       ParseVerdict(r.value("resource_verdict", std::string())).value_or(Verdict::kUnknown);
   // A "liveness" of another shape says nothing about the lock (as reports/matrixcells.py reads it).
-  if (r.contains("liveness") && r["liveness"].is_object()) o.liveness_stuck = r["liveness"].value("stuck", false);
+  if (r.contains("liveness") && r["liveness"].is_object()) {
+    const auto& l = r["liveness"];
+    o.liveness_stuck = l.value("stuck", false);
+    if (l.contains("longest_wait_ms")) o.longest_wait_ms = l["longest_wait_ms"].get<double>();
+    o.stuck_after_ms = l.value("stuck_after_ms", int64_t{0});
+  }
   if (r.contains("first_violation_ms")) o.first_violation_ms = r["first_violation_ms"].get<double>();
   if (r.contains("lab_lag")) {
     o.timing_trusted = r["lab_lag"].value("timing_trusted", true);

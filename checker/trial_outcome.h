@@ -51,6 +51,8 @@ struct TrialOutcome {
   std::optional<std::string> verdict_reason;     // "verdict_reason", when present
   Verdict resource_verdict = Verdict::kUnknown;  // "resource_verdict", the same way
   bool liveness_stuck = false;                   // "liveness": {"stuck"}, the judge's report
+  std::optional<double> longest_wait_ms;         // "liveness": {"longest_wait_ms"}, when present
+  int64_t stuck_after_ms = 0;                    // "liveness": {"stuck_after_ms"}: the bound
   std::optional<double> first_violation_ms;      // "first_violation_ms", when present
   bool timing_trusted = true;                    // "lab_lag": {"timing_trusted"}
   double lab_lag_max_ms = 0;                     // "lab_lag": {"max_ms"}

@@ -270,7 +270,7 @@ class Hunt {
   void Observe(const ChildRun& r) {
     if (!f_.guide || !r.ran || r.run_dir.empty() || !Trusted(r)) return;
     TrialSignals signals;
-    if (ReadTrialSignals(r.run_dir, &signals).ok() && guide_.Observe(r.options, signals)) {
+    if (ReadTrialSignals(r.run_dir, r.results, &signals).ok() && guide_.Observe(r.options, signals)) {
       ++story_.guide_kept;
     }
   }

@@ -1,10 +1,9 @@
 #include "hunt/hunt_signals.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
 
-#include <nlohmann/json.hpp>
+#include "checker/trial_outcome.h"
 
 namespace locklab::harness {
 namespace {
@@ -95,21 +94,19 @@ TrialSignals SignalsOf(const checker::History& history, double longest_wait_ms,
   return s;
 }
 
-Status ReadTrialSignals(const std::string& run_dir, TrialSignals* out) {
+Status ReadTrialSignals(const std::string& run_dir, const nlohmann::ordered_json& results, TrialSignals* out) {
   checker::History history;
   Status st = checker::ReadJsonlHistory(run_dir + "/history.jsonl", &history, /*allow_torn_tail=*/true);
   if (!st.ok()) return st;
   double longest_wait_ms = -1;
   Millis stuck_after{0};
-  std::ifstream in(run_dir + "/results.json");
-  nlohmann::json results = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (results.is_object() && results.contains("liveness") && results["liveness"].is_object()) {
-    const nlohmann::json& l = results["liveness"];
-    if (l.contains("longest_wait_ms") && l["longest_wait_ms"].is_number()) {
-      longest_wait_ms = l["longest_wait_ms"].get<double>();
-    }
-    if (l.contains("stuck_after_ms") && l["stuck_after_ms"].is_number()) {
-      stuck_after = Millis(l["stuck_after_ms"].get<int64_t>());
+  if (results.is_object()) {
+    try {
+      const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
+      longest_wait_ms = outcome.longest_wait_ms.value_or(-1);
+      stuck_after = Millis(outcome.stuck_after_ms);
+    } catch (const nlohmann::json::exception&) {
+      // A malformed results.json: the history's own signals still count.
     }
   }
   *out = SignalsOf(history, longest_wait_ms, stuck_after);

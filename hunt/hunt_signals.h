@@ -26,6 +26,8 @@
 #include "base/status.h"
 #include "checker/history.h"
 
+#include <nlohmann/json.hpp>
+
 namespace locklab::harness {
 
 struct TrialSignals {
@@ -46,8 +48,9 @@ struct TrialSignals {
 // `longest_wait_ms` from its results.json (negative: unknown).
 TrialSignals SignalsOf(const checker::History& history, double longest_wait_ms,
                        Millis stuck_after);
-// The same from a run directory's history.jsonl and results.json.
-Status ReadTrialSignals(const std::string& run_dir, TrialSignals* out);
+// The same from a run directory's history.jsonl and its results.json as read
+// (checker::TrialOutcome: the liveness bound and the longest wait).
+Status ReadTrialSignals(const std::string& run_dir, const nlohmann::ordered_json& results, TrialSignals* out);
 
 // The signals as feature words with bucketed counts: {"kind:renew:fail",
 // "holds_past_validity:2", "wait:0.75", ...}. A feature a hunt has not seen before is news.

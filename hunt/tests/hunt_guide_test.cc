@@ -2,6 +2,9 @@
 // closer to failing, and the mutations it makes of what it kept.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -76,6 +79,25 @@ TEST(HuntSignalsTest, ALeaseWithoutValidityShowsNoLeaseSignal) {
   EXPECT_EQ(s.holds_past_validity + s.writes_after_lease_end + s.writes_near_lease_end, 0);
   EXPECT_EQ(s.wait_fraction, 0);
   EXPECT_EQ(Features(s), (std::set<std::string>{"kind:acquire:ok", "kind:write:ok"}));
+}
+
+TEST(HuntSignalsTest, ARunDirectoryGivesItsHistoryAndItsLivenessAsRead) {
+  char tmpl[] = "/tmp/locklab-signals-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/history.jsonl") << kLeaseHistory;
+  nlohmann::ordered_json results = {{"verdict", "safe"},
+                                    {"liveness", {{"stuck", false}, {"longest_wait_ms", 1500.0}, {"stuck_after_ms", 2000}}}};
+  TrialSignals s;
+  ASSERT_TRUE(ReadTrialSignals(dir, results, &s).ok());
+  EXPECT_EQ(s.renew_late, 1);
+  EXPECT_DOUBLE_EQ(s.wait_fraction, 0.75);
+  // A results.json of another shape: the history's signals still count, no wait.
+  ASSERT_TRUE(ReadTrialSignals(dir, nlohmann::ordered_json{{"liveness", {{"stuck_after_ms", "soon"}}}}, &s).ok());
+  EXPECT_EQ(s.renew_late, 1);
+  EXPECT_EQ(s.wait_fraction, 0);
+  EXPECT_FALSE(ReadTrialSignals(dir + "/absent", results, &s).ok());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(HuntSignalsTest, CountsFallIntoCoarseBuckets) {
