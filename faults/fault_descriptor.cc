@@ -1,10 +1,40 @@
 #include "faults/fault_descriptor.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <deque>
 
-#include "faults/catalog/catalog.h"
 
 namespace locklab::faults {
+
+namespace {
+
+
+std::vector<std::pair<int, FaultDescriptor (*)()>>& Registered() {
+  static std::vector<std::pair<int, FaultDescriptor (*)()>> registered;  // built on first use
+  return registered;
+}
+
+}  // namespace
+
+BuiltInFault::BuiltInFault(int order, FaultDescriptor (*make)()) { Registered().emplace_back(order, make); }
+
+std::vector<FaultDescriptor> BuiltInFaultDescriptors() {
+  std::vector<FaultDescriptor> all;
+  for (const auto& [order, make] : Registered()) all.push_back(make());
+  std::vector<size_t> by(all.size());
+  for (size_t i = 0; i < by.size(); ++i) by[i] = i;
+  std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) {
+    const int oa = Registered()[a].first, ob = Registered()[b].first;
+    return oa != ob ? oa < ob : all[a].info.id < all[b].info.id;
+  });
+  std::vector<FaultDescriptor> sorted;
+  for (size_t i : by) sorted.push_back(std::move(all[i]));
+  return sorted;
+}
+
+
 
 const char* const kTargetParamHelp =
     "which client a timed window picks when it opens: any (drawn from the seed), holder (one "

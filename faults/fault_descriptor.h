@@ -11,7 +11,8 @@
 // hunt_shrink.cc, hunt_story.cc), `locklab list --json` (FaultCatalogJson) and through it
 // the report (reports/faultstyle.py) read the descriptor and compare no fault ids.
 //
-// The catalog holds the built-in faults in listing order (faults/catalog/catalog.cc), then
+// The catalog holds the built-in faults in listing order (each file of faults/catalog/
+// registers itself: BuiltInFault below), then
 // whatever RegisterFaultDescriptor added. Register before the catalog is read by anything
 // that keeps references into it (at the start of main or of a test): registering rebuilds
 // the ListFaults vector. Reading is thread-compatible; registering is not thread-safe.
@@ -105,5 +106,18 @@ std::string NodeListText(const std::vector<int>& nodes, const std::string& fallb
 
 // The `target` param's help, shared by the faults that pick a client.
 extern const char* const kTargetParamHelp;
+
+// A built-in fault's file (catalog/) registers its descriptor at namespace scope:
+//   const BuiltInFault kRegistered(130, &DelayFault);
+// `make` is called once, when the catalog is first read; `order` is its place in the order
+// `locklab list` shows (lower first; two at one place: by id).
+// Registers `make` (called once, when the catalog is first read) at place `order`.
+class BuiltInFault {
+ public:
+  BuiltInFault(int order, FaultDescriptor (*make)());
+};
+
+// The built-in faults in listing order (two at one place: by id).
+std::vector<FaultDescriptor> BuiltInFaultDescriptors();
 
 }  // namespace locklab::faults

@@ -1,30 +1,11 @@
 // The built-in faults, one descriptor each (faults/fault_descriptor.h), one file each in
-// this folder; BuiltInFaultDescriptors lists them in the order `locklab list` shows them.
-// A new built-in fault is its file here, its line in catalog.cc and its tests.
+// this folder. Each file registers its descriptor with a BuiltInFault at namespace scope,
+// with the place it takes in the order `locklab list` shows (lower first), so a new built-in
+// fault is its file here and its tests: the build picks up every file of this folder, and
+// links the whole folder in (a registration nothing else refers to is still there).
+//
+// Registration runs during static initialization; BuiltInFaultDescriptors is read only once
+// main runs (the catalog is built on first use), so every file has registered by then.
 #pragma once
 
-#include <vector>
-
 #include "faults/fault_descriptor.h"
-
-namespace locklab::faults {
-
-FaultDescriptor NoneFault();
-FaultDescriptor ClientPauseFault();
-FaultDescriptor SlowCsFault();
-FaultDescriptor ClientCrashFault();
-FaultDescriptor ServerPauseFault();
-FaultDescriptor MemoryFullFault();
-FaultDescriptor RestartFault();
-FaultDescriptor ClockJumpFault();
-FaultDescriptor ClockDriftFault();
-FaultDescriptor ClientClockFault();
-FaultDescriptor PartitionFault();
-FaultDescriptor ReplyLossFault();
-FaultDescriptor FailoverFault();
-FaultDescriptor DelayFault();
-
-// The built-in faults in listing order.
-std::vector<FaultDescriptor> BuiltInFaultDescriptors();
-
-}  // namespace locklab::faults

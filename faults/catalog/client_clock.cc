@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ClientClockFault() {
   FaultDescriptor d;
   d.info = {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
@@ -37,5 +39,10 @@ FaultDescriptor ClientClockFault() {
   d.style = {"#c75f00", "client clock step", true};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(90, &ClientClockFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ClientCrashFault() {
   FaultDescriptor d;
   d.info = {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
@@ -21,5 +23,10 @@ FaultDescriptor ClientCrashFault() {
   d.style = {"#222222", "crash", true};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(30, &ClientCrashFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ClientPauseFault() {
   FaultDescriptor d;
   d.info = {"client-pause",
@@ -34,5 +36,10 @@ FaultDescriptor ClientPauseFault() {
   d.style = {"#6b6b6b", "pause", true};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(10, &ClientPauseFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ClockDriftFault() {
   FaultDescriptor d;
   d.info = {"clock-drift", "the wall clock of lock nodes runs at another rate",
@@ -54,5 +56,10 @@ FaultDescriptor ClockDriftFault() {
   d.style = {"#e07b00", "clock drift", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(80, &ClockDriftFault);
 
 }  // namespace locklab::faults

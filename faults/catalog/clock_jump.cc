@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ClockJumpFault() {
   FaultDescriptor d;
   d.info = {"clock-jump", "the wall clock of lock nodes stepped through libfaketime while serving",
@@ -27,5 +29,10 @@ FaultDescriptor ClockJumpFault() {
   d.style = {"#e07b00", "clock jump", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(70, &ClockJumpFault);
 
 }  // namespace locklab::faults

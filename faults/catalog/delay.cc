@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor DelayFault() {
   FaultDescriptor d;
   d.info = {"delay", "a client's write to the resource is held and delivered late",
@@ -19,5 +21,10 @@ FaultDescriptor DelayFault() {
   d.style = {"#6a9a2a", "delayed write", true};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(130, &DelayFault);
 
 }  // namespace locklab::faults

@@ -5,6 +5,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor FailoverFault() {
   FaultDescriptor d;
   d.info = {"failover",
@@ -24,5 +26,10 @@ FaultDescriptor FailoverFault() {
   d.style = {"#d94fa8", "failover", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(120, &FailoverFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor MemoryFullFault() {
   FaultDescriptor d;
   d.info = {"memory-full", "lock nodes refuse writes with an OOM error reply (maxmemory below use, noeviction)", {}};
@@ -16,5 +18,10 @@ FaultDescriptor MemoryFullFault() {
   d.style = {"#b5405a", "memory full", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(50, &MemoryFullFault);
 
 }  // namespace locklab::faults

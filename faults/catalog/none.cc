@@ -3,6 +3,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor NoneFault() {
   FaultDescriptor d;
   d.info = {"none", "no fault: the baseline every lock must pass", {}};
@@ -10,5 +12,10 @@ FaultDescriptor NoneFault() {
   d.style = {"#7a7a9a", "no fault", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(0, &NoneFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor PartitionFault() {
   FaultDescriptor d;
   d.info = {"partition", "cuts (client, node) links in the fault proxy",
@@ -34,5 +36,10 @@ FaultDescriptor PartitionFault() {
   d.style = {"#0f9fb0", "partition", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(100, &PartitionFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ReplyLossFault() {
   FaultDescriptor d;
   d.info = {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
@@ -17,5 +19,10 @@ FaultDescriptor ReplyLossFault() {
   d.style = {"#3f8fd0", "reply loss", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(110, &ReplyLossFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor RestartFault() {
   FaultDescriptor d;
   d.info = {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
@@ -22,5 +24,10 @@ FaultDescriptor RestartFault() {
   d.style = {"#8c564b", "restart", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(60, &RestartFault);
 
 }  // namespace locklab::faults

@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor ServerPauseFault() {
   FaultDescriptor d;
   d.info = {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}};
@@ -16,5 +18,10 @@ FaultDescriptor ServerPauseFault() {
   d.style = {"#8e5fc2", "server pause", false};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(40, &ServerPauseFault);
 
 }  // namespace locklab::faults

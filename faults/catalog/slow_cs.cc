@@ -4,6 +4,8 @@
 
 namespace locklab::faults {
 
+namespace {
+
 FaultDescriptor SlowCsFault() {
   FaultDescriptor d;
   d.info = {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
@@ -20,5 +22,10 @@ FaultDescriptor SlowCsFault() {
   d.style = {"#a39b00", "slow critical section", true};
   return d;
 }
+
+}  // namespace
+
+// Listed after the faults whose order is lower (`locklab list` and its --json keep it).
+const BuiltInFault kRegistered(20, &SlowCsFault);
 
 }  // namespace locklab::faults

@@ -47,6 +47,29 @@ faults::FaultDescriptor DryRunFault() {
   return d;
 }
 
+// A built-in fault is one file of faults/catalog/ that registers itself like this, at its
+// place in the listing order (between restart, 60, and clock-jump, 70): nothing else names it.
+faults::FaultDescriptor BuiltInDryRunFault() {
+  faults::FaultDescriptor d = DryRunFault();
+  d.info.id = "test-built-in";
+  return d;
+}
+const faults::BuiltInFault kBuiltInDryRun(65, &BuiltInDryRunFault);
+
+TEST(FaultCatalogBuiltInTest, AFileThatRegistersItselfTakesItsPlaceInTheList) {
+  const auto& all = faults::ListFaults();
+  auto at = std::find_if(all.begin(), all.end(), [](const auto& f) { return f.id == "test-built-in"; });
+  ASSERT_NE(at, all.end());
+  ASSERT_NE(at, all.begin());
+  EXPECT_EQ((at - 1)->id, "restart");
+  ASSERT_NE(at + 1, all.end());
+  EXPECT_EQ((at + 1)->id, "clock-jump");
+  faults::FaultOptions o;
+  o.id = "test-built-in";
+  std::unique_ptr<faults::Fault> fault;
+  EXPECT_TRUE(faults::MakeFault(o, 1, &fault).ok());
+}
+
 class FaultCatalogExtensionTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { ASSERT_TRUE(faults::RegisterFaultDescriptor(DryRunFault()).ok()); }
