@@ -71,10 +71,14 @@ RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, Rng& rng, const std:
   }
   // A few turns of every client: long enough for a handover past a lease to be seen.
   const Millis turn = o.hold + o.think;
-  // Contention shows within a few handovers; a lease's end needs a turn of every client.
+  // Contention shows within a few handovers; a hold past the TTL at the first handover (two
+  // holds and a TTL cover it); a lease's end needs a turn of every client.
   const bool contention = w == PlainWorkload::kContentionOneKey || w == PlainWorkload::kContentionKeys;
+  const bool long_holds = w == PlainWorkload::kLongHoldsIgnore || w == PlainWorkload::kLongHoldsHonour;
   const Millis most = std::max(Millis(1500), std::min(s.max_duration, contention ? Millis(3000) : Millis(6000)));
-  const Millis want = turn * o.clients / std::max(1, o.keys) + (contention ? ttl : 3 * ttl);
+  const Millis want = contention   ? turn * o.clients / std::max(1, o.keys) + ttl
+                      : long_holds ? 2 * o.hold + ttl
+                                   : turn * o.clients / std::max(1, o.keys) + 3 * ttl;
   o.duration = std::clamp(want, Millis(1500), most);
   return o;
 }
