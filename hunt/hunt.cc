@@ -55,7 +55,9 @@ struct HuntFlags {
   bool guide = true;       // --no-guide: fresh draws only (to measure what guidance adds)
   int shard_index = 1, shard_count = 1;  // --shard I/N: every Nth of the seed's draws
   bool ttl_given = false;  // --ttl given (else a driver's hello may set it)
-  bool driver_renews = false;  // a driver's hello says it renews (its client renews every TTL/3)
+  // Whether the workload renews the lock's and the baseline's leases (a lock that renews on
+  // request, a driver whose hello says renew: its client renews every TTL/3).
+  bool lock_renews = false, baseline_renews = false;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -517,7 +519,11 @@ void Hunt::Search(bool stop_at_first) {
   phase_ = "search";
   const Nanos search_start = MonotonicNow();
   if (drawn_ == 0) {  // --keep-searching resumes
-    plain_ = PlainPass(space_, !f_.baseline.empty() || space_.can_renew || f_.driver_renews);
+    // Holds past the TTL with the lease ignored compare renewal: run them only where the
+    // workload renews the lock, and against a baseline only when it renews the baseline too
+    // (else the difference is that one of the two is renewed, not a bug).
+    const bool lock_renews = f_.lock_renews;
+    plain_ = PlainPass(space_, f_.baseline.empty() ? lock_renews : lock_renews == f_.baseline_renews);
     first_pass_ = FirstPass(space_, rng_);
   }
   while (!Stop() && Elapsed() < f_.budget) {
@@ -839,6 +845,32 @@ int Hunt::Run() {
 
 }  // namespace
 
+// Whether the workload renews the lock's and the baseline's leases: a built-in lock that
+// renews on request (the plain pass then renews it), a driver whose hello says renew.
+Status ProbeRenewal(HuntFlags* flags) {
+  auto renews = [&](const std::string& lock, bool* out) -> Status {
+    std::string driver;
+    Status s = ResolveDriverPath(lock, &driver);
+    if (!s.ok()) return s;
+    if (driver.empty()) {
+      RunOptions as_run;
+      as_run.lock = lock;
+      as_run.knobs = lock == flags->lock ? flags->knobs : std::map<std::string, std::string>{};
+      as_run.ttl = flags->ttl;
+      *out = LockCanRenew(as_run);
+      return Status::Ok();
+    }
+    locks::DriverHello hello;
+    s = locks::ProbeDriver(driver, lock == flags->lock ? flags->driver_args : std::vector<std::string>{},
+                           Millis(10000), &hello);
+    if (s.ok()) *out = hello.renew;
+    return s;
+  };
+  Status s = renews(flags->lock, &flags->lock_renews);
+  if (s.ok() && !flags->baseline.empty()) s = renews(flags->baseline, &flags->baseline_renews);
+  return s;
+}
+
 int RunHuntCommand(const std::vector<std::string>& args) {
   HuntFlags flags;
   Status s = ParseHuntFlags(args, &flags);
@@ -852,13 +884,13 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
       for (const auto& p : hello.points) space.lock_points.push_back(p);
-      flags.driver_renews = hello.renew;
       if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
         space.ttl = flags.ttl = *hello.ttl;
         space.ttls.clear();
       }
     }
   }
+  if (s.ok()) s = ProbeRenewal(&flags);
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
