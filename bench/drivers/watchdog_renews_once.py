@@ -19,30 +19,17 @@ import time
 import uuid
 
 import redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "examples", "drivers"))
 import locklab_driver as ld  # noqa: E402
+from redis_outcomes import errors, refused  # noqa: E402
 
 RELEASE = """if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1])
 else return 0 end"""
 EXTEND = """if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2])
 else return 0 end"""
-
-
-def refused(e):
-    return isinstance(e, RedisConnectionError) and not isinstance(e, RedisTimeoutError) \
-        and "connecting to" in str(e)
-
-
-def errors(e):
-    if not isinstance(e, RedisError):
-        return None
-    if refused(e):
-        return {"outcome": "fail", "detail": "connection refused: %s" % e}
-    return {"outcome": "unknown", "detail": "%s: %s" % (type(e).__name__, e)}
 
 
 class Timer(threading.Thread):
