@@ -276,6 +276,15 @@ class Hunt {
       ++story_.guide_kept;
     }
   }
+  // Whether a difference from the baseline in `o` may be only that the workload renews one
+  // of the two locks and not the other (hunt's flags: lock_renews, baseline_renews): its
+  // clients ignore their lease and hold it past the TTL, so the renewed one keeps its lock
+  // and the other loses it, whatever either's code. Such a scenario never counts as a find
+  // and is never a shrink step.
+  bool RenewalDecides(const RunOptions& o) const {
+    return !f_.baseline.empty() && f_.lock_renews != f_.baseline_renews && o.validity != "honour" &&
+           o.hold > o.ttl;
+  }
   // Whether the draw just named (drawn_) is this shard's: every shard_count-th, from its index.
   bool MineToRun() const {
     return f_.shard_count == 1 || (drawn_ - 1) % f_.shard_count == f_.shard_index - 1;
@@ -580,6 +589,10 @@ void Hunt::Search(bool stop_at_first) {
             return;
           }
           ChildRun* trial = const_cast<ChildRun*>(&done);  // every run is one of `runs`
+          if (RenewalDecides(done.options)) {
+            RecordFind(*trial, true, Kinds(done));
+            return;
+          }
           if (f_.baseline.empty()) {
             to_judge.emplace_back(trial, Kinds(done));
             stop_drawing = true;
@@ -644,6 +657,7 @@ void Hunt::Shrink(const FoundScenario& find) {
         if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
         // --validity holds for every scenario, shrunk ones too.
         if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
+        if (RenewalDecides(cand.options)) continue;
         int baseline_failures = 0;
         int failed = Reruns(cand.options, f_.reruns, need, "shrink", attempt_prefix_ + "s" + std::to_string(++step),
                             &baseline_failures);
