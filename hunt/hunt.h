@@ -31,7 +31,7 @@
 // same order. The guide's choices have their own random source from the seed, but what it
 // keeps depends on the trials' outcomes, so a guided hunt replays its draws only while its
 // trials end the same way (every trial's scenario file replays exactly). --no-guide draws
-// every scenario fresh (to measure what the guide adds: bench/mutation_score --no-guide).
+// every scenario fresh (to measure what the guide adds: bench/driver_score --no-guide).
 //
 // Shrink: candidates one step simpler (hunt_shrink.h), each run up to `reruns` times
 // (default 4, `jobs` at a time, stopping once decided); a step is kept when at least three
