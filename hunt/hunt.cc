@@ -859,29 +859,23 @@ int Hunt::Run() {
 
 }  // namespace
 
-// Whether the workload renews the lock's and the baseline's leases: a built-in lock that
-// renews on request (the plain pass then renews it), a driver whose hello says renew.
-Status ProbeRenewal(HuntFlags* flags) {
-  auto renews = [&](const std::string& lock, bool* out) -> Status {
-    std::string driver;
-    Status s = ResolveDriverPath(lock, &driver);
-    if (!s.ok()) return s;
-    if (driver.empty()) {
-      RunOptions as_run;
-      as_run.lock = lock;
-      as_run.knobs = lock == flags->lock ? flags->knobs : std::map<std::string, std::string>{};
-      as_run.ttl = flags->ttl;
-      *out = LockCanRenew(as_run);
-      return Status::Ok();
-    }
-    locks::DriverHello hello;
-    s = locks::ProbeDriver(driver, lock == flags->lock ? flags->driver_args : std::vector<std::string>{},
-                           Millis(10000), &hello);
-    if (s.ok()) *out = hello.renew;
-    return s;
-  };
-  Status s = renews(flags->lock, &flags->lock_renews);
-  if (s.ok() && !flags->baseline.empty()) s = renews(flags->baseline, &flags->baseline_renews);
+// Whether the workload renews the baseline's leases: a built-in lock that renews on request
+// (the plain pass then renews it), a driver whose hello says renew. (The lock's own answer is
+// its space's can_renew, or its hello's, read once where the hunt reads them.)
+Status BaselineRenews(const HuntFlags& flags, bool* out) {
+  std::string driver;
+  Status s = ResolveDriverPath(flags.baseline, &driver);
+  if (!s.ok()) return s;
+  if (driver.empty()) {
+    RunOptions as_run;
+    as_run.lock = flags.baseline;
+    as_run.ttl = flags.ttl;
+    *out = LockCanRenew(as_run);
+    return Status::Ok();
+  }
+  locks::DriverHello hello;
+  s = locks::ProbeDriver(driver, {}, Millis(10000), &hello);
+  if (s.ok()) *out = hello.renew;
   return s;
 }
 
@@ -892,11 +886,14 @@ int RunHuntCommand(const std::vector<std::string>& args) {
   if (s.ok()) s = BuildSpace(flags, &space);
   std::string resolved;  // a driver:PATH that is not there is refused before anything runs
   if (s.ok()) s = ResolveDriverPath(flags.lock, &resolved);
+  flags.lock_renews = space.can_renew;
   if (s.ok() && !resolved.empty()) {
-    // A driver says in its hello which points it stops at and the TTL it really sets.
+    // A driver says in its hello which points it stops at, the TTL it really sets and
+    // whether it renews.
     locks::DriverHello hello;
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
+      flags.lock_renews = hello.renew;
       for (const auto& p : hello.points) space.lock_points.push_back(p);
       if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
         space.ttl = flags.ttl = *hello.ttl;
@@ -904,7 +901,7 @@ int RunHuntCommand(const std::vector<std::string>& args) {
       }
     }
   }
-  if (s.ok()) s = ProbeRenewal(&flags);
+  if (s.ok() && !flags.baseline.empty()) s = BaselineRenews(flags, &flags.baseline_renews);
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();

@@ -4,13 +4,10 @@
 #include <cmath>
 
 #include "faults/fault.h"
+#include "faults/fault_draw.h"
 
 namespace locklab::harness {
 namespace {
-
-Millis Scaled(Millis m, double factor, Millis floor) {
-  return std::max(floor, Millis(static_cast<int64_t>(std::llround(static_cast<double>(m.count()) * factor))));
-}
 
 // A fresh fault of the space, drawn as the search draws one (its params, nodes and targets).
 faults::FaultOptions FreshFault(const SearchSpace& space, Rng& rng) {
@@ -19,10 +16,6 @@ faults::FaultOptions FreshFault(const SearchSpace& space, Rng& rng) {
   RunOptions drawn = DrawScenario(one, rng, "fresh");
   if (drawn.faults.empty()) return faults::FaultOptions{};  // a space without faults: none
   return drawn.faults.front();
-}
-
-bool TakesTarget(const faults::FaultOptions& f) {
-  return faults::FindFaultParam(f.id, "target") != nullptr;
 }
 
 }  // namespace
@@ -65,10 +58,10 @@ RunOptions GuidedCorpus::Mutate(const SearchSpace& space, Rng& rng, const std::s
     const bool can_add = !space.faults.empty() && static_cast<int>(o.faults.size()) < space.max_faults;
     switch (rng.Uniform(0, 7)) {
       case 0:  // another interleaving of the same schedule
-        o.seed = (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1;
+        o.seed = DrawSeed(rng);
         break;
       case 1:  // longer holds: a critical section that outlasts the lease
-        o.hold = Scaled(o.hold, 1.2 + 1.3 * rng.Unit(), Millis(1));
+        o.hold = faults::TtlTimes(o.hold, 1.2 + 1.3 * rng.Unit(), Millis(1));
         break;
       case 2:  // a client more or fewer
         o.clients = std::clamp(o.clients + (rng.Unit() < 0.5 ? -1 : 1), space.min_clients, space.max_clients);
@@ -77,7 +70,7 @@ RunOptions GuidedCorpus::Mutate(const SearchSpace& space, Rng& rng, const std::s
         if (can_add) {
           faults::FaultOptions f = FreshFault(space, rng);
           if (f.id != "none") {
-            f.first_at = has_fault ? WindowsEnd(o.faults.back()) + Scaled(ttl, 0.5 + 2.5 * rng.Unit(), Millis(1))
+            f.first_at = has_fault ? WindowsEnd(o.faults.back()) + faults::TtlTimes(ttl, 0.5 + 2.5 * rng.Unit(), Millis(1))
                                    : f.first_at;
             f.windows = 1;
             o.faults.push_back(f);
@@ -100,17 +93,17 @@ RunOptions GuidedCorpus::Mutate(const SearchSpace& space, Rng& rng, const std::s
       case 6:  // a window lengthened or shortened
         if (has_fault) {
           faults::FaultOptions& f = o.faults[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(o.faults.size()) - 1))];
-          f.duration = Scaled(f.duration, std::pow(2.0, 2 * rng.Unit() - 1), Millis(10));
+          f.duration = faults::TtlTimes(f.duration, std::pow(2.0, 2 * rng.Unit() - 1), Millis(10));
         }
         break;
       default:  // aimed at the holder
         for (faults::FaultOptions& f : o.faults) {
-          if (TakesTarget(f) && f.targets.empty()) f.params["target"] = "holder";
+          if (TakesTarget(f.id) && f.targets.empty()) f.params["target"] = "holder";
         }
         break;
     }
   }
-  const Millis tail = std::max(Millis(1000), 3 * ttl);
+  const Millis tail = TailFor(ttl);
   TrimWindowsToFit(&o, tail, space.max_duration);
   o.duration = std::min(space.max_duration, DurationFor(o, tail));
   return o;

@@ -1,17 +1,10 @@
 #include "hunt/hunt_plain.h"
 
 #include <algorithm>
-#include <cmath>
+
+#include "faults/fault_draw.h"
 
 namespace locklab::harness {
-namespace {
-
-Millis Times(Millis ttl, double x, Millis floor) {
-  return std::max(floor, Millis(static_cast<int64_t>(std::llround(x * static_cast<double>(ttl.count())))));
-}
-
-}  // namespace
-
 std::vector<PlainWorkload> PlainPass(const SearchSpace& space, bool ignore_validity_past_ttl) {
   std::vector<PlainWorkload> pass = {PlainWorkload::kContentionOneKey, PlainWorkload::kContentionKeys};
   // With --validity fixed, the long holds run once, with it.
@@ -35,37 +28,37 @@ const char* PlainWorkloadName(PlainWorkload w) {
 RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, Rng& rng, const std::string& name) {
   RunOptions o;
   o.name = name;
-  o.seed = (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1;  // 48 bits, as every drawn seed
+  o.seed = DrawSeed(rng);
   o.lock = s.lock;
   o.knobs = s.knobs;
   o.driver_args = s.driver_args;
   o.ttl = s.ttls.empty() ? s.ttl : s.ttls[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(s.ttls.size()) - 1))];
   const Millis ttl = o.ttl;
-  o.acquire_timeout = Times(ttl, 4, Millis(100));
+  o.acquire_timeout = faults::TtlTimes(ttl, 4, Millis(100));
   o.validity = s.validity.empty() ? "ignore" : s.validity;
   switch (w) {
     case PlainWorkload::kContentionOneKey:
     case PlainWorkload::kContentionKeys:
       o.clients = static_cast<int>(rng.Uniform(std::max(s.min_clients, std::min(4, s.max_clients)), s.max_clients));
       o.keys = w == PlainWorkload::kContentionKeys ? 3 : 1;
-      o.hold = Times(ttl, 0.5 * rng.Unit(), Millis(1));
-      o.think = Times(ttl, 0.5 * rng.Unit(), Millis(0));
+      o.hold = faults::TtlTimes(ttl, 0.5 * rng.Unit(), Millis(1));
+      o.think = faults::TtlTimes(ttl, 0.5 * rng.Unit(), Millis(0));
       break;
     case PlainWorkload::kLongHoldsIgnore:
     case PlainWorkload::kLongHoldsHonour:
       o.clients = std::clamp(3, s.min_clients, s.max_clients);
-      o.hold = Times(ttl, 1.5 + 0.5 * rng.Unit(), Millis(1));
-      o.think = Times(ttl, 0.3 * rng.Unit(), Millis(0));
+      o.hold = faults::TtlTimes(ttl, 1.5 + 0.5 * rng.Unit(), Millis(1));
+      o.think = faults::TtlTimes(ttl, 0.3 * rng.Unit(), Millis(0));
       o.validity = w == PlainWorkload::kLongHoldsHonour ? "honour" : "ignore";
       if (!s.validity.empty()) o.validity = s.validity;
       // A lock that renews on request is renewed as an application would (a third of the
       // TTL); a driver whose hello says it renews is renewed by its client anyway.
-      if (s.can_renew) o.renew_every = Times(ttl, 1.0 / 3, Millis(1));
+      if (s.can_renew) o.renew_every = faults::TtlTimes(ttl, 1.0 / 3, Millis(1));
       break;
     case PlainWorkload::kToValidity:
       o.clients = std::clamp(3, s.min_clients, s.max_clients);
-      o.hold = Times(ttl, 1.0 + 0.5 * rng.Unit(), Millis(1));
-      o.think = Times(ttl, 0.2 * rng.Unit(), Millis(0));
+      o.hold = faults::TtlTimes(ttl, 1.0 + 0.5 * rng.Unit(), Millis(1));
+      o.think = faults::TtlTimes(ttl, 0.2 * rng.Unit(), Millis(0));
       o.validity = "honour";
       break;
   }

@@ -18,10 +18,6 @@ using faults::WeightedIndex;
 // `x` times the TTL, in whole milliseconds, at least `floor`.
 Millis TtlTimes(const SearchSpace& s, double x, Millis floor = Millis(10)) { return faults::TtlTimes(s.ttl, x, floor); }
 
-// The run kept after a trial's last window: enough for the leases it left to end and the
-// waiters to be seen.
-Millis TailFor(const SearchSpace& s) { return std::max(Millis(1000), 3 * s.ttl); }
-
 double Weight(const SearchSpace& s, const std::string& kind) {
   auto it = s.weights.find(kind);
   return it == s.weights.end() ? 1.0 : it->second;
@@ -35,9 +31,6 @@ bool BendsLeaseTime(const faults::FaultOptions& f) {
   return d != nullptr && d->hunt.bends_lease_time && d->hunt.bends_lease_time(f);
 }
 
-// Whether fault `id` takes a `target` kind (any, holder, just-released).
-bool TakesTarget(const std::string& id) { return faults::FindFaultParam(id, "target") != nullptr; }
-
 // What a fault's draw may read of the space (faults/fault_draw.h).
 faults::FaultDrawContext DrawContext(const SearchSpace& s) {
   faults::FaultDrawContext c;
@@ -49,7 +42,7 @@ faults::FaultDrawContext DrawContext(const SearchSpace& s) {
   c.quiet = s.quiet;
   c.fine_drift = s.fine_drift;
   c.max_duration = s.max_duration;
-  c.tail = TailFor(s);
+  c.tail = TailFor(s.ttl);
   c.weight = [&s](const std::string& kind) { return Weight(s, kind); };
   return c;
 }
@@ -184,12 +177,16 @@ Millis DurationFor(const RunOptions& o, Millis tail) {
   return std::max(Millis(1000), LastWindowEnd(o) + tail);
 }
 
+bool TakesTarget(const std::string& id) { return faults::FindFaultParam(id, "target") != nullptr; }
+
+uint64_t DrawSeed(Rng& rng) { return (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1; }
+
+Millis TailFor(Millis ttl) { return std::max(Millis(1000), 3 * ttl); }
+
 RunOptions DrawScenario(const SearchSpace& s, Rng& rng, const std::string& name) {
   RunOptions o;
   o.name = name;
-  // 48 bits, like every seed the lab draws (base/random.h RandomSeed): a scenario file holds
-  // a signed 64-bit TOML integer, and 0 means "draw one".
-  o.seed = (rng.Fork() & ((uint64_t{1} << 48) - 1)) | 1;
+  o.seed = DrawSeed(rng);
   o.lock = s.lock;
   o.knobs = s.knobs;
   o.driver_args = s.driver_args;
@@ -255,7 +252,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   });
   if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   if (quiet) o.think = Millis(static_cast<int64_t>(std::llround(quiet_thinks * static_cast<double>(o.hold.count()))));
-  const Millis tail = TailFor(s);
+  const Millis tail = TailFor(s.ttl);
   TrimWindowsToFit(&o, tail, s.max_duration);
   o.duration = std::min(s.max_duration, DurationFor(o, tail));
   return o;

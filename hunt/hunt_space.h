@@ -74,6 +74,15 @@ struct SearchSpace {
 
 // Whether fault `id` can be armed at a pause point (it has a `point` parameter).
 bool CanBeArmed(const std::string& id);
+// Whether fault `id` takes a `target` kind (any, holder, just-released).
+bool TakesTarget(const std::string& id);
+// A drawn scenario's seed: 48 bits, like every seed the lab draws (base/random.h
+// RandomSeed), since a scenario file holds a signed 64-bit TOML integer and 0 means "draw
+// one". Consumes one Fork of `rng`.
+uint64_t DrawSeed(Rng& rng);
+// The run kept after a trial's last window at TTL `ttl`: enough for the leases it left to
+// end and the waiters to be seen (at least 1 s, 3 TTLs).
+Millis TailFor(Millis ttl);
 
 // The search's first pass: every fault alone once (clock-drift twice, the second time
 // fine: SearchSpace::fine_drift), and every fault that can be armed twice
