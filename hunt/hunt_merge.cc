@@ -13,7 +13,6 @@
 
 #include "base/argv.h"
 #include "base/exit_code.h"
-#include "hunt/hunt_story.h"
 #include "lab/run_store.h"
 #include "scenario/cli_spec.h"
 #include "scenario/run_options.h"
@@ -32,9 +31,15 @@ int Refuse(const std::string& why) {
   return kExitUsage;
 }
 
-// The told shard's minimal is a kill: enough reruns failed and the baseline failed none.
-bool Killed(const nlohmann::ordered_json& minimal) {
-  return minimal.is_object() && minimal.value("reproduced", 0) >= 8 && minimal.value("baseline_failures", 0) == 0;
+// Whether a shard's hunt killed: the find its minimal came from reproduced, as that hunt
+// judged it (hunt.json "shrunk"[].reproduces, ShrunkFind::reproduced).
+bool Killed(const nlohmann::ordered_json& j) {
+  if (!j.contains("minimal") || !j["minimal"].is_object()) return false;
+  const auto& m = j["minimal"];
+  for (const auto& f : j.value("shrunk", nlohmann::ordered_json::array())) {
+    if (f.value("found", std::string()) == m.value("found", std::string())) return f.value("reproduces", false);
+  }
+  return false;
 }
 
 // Which shard's story the merged hunt tells: a kill before a find that did not reproduce;
@@ -43,10 +48,10 @@ const Shard* Told(const std::vector<Shard>& shards) {
   const Shard* best = nullptr;
   auto key = [](const Shard& s) {
     const auto& m = s.j["minimal"];
-    return std::make_tuple(Killed(m) ? 0 : 1, -m.value("reproduced", 0), m.value("found_at_s", 1e18), s.index);
+    return std::make_tuple(Killed(s.j) ? 0 : 1, -m.value("reproduced", 0), m.value("found_at_s", 1e18), s.index);
   };
   for (const Shard& s : shards) {
-    if (!s.j["minimal"].is_object()) continue;
+    if (!s.j.contains("minimal") || !s.j["minimal"].is_object()) continue;
     if (best == nullptr || key(s) < key(*best)) best = &s;
   }
   return best;
@@ -125,7 +130,7 @@ nlohmann::ordered_json MergedJson(const std::vector<Shard>& shards, const Shard*
                     {"index", s.index},
                     {"trials", s.j.value("trials", int64_t{0})},
                     {"counted", counted},
-                    {"killed", Killed(s.j["minimal"])}});
+                    {"killed", Killed(s.j)}});
   }
   j["budget_s"] = budget;
   j["trials"] = trials;
