@@ -302,16 +302,19 @@ TEST_F(ClusterHygieneTest, TwoConcurrentUpsLeaveOneClusterAndDownLeavesNothing) 
   auto state = nlohmann::json::parse(ReadAll(dir_ + "/cluster/state.json"), nullptr, false);
   ASSERT_TRUE(state.is_object());
   ASSERT_EQ(state["nodes"].size(), 3u) << state.dump(2);
-  // Exactly the servers state.json records run, each marked with its token.
+  // Exactly the servers state.json records run, each marked with its token. The scan looks for
+  // this cluster's own mark: other tests on the machine may run clusters of their own.
   std::set<pid_t> recorded;
   for (const auto& n : state["nodes"]) recorded.insert(n["pid"].get<pid_t>());
-  auto marked = ProcessesWith("locklab-cluster:");
+  ASSERT_TRUE(state["token"].is_string()) << state.dump(2);
+  const std::string mark = "locklab-cluster:" + state["token"].get<std::string>();
+  auto marked = ProcessesWith(mark);
   EXPECT_EQ(std::set<pid_t>(marked.begin(), marked.end()), recorded);
 
   Invocation down = RunLocklab({"cluster", "down"}, dir_);
   EXPECT_EQ(down.exit_code, 0) << down.output;
   EXPECT_EQ(down.output, "cluster: down\n");
-  EXPECT_TRUE(ProcessesWith("locklab-cluster:").empty());
+  EXPECT_TRUE(ProcessesWith(mark).empty());
   EXPECT_EQ(ExpectNoOrphans(), 0u);
 }
 
