@@ -24,6 +24,7 @@ WAIT_COLOR = "#9a9a9a"
 WRITE_OK_COLOR = "#111111"
 WRITE_REJECT_COLOR = "#b000b0"
 UNKNOWN_COLOR = "#f08c00"
+LIN_COLOR = "#6f42c1"   # the operation linearizability could not place, and its conflicts
 KEY_COLORS = ["#3b6fb6", "#2a9d8f", "#7b5ea7", "#c4832a", "#5a8f29", "#b5546b"]
 
 

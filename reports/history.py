@@ -93,6 +93,9 @@ def _keep_value(proc, f, typ, value):
     if isinstance(value, dict):
         if f == "acquire" and typ == T_OK:
             kept = {k: value[k] for k in ("fence", "validity_ms") if k in value}
+            tok = value.get("token")
+            if isinstance(tok, str) and tok:
+                kept["token"] = tok[:16]   # enough to tell holders apart on the page
             return kept or None
         if "error" in value and typ != T_INFO:
             return {"error": value["error"]}

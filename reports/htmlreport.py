@@ -1,9 +1,12 @@
-"""Self-contained index.html pages (images embedded as base64, no scripts, no network)."""
+"""Self-contained HTML pages (images embedded as base64, no network): the run page (with its
+explorable timeline, explore.py: inline SVG and a little plain JavaScript), the matrix page
+and its cell pages."""
 
 import base64
 import html
 import os
 
+from . import explore
 from . import faultstyle
 from . import matrixcells
 from . import narrative
@@ -40,13 +43,28 @@ def img_tag(path, alt):
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
 
 
-def page(title, body, extra_css=""):
+def page(title, body, extra_css="", script=""):
+    """A whole page. Its Content-Security-Policy allows nothing from the network: inline
+    styles, data: images and, when the page has one, its inline script."""
+    csp = "default-src 'none'; img-src data:; style-src 'unsafe-inline'" + ("; script-src 'unsafe-inline'" if script else "")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            "img-src data:; style-src 'unsafe-inline'\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
             "<link rel=\"icon\" href=\"data:,\">"
-            f"<title>{esc(title)}</title><style>{CSS}{extra_css}</style></head><body>\n{body}\n</body></html>\n")
+            f"<title>{esc(title)}</title><style>{CSS}{extra_css}</style></head><body>\n{body}\n"
+            + (f"<script>{script}</script>\n" if script else "") + "</body></html>\n")
+
+
+def moment(run, sentence):
+    """A narrative sentence, linked to its moment on the timeline when it has one."""
+    at = getattr(sentence, "at", None)
+    if at is None:
+        return esc(sentence)
+    return f'<a class="moment" href="{explore.moment_href(run, at)}" title="show this moment on the timeline">{esc(sentence)}</a>'
+
+
+EPISODE_WORDS = ("an episode is a stretch of time during which two or more clients held the same key at "
+                 "once; its pairs are the pairs of clients that held it together")
 
 
 def verdict_badge(v):
@@ -72,10 +90,10 @@ def run_page(run, images, notes):
     alg = r.get("algorithm", "?")
     faults = r.get("faults") or []
     if isinstance(faults, list):
-        faults_text = " + ".join(str(f) for f in faults) or "none"
+        faults_text = " + ".join(str(f) for f in faults)
     else:
         faults_text = str(faults)
-    title = f"{alg} under {faults_text}"
+    title = f"{alg} under {faults_text}" if faults_text and faults_text != "none" else f"{alg} with no fault"
     live = r.get("liveness") if isinstance(r.get("liveness"), dict) else {}
     stuck = " " + verdict_badge("stuck") if live.get("stuck") and r.get("verdict") != "violated" else ""
     b = [f"<h1>{esc(title)} {verdict_badge(r.get('verdict'))}{stuck}</h1>"]
@@ -84,7 +102,8 @@ def run_page(run, images, notes):
              f"{len(run.history)} events, {len(run.holds)} holds. Run directory: <code>{esc(run.dir)}</code></p>")
     reason = r.get("verdict_reason")
     if isinstance(reason, str) and reason:
-        b.append(f'<p class="reason"><b>Why {esc(r.get("verdict", "unknown"))}:</b> {esc(reason)}</p>')
+        define = f' <span class="muted">({EPISODE_WORDS})</span>' if "episode" in reason else ""
+        b.append(f'<p class="reason"><b>Why {esc(r.get("verdict", "unknown"))}:</b> {esc(reason)}{define}</p>')
     expired = run.result("acquires", "expired_grants")
     if isinstance(expired, int) and not isinstance(expired, bool) and expired > 0:
         b.append(f'<p class="warn">\u26a0 {expired} acquire{"s were" if expired != 1 else " was"} answered ok with '
@@ -100,17 +119,22 @@ def run_page(run, images, notes):
     b.append("<h2>What happened</h2>")
     if headline:
         b.append('<div class="story">')
-        b.append(f'<p class="headline">{esc(headline)}</p>')
+        b.append(f'<p class="headline">{moment(run, headline)}</p>')
         for s in sents:
-            b.append(f"<p>{esc(s)}</p>")
+            b.append(f"<p>{moment(run, s)}</p>")
         b.append("</div>")
+        if any(getattr(x, "at", None) for x in [headline] + list(sents)):
+            b.append('<p class="muted">Click a sentence to see its moment on the timeline.</p>')
     else:
         b.append('<div class="story safe"><p class="headline">No violation in this history: '
                  f'{len(run.holds)} holds by {len(run.clients)} clients, never two holders of one key at once'
                  + (f"; faults injected: {esc(faults_active_text_all(run))}" if run.windows else "")
                  + ".</p></div>")
     b.append("<h2>Timeline</h2>")
-    b.append(img_tag(images["timeline"], "timeline: one row per client, hold intervals, overlaps in red, fault windows shaded"))
+    b.append(explore.section(run))
+    b.append("<details class=\"still\"><summary>The same timeline as a picture (timeline.png)</summary>"
+             + img_tag(images["timeline"], "timeline: one row per client, hold intervals, overlaps in red, fault windows shaded")
+             + "</details>")
     if bullets:
         b.append("<h2>The events around the first violation</h2><table><tr><th>time</th><th>who</th><th>event</th></tr>")
         for t, who, what in bullets:
@@ -134,7 +158,7 @@ def run_page(run, images, notes):
     b.append("<p class=\"muted\">Generated by <code>python3 -m reports</code> from the run files "
              "(history.jsonl, results.json, scenario.toml). Times are seconds since the first event of the "
              "history (CLOCK_MONOTONIC).</p>")
-    return page(f"locklab: {title}", "\n".join(b))
+    return page(f"locklab: {title}", "\n".join(b), explore.CSS, explore.SCRIPT)
 
 
 def faults_active_text_all(run):
@@ -164,7 +188,7 @@ def results_table(run):
         ("operations", r.get("ops")),
         (f"holds ({run.holds_source})", len(run.holds)),
         ("overlapping pairs (drawn / judged)", f"{run.pairs_total} / {_fmt(me.get('overlapping_pairs'))}"),
-        ("overlap episodes (drawn / judged)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))}"),
+        ("overlap episodes (drawn / judged)", f"{len(run.episodes)} / {_fmt(me.get('episodes'))} ({EPISODE_WORDS})"),
         ("overlapped time", f"{sum(e.end - e.start for e in run.episodes) / 1e6:.1f} ms"),
         ("acknowledged writes", res.get("acknowledged_writes")),
         ("lost updates", res.get("lost_updates")),
@@ -175,7 +199,10 @@ def results_table(run):
         x = lin.get(part)
         if isinstance(x, dict):
             facts.append((f"linearizability of the {part} history", f"{x.get('model', '?')}: {x.get('verdict', '?')}"))
-    facts += [("stuck (liveness)", live.get("stuck")), ("longest wait with no holder", f"{_fmt(live.get('longest_wait_ms'))} ms")]
+    wait = live.get("longest_wait_ms")
+    facts += [("stuck (liveness)", live.get("stuck")),
+              ("longest wait with no holder", narrative.ms(wait * 1e6) if isinstance(wait, (int, float))
+               and not isinstance(wait, bool) else _fmt(wait))]
     acq = r.get("acquires")
     if isinstance(acq, dict):
         facts.insert(2, ("acquires: invoked / ok / refused / unknown",

@@ -11,13 +11,53 @@ from .history import NEMESIS, T_FAIL, T_INFO, T_INVOKE, T_OK
 from .runfiles import targets_of
 
 
+class Sentence(str):
+    """A sentence of the story with the moment it tells of: `at` = (lo_ns, hi_ns) on the
+    history's clock, or None. It compares and prints as the plain string; the page links it to
+    that moment of the timeline."""
+    at = None
+
+    def __new__(cls, text, lo=None, hi=None):
+        s = super().__new__(cls, text)
+        if lo is not None:
+            s.at = (int(lo), int(hi if hi is not None else lo))
+        return s
+
+
 def ts(run, t_ns):
-    return f"{run.sec(t_ns):.2f} s"
+    """A moment in words: "the start of the run" (under half a millisecond), "740 ms" below a
+    second, "2.23 s" above; read after "at", "since", "from"."""
+    d = run.sec(t_ns)
+    if d < 0.0005:
+        return "the start of the run"
+    return f"{d * 1000:.0f} ms" if d < 1 else f"{d:.2f} s"
+
+
+def clock(run, t_ns):
+    """A moment as a number for tables and ranges: "0.000 s"."""
+    return f"{run.sec(t_ns):.3f} s"
 
 
 def ms(d_ns):
+    """A length of time rounded to what a reader compares: "0.4 ms", "22 ms", "1.25 s"."""
     v = d_ns / 1e6
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
     return f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+
+
+def clients_words(procs):
+    """"client 3", "clients 1 and 2", "clients 1, 2 and 3" (sorted, each once)."""
+    ps = sorted(set(procs))
+    if len(ps) == 1:
+        return f"client {ps[0]}"
+    names = [str(p) for p in ps]
+    return "clients " + (" and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + " and " + names[-1])
+
+
+def both_or_all(procs):
+    """"both" for two clients, "all" for more."""
+    return "both" if len(set(procs)) == 2 else "all"
 
 
 def _int_value(v):
@@ -133,7 +173,7 @@ def faults_active_text(run, lo_ns, hi_ns):
     if not ws:
         return "no fault window was active"
     return "; ".join(f"{faultstyle.label(w.fault, w.detail, w.end - w.start)} "
-                     f"({ts(run, w.start)}\u2013{ts(run, w.end)})" for w in ws)
+                     f"({run.sec(w.start):.2f}\u2013{run.sec(w.end):.2f} s)" for w in ws)
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,38 +245,99 @@ def _damaging_write(run, ops):
 
 
 def counterexample(run):
-    """(headline, [sentences], [timeline bullets]) for the report; headline may be None."""
+    """(headline, [sentences], [timeline bullets]) for the report; headline may be None.
+    The headline and each sentence are Sentences: their `at` is the moment they tell of."""
     ops = resource_ops(run)
     if run.episodes:
-        return _overlap_story(run, ops)
-    an = first_resource_anomaly(run, ops)
-    if an is not None:
-        return _resource_story(run, ops, an)
-    stuck = _stuck_story(run)
-    if stuck is not None:
-        return stuck
-    lin = run.result("linearizability", "lock", "verdict")
-    if lin == "invalid":
-        ce = run.result("linearizability", "lock", "counterexample", default={}) or {}
-        failed = ce.get("failed") or {}
-        line = failed.get("complete_line") or failed.get("invoke_line")
-        idx = failed.get("complete_index", failed.get("invoke_index"))
-        who = failed.get("process")
-        pos = np.nonzero(run.history.index == idx)[0] if isinstance(idx, int) else []
-        when = int(run.history.t[pos[0]]) if len(pos) else None
-        sents = [f"No order of the lock operations explains client {who}'s {failed.get('f', 'operation')} "
-                 f"on {failed.get('key', '?')}" + (f" completed at {ts(run, when)}" if when else "")
-                 + f" (history line {line})."]
-        if when is not None:
-            crashes = [(p, t) for p, t in run.crash_times() if t <= when]
-            for p, t in crashes[-1:]:
-                hd = next((x for x in run.holds if x.process == p and x.end == t), None)
-                sents.append(f"At {ts(run, t)} the nemesis killed client {p}"
-                             + (f" while it held {hd.key} (since {ts(run, hd.start)})" if hd else "")
-                             + "; its lock was never released, only expired.")
-            sents.append(f"Faults active then: {faults_active_text(run, when - 1, when)}.")
-        return ("The lock history is not linearizable although no two holds overlapped.", sents, [])
-    return None, [], []
+        story = _overlap_story(run, ops)
+    else:
+        an = first_resource_anomaly(run, ops)
+        if an is not None:
+            story = _resource_story(run, ops, an)
+        else:
+            story = _stuck_story(run)
+            if story is None:
+                if run.result("linearizability", "lock", "verdict") == "invalid":
+                    return _linearizability_story(run)
+                return None, [], []
+    unp = getattr(run, "unplaceable", None)
+    if unp is not None:   # a violation with overlaps and a linearizability failure: say both
+        headline, sents, bullets = story
+        return headline, sents + [_unplaceable_sentence(run, unp, also=True)], bullets
+    return story
+
+
+def op_words(run, op):
+    """"client 3's acquire of lock:0 (invoked at 200 ms, ok at 1.69 s)"."""
+    when = f"invoked at {ts(run, op.invoke)}"
+    if op.complete is not None:
+        when += f", {op.outcome} at {ts(run, op.complete)}"
+    else:
+        when += ", never completed"
+    return f"client {op.process}'s {op.f}" + (f" of {op.key}" if op.key else "") + f" ({when})"
+
+
+def _op_span(op):
+    return op.invoke, (op.complete if op.complete is not None else op.invoke)
+
+
+def _unplaceable_span(unp):
+    spans = [_op_span(o) for o in [unp.op] + unp.conflicts]
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+def _unplaceable_sentence(run, unp, also=False):
+    lo, hi = _unplaceable_span(unp)
+    if unp.sentence:
+        text = unp.sentence[0].upper() + unp.sentence[1:]
+        text = text if text.endswith(".") else text + "."
+    else:
+        text = f"No order of the lock operations can place {op_words(run, unp.op)}."
+    if also:
+        text = "The lock history is not linearizable either: " + text[0].lower() + text[1:]
+    return Sentence(text, lo, hi)
+
+
+def _linearizability_story(run):
+    """A violation the linearizability check alone found: no two holds overlapped, yet no
+    order of the lock operations explains what the clients were told."""
+    unp = getattr(run, "unplaceable", None)
+    if unp is not None:
+        op = unp.op
+        lo, hi = _unplaceable_span(unp)
+        headline = Sentence(f"The lock history is not linearizable although no two holds overlapped: no order "
+                            f"of the lock operations can place {op_words(run, op)}.", *_op_span(op))
+        sents = [_unplaceable_sentence(run, unp)]
+        if unp.conflicts:
+            sents.append(Sentence(f"It conflicts with {len(unp.conflicts)} operation"
+                                  f"{'s' if len(unp.conflicts) != 1 else ''}, marked on the timeline: "
+                                  + "; ".join(op_words(run, c) for c in unp.conflicts) + ".", lo, hi))
+        if unp.prefix_ops is not None:
+            sents.append(Sentence(f"The {unp.prefix_ops} lock operation{'s' if unp.prefix_ops != 1 else ''} "
+                                  "before it have an order the lock model accepts; this one fits none.",
+                                  *_op_span(op)))
+        sents.append(Sentence(f"Faults active then: {faults_active_text(run, lo, hi)}.", lo, hi))
+        procs = {op.process} | {c.process for c in unp.conflicts}
+        return headline, sents, _bullets(run, resource_ops(run), procs, lo - 100_000_000, hi + 100_000_000)
+    ce = run.result("linearizability", "lock", "counterexample", default={}) or {}
+    failed = ce.get("failed") or {}
+    line = failed.get("complete_line") or failed.get("invoke_line")
+    idx = failed.get("complete_index", failed.get("invoke_index"))
+    who = failed.get("process")
+    pos = np.nonzero(run.history.index == idx)[0] if isinstance(idx, int) else []
+    when = int(run.history.t[pos[0]]) if len(pos) else None
+    sents = [Sentence(f"No order of the lock operations explains client {who}'s {failed.get('f', 'operation')} "
+                      f"on {failed.get('key', '?')}" + (f" completed at {ts(run, when)}" if when is not None else "")
+                      + f" (history line {line}).", when)]
+    if when is not None:
+        crashes = [(p, t) for p, t in run.crash_times() if t <= when]
+        for p, t in crashes[-1:]:
+            hd = next((x for x in run.holds if x.process == p and x.end == t), None)
+            sents.append(Sentence(f"At {ts(run, t)} the nemesis killed client {p}"
+                                  + (f" while it held {hd.key} (since {ts(run, hd.start)})" if hd else "")
+                                  + "; its lock was never released, only expired.", t))
+        sents.append(Sentence(f"Faults active then: {faults_active_text(run, when - 1, when)}.", when))
+    return (Sentence("The lock history is not linearizable although no two holds overlapped.", when), sents, [])
 
 
 def _overlap_story(run, ops):
@@ -246,9 +347,15 @@ def _overlap_story(run, ops):
     older = [hd for hd in holds if hd.process != newcomer.process and hd.start <= ep.start]
     old = older[0] if older else holds[0]
     n = len(run.episodes)
-    headline = (f"At {ts(run, ep.start)} client {newcomer.process} acquired {ep.key} while client "
-                f"{old.process} had held it since {ts(run, old.start)}: two holders for {ms(ep.end - ep.start)} "
-                f"(overlap #1 of {n}).")
+    holders = [hd.process for hd in ep.holds]
+    also = [p for p in sorted(set(holders)) if p not in (newcomer.process, old.process)]
+    headline = Sentence(
+        f"At {ts(run, ep.start)} client {newcomer.process} acquired {ep.key} while client "
+        f"{old.process} had held it since {ts(run, old.start)}: "
+        + (f"two holders for {ms(ep.end - ep.start)}" if not also else
+           f"{clients_words(holders)} {both_or_all(holders)} held it within {ms(ep.end - ep.start)}")
+        + (f" (overlap #1 of {n})." if n > 1 else " (the only overlap)."),
+        ep.start, ep.end)
     sents = []
     lead = _before_phrase(run, old.process, old.start, ep.start)[1]
     if lead is None:
@@ -256,23 +363,28 @@ def _overlap_story(run, ops):
         active = [w for w in run.windows if w.start <= ep.start <= w.end]
         lead = (started or active or [None])[-1]
     if lead is not None:
-        sents.append(f"At {ts(run, lead.start)} {faultstyle.describe(lead.fault, lead.detail, lead.end - lead.start)}"
-                     f"; client {old.process} had acquired {ep.key} at {ts(run, old.start)} and "
-                     f"had not released it when client {newcomer.process} got it at {ts(run, ep.start)}.")
+        sents.append(Sentence(
+            f"At {ts(run, lead.start)} {faultstyle.describe(lead.fault, lead.detail, lead.end - lead.start)}"
+            f"; client {old.process} had acquired {ep.key} at {ts(run, old.start)} and "
+            f"had not released it when client {newcomer.process} got it at {ts(run, ep.start)}.",
+            min(lead.start, old.start), max(lead.end, ep.start)))
     dmg = _damaging_write(run, ops)
     if dmg is not None:
         dep, op, mine, other = dmg
         before, _ = _before_phrase(run, op.process, mine.start, op.inv_t)
         did, after = _write_phrase(op)
-        sents.append(f"At {ts(run, op.inv_t)} client {op.process} {before}{did} while client "
-                     f"{other.process} had held the lock since {ts(run, other.start)} (overlap #{dep.number}){after}.")
+        sents.append(Sentence(f"At {ts(run, op.inv_t)} client {op.process} {before}{did} while client "
+                              f"{other.process} had held the lock since {ts(run, other.start)} "
+                              f"(overlap #{dep.number}){after}.", op.inv_t, op.done_t or op.inv_t))
         rd = _last_read_before(ops, op.process, op.key, op.inv_t)
         if rd is not None and rd.done_t >= mine.start:
-            sents.append(f"Client {op.process} had read {op.key} = {_value_text(rd.value)} at {ts(run, rd.done_t)}.")
+            sents.append(Sentence(f"Client {op.process} had read {op.key} = {_value_text(rd.value)} at "
+                                  f"{ts(run, rd.done_t)}.", rd.inv_t, rd.done_t))
     an = first_resource_anomaly(run, ops)
     if an is not None:
         sents.append(_anomaly_sentence(run, ops, an))
-    sents.append(f"Faults active during overlap #1: {faults_active_text(run, ep.start, ep.end)}.")
+    sents.append(Sentence(f"Faults active during overlap #1: {faults_active_text(run, ep.start, ep.end)}.",
+                          ep.start, ep.end))
     lo = min(hd.start for hd in holds)
     hi = max(hd.end for hd in holds)
     if dmg is not None:
@@ -307,7 +419,7 @@ def _anomaly_sentence(run, ops, an):
              f"{_fence(prev.value) or _fence(prev.inv_value)} at {ts(run, prev.done_t)}: a stale write got through.")
     if op.done_t - op.inv_t > 50_000_000:
         s += f" Client {op.process} had sent that write at {ts(run, op.inv_t)} ({ms(op.done_t - op.inv_t)} earlier)."
-    return s
+    return Sentence(s, min(op.inv_t, prev.done_t), op.done_t)
 
 
 def _resource_story(run, ops, an):
@@ -317,17 +429,20 @@ def _resource_story(run, ops, an):
     sents = []
     before, _ = _before_phrase(run, op.process, hd.start if hd else op.inv_t - 1, op.done_t)
     if hd is not None:
-        sents.append(f"Client {op.process} held {hd.key} from {ts(run, hd.start)} to {ts(run, hd.end)}; "
-                     f"its write was invoked at {ts(run, op.inv_t)} and completed at {ts(run, op.done_t)}"
-                     + (f" ({before.strip().rstrip(',').replace(' and', '')})." if before else "."))
+        sents.append(Sentence(f"Client {op.process} held {hd.key} from {ts(run, hd.start)} to {ts(run, hd.end)}; "
+                              f"its write was invoked at {ts(run, op.inv_t)} and completed at {ts(run, op.done_t)}"
+                              + (f" ({before.strip().rstrip(',').replace(' and', '')})." if before else "."),
+                              hd.start, max(hd.end, op.done_t)))
     else:
-        sents.append(f"Client {op.process} held no lock when it invoked that write at {ts(run, op.inv_t)}.")
+        sents.append(Sentence(f"Client {op.process} held no lock when it invoked that write at "
+                              f"{ts(run, op.inv_t)}.", op.inv_t, op.done_t))
     rd = _last_read_before(ops, op.process, op.key, op.inv_t)
     if rd is not None:
-        sents.append(f"It had computed the value from its read of {op.key} = {_value_text(rd.value)} at "
-                     f"{ts(run, rd.done_t)}.")
-    sents.append(f"Faults active between that read and the write: "
-                 f"{faults_active_text(run, rd.done_t if rd else op.inv_t, op.done_t)}.")
+        sents.append(Sentence(f"It had computed the value from its read of {op.key} = {_value_text(rd.value)} at "
+                              f"{ts(run, rd.done_t)}.", rd.inv_t, rd.done_t))
+    lo = rd.done_t if rd else op.inv_t
+    sents.append(Sentence(f"Faults active between that read and the write: "
+                          f"{faults_active_text(run, lo, op.done_t)}.", lo, op.done_t))
     procs = {op.process, an["prev"].process}
     return headline, sents, _bullets(run, ops, procs, an["lo"] - 200_000_000, an["hi"] + 50_000_000)
 
@@ -357,9 +472,10 @@ def _stuck_story(run):
     m = (h.f == acq) & (h.type == T_INVOKE) & (h.t >= lo) & (h.t <= hi) & (h.proc >= 0)
     tries = int(m.sum())
     who = sorted(set(int(p) for p in h.proc[m]))
-    headline = (f"Nobody held {key} from {ts(run, lo)} to {ts(run, hi)} ({ms(hi - lo)}) although "
-                f"{len(who)} client{'s' if len(who) != 1 else ''} made {tries} acquire attempt{'s' if tries != 1 else ''}.")
-    return headline, [f"Faults active then: {faults_active_text(run, lo, hi)}."], []
+    headline = Sentence(f"Nobody held {key} from {ts(run, lo)} to {ts(run, hi)} ({ms(hi - lo)}) although "
+                        f"{len(who)} client{'s' if len(who) != 1 else ''} made {tries} acquire "
+                        f"attempt{'s' if tries != 1 else ''}.", lo, hi)
+    return headline, [Sentence(f"Faults active then: {faults_active_text(run, lo, hi)}.", lo, hi)], []
 
 
 def _bullets(run, ops, procs, lo, hi, limit=28):
@@ -374,7 +490,7 @@ def _bullets(run, ops, procs, lo, hi, limit=28):
         ty = int(h.type[i])
         key = h.key_names[int(h.key[i])]
         v = h.value(i)
-        t = ts(run, int(h.t[i]))
+        t = clock(run, int(h.t[i]))
         if p == NEMESIS:
             w = next((w for w in run.windows if w.fault == key and (w.start == int(h.t[i]) or w.end == int(h.t[i]))), None)
             if f == "start" and w is not None:

@@ -305,6 +305,66 @@ def merge_judgement(file_results, judged):
     return merged
 
 
+class LinOp:
+    """One operation of linearizability's "unplaceable" export: process, f, key, invoke and
+    completion times (ns, the history's clock), outcome and value."""
+    __slots__ = ("process", "f", "key", "invoke", "complete", "outcome", "value")
+
+    def __init__(self, process, f, key, invoke, complete, outcome, value):
+        self.process, self.f, self.key = process, f, key
+        self.invoke, self.complete, self.outcome, self.value = invoke, complete, outcome, value
+
+
+class Unplaceable:
+    """linearizability.unplaceable: the first operation no order of the history can place
+    (op), how many operations before it were placed (prefix_ops), the operations it conflicts
+    with (conflicts) and the checker's sentence about it."""
+    __slots__ = ("op", "prefix_ops", "conflicts", "sentence", "source")
+
+    def __init__(self, op, prefix_ops, conflicts, sentence, source):
+        self.op, self.prefix_ops, self.conflicts = op, prefix_ops, conflicts
+        self.sentence, self.source = sentence, source
+
+
+def _lin_op(x):
+    """A LinOp from {"process","f","key","invoke_ns","complete_ns","outcome","value"}, or None
+    when the object lacks what drawing it needs (a process and an invoke time)."""
+    if not isinstance(x, dict) or not _int(x.get("process")) or not _int(x.get("invoke_ns")):
+        return None
+    done = x.get("complete_ns")
+    return LinOp(x["process"], str(x.get("f") or "operation"), str(x.get("key") or ""), x["invoke_ns"],
+                 done if _int(done) and done >= x["invoke_ns"] else None,
+                 str(x.get("outcome") or "unknown"), x.get("value"))
+
+
+def unplaceable_of(judged, file_results):
+    """The judge's linearizability.unplaceable, as an Unplaceable, or None.
+
+    A judge that does not export it yet (an older binary) leaves results.json's, taken only
+    when the judge itself found the lock history not linearizable: it explains a verdict the
+    history earned, never makes one. Malformed or absent: None (older results.json)."""
+    def raw_of(doc):
+        lin = doc.get("linearizability") if isinstance(doc, dict) else None
+        return lin.get("unplaceable") if isinstance(lin, dict) else None
+    raw, source = raw_of(judged), "judge"
+    if raw is None:
+        lock = _lookup(judged, ("linearizability", "lock", "verdict"))
+        if lock != "invalid":
+            return None
+        raw, source = raw_of(file_results), "results.json"
+    if not isinstance(raw, dict):
+        return None
+    op = _lin_op(raw.get("op"))
+    if op is None:
+        return None
+    conflicts = [c for c in map(_lin_op, raw.get("conflicts") or []) if c is not None] \
+        if isinstance(raw.get("conflicts"), list) else []
+    prefix = raw.get("prefix_ops")
+    sentence = raw.get("sentence")
+    return Unplaceable(op, prefix if _int(prefix) else None, conflicts,
+                       sentence.strip() if isinstance(sentence, str) and sentence.strip() else None, source)
+
+
 class Run:
     """Everything the report needs from one run directory.
 
@@ -344,6 +404,7 @@ class Run:
         self.windows = compute_windows(h)
         self.clients = sorted(set(int(p) for p in np.unique(h.proc) if p >= 0))
         self.lock_keys = sorted(set(hd.key for hd in self.holds)) or self._lock_keys_fallback()
+        self.unplaceable = unplaceable_of(self.judged, self.file_results)
 
     def _lock_keys_fallback(self):
         h = self.history

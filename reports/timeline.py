@@ -14,7 +14,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from . import faultstyle
-from .figstyle import (DPI, HOLD_COLOR, KEY_COLORS, OVERLAP_COLOR, UNKNOWN_COLOR, WAIT_COLOR,
+from .figstyle import (DPI, HOLD_COLOR, KEY_COLORS, LIN_COLOR, OVERLAP_COLOR, UNKNOWN_COLOR, WAIT_COLOR,
                        WRITE_OK_COLOR, WRITE_REJECT_COLOR, below_axes, new_figure, styled,
                        vertical_bands)
 from .narrative import first_resource_anomaly
@@ -25,6 +25,7 @@ DETAIL_HOLDS = 1500
 DETAIL_EVENTS = 40000
 MAX_LABELLED_WINDOWS = 14
 MAX_NUMBERED_EPISODES = 40
+ROW_PTS = 30    # a client's row in points (row_h inches in timeline(), about 0.42 x 72)
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,13 +69,51 @@ def focus_window(run):
         what = f"overlap #1 on {ep.key}"
     else:
         a = first_resource_anomaly(run)
-        if a is None:
+        unp = getattr(run, "unplaceable", None)
+        if a is not None:
+            lo, hi = a["lo"], a["hi"]
+            what = a["short"]
+        elif unp is not None:
+            lo, hi = unplaceable_span(unp)
+            what = f"client {unp.op.process}'s {unp.op.f} cannot be placed"
+        else:
             return None
-        lo, hi = a["lo"], a["hi"]
-        what = a["short"]
     span = max(hi - lo, 200_000_000)
     pad = max(span * 0.12, 50_000_000)
     return int(lo - pad), int(hi + pad), what
+
+
+def unplaceable_span(unp):
+    """(lo_ns, hi_ns) covering the unplaceable operation and its conflicts."""
+    ends = [(o.invoke, o.complete if o.complete is not None else o.invoke) for o in [unp.op] + unp.conflicts]
+    return min(a for a, _ in ends), max(b for _, b in ends)
+
+
+def _draw_unplaceable(ax, td, lo, hi):
+    """The operation linearizability could not place (a thick violet bar from its invoke to
+    its completion on its client's row, labelled) and the operations it conflicts with
+    (outlined in violet, labelled): what the checker's sentence is about."""
+    run = td.run
+    unp = getattr(run, "unplaceable", None)
+    if unp is None:
+        return
+    min_w = (hi - lo) * 0.004
+    for n, op in enumerate([unp.op] + unp.conflicts):
+        y = td.row.get(op.process)
+        if y is None:
+            continue
+        a = run.sec(op.invoke)
+        b = run.sec(op.complete) if op.complete is not None else hi
+        if b < lo or a > hi:
+            continue
+        main = n == 0
+        verts = [[(a, y - 0.40), (a, y - 0.26), (max(b, a + min_w), y - 0.26), (max(b, a + min_w), y - 0.40)]]
+        ax.add_collection(PolyCollection(verts, facecolors=LIN_COLOR if main else "none", edgecolors=LIN_COLOR,
+                                         linewidths=1.6, zorder=7), autolim=False)
+        text = (f"cannot be placed: {op.f}" if main else f"conflicts: {op.f}")
+        ax.annotate(text, xy=(max(a, lo), y - 0.40), xytext=(2, 2), textcoords="offset points",
+                    fontsize=8, color=LIN_COLOR, fontweight="bold", va="bottom", zorder=9,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.85))
 
 
 def _bars(ax, rects, facecolor, edgecolor="white", lw=0.4, zorder=3):
@@ -207,6 +246,7 @@ def _draw_exact(ax, td, lo, hi, number_limit):
             xs, ys = zip(*pts)
             ax.plot(xs, ys, ls="none", marker=marker, ms=ms, mew=1.6, color=color, zorder=6)
     _draw_overlaps(ax, td, lo, hi, number_limit)
+    _draw_unplaceable(ax, td, lo, hi)
 
 
 def _draw_overlaps(ax, td, lo, hi, number_limit):
@@ -228,21 +268,26 @@ def _draw_overlaps(ax, td, lo, hi, number_limit):
     vertical_bands(ax, bands, OVERLAP_COLOR, 0.10)
     _bars(ax, rects, OVERLAP_COLOR, "white", 0.6, zorder=4)
     shown = eps if len(eps) <= number_limit else eps[:1]
-    min_sep = (hi - lo) * 0.02
-    last = {}   # row -> [x of the last label per level]
+    # Labels are placed in points (x: the axes' width in points over the time shown; y: rows
+    # of ROW_PTS), each on the lowest of three levels where it collides with no label placed
+    # before it, in any row; one that fits nowhere is left out (the overlap table lists it).
+    width_pts = max(ax.get_position().width * ax.figure.get_figwidth() * 72, 100)
+    pts_per_s = width_pts / max(hi - lo, 1e-9)
+    placed = []   # (x0, x1, y0, y1) in points
     for ep in shown:
         s = run.sec(ep.start)
         rows = [td.row[hd.process] for hd in ep.holds if hd.process in td.row]
         top = min(rows) if rows else 0
-        levels = last.setdefault(top, [])
-        lvl = 0
-        while lvl < len(levels) and s - levels[lvl] < min_sep:
-            lvl += 1
-        if lvl > 2:
+        label_w = 7 + 5.5 * len(str(ep.number))
+        x = s * pts_per_s
+        for lvl in range(3):
+            y = -top * ROW_PTS + 5 + 14 * lvl
+            box = (x - label_w / 2 - 1, x + label_w / 2 + 1, y, y + 13)
+            if not any(box[0] < b[1] and b[0] < box[1] and box[2] < b[3] and b[2] < box[3] for b in placed):
+                break
+        else:
             continue    # too crowded here: the overlap table lists it
-        if lvl == len(levels):
-            levels.append(s)
-        levels[lvl] = s
+        placed.append(box)
         ax.annotate(str(ep.number), xy=(s, top - 0.32), xytext=(0, 5 + 14 * lvl), textcoords="offset points",
                     ha="center", va="bottom", fontsize=8.5, fontweight="bold", color="white",
                     bbox=dict(boxstyle="circle,pad=0.18", fc=OVERLAP_COLOR, ec="white", lw=0.8),
@@ -305,6 +350,7 @@ def _draw_binned(ax, td, lo, hi):
         ax.plot(lo + (np.array(xs) + 0.5) * width, np.array(ys) - 0.38, ls="none", marker="x",
                 ms=5, mew=1.4, color=WRITE_REJECT_COLOR, zorder=6)
     _draw_overlaps(ax, td, lo, hi, MAX_NUMBERED_EPISODES)
+    _draw_unplaceable(ax, td, lo, hi)
 
 
 def _setup_rows(ax, td, lo, hi):
@@ -335,11 +381,29 @@ def _legend(fig, td, faults_seen, binned):
     if any(k == "rejected" for _, _, k in td.writes):
         items.append(Line2D([], [], ls="none", marker="x", color=WRITE_REJECT_COLOR, ms=7, mew=1.6,
                             label="write rejected (stale fence)"))
+    if getattr(td.run, "unplaceable", None) is not None:
+        items.append(Patch(fc=LIN_COLOR, ec=LIN_COLOR, label="operation no order can place (outlined: its conflicts)"))
     for f in sorted(faults_seen):
         items.append(Patch(fc=faultstyle.color(f), alpha=0.35, label=f"fault: {f}"))
     ncol = min(4, len(items))
     return fig.legend(handles=items, loc="lower center", ncol=ncol, fontsize=8.5, frameon=False,
                       bbox_to_anchor=(0.5, 0.0))
+
+
+def timeline_subtitle(run):
+    """What the timeline shows, for its title: the overlaps, or the operation linearizability
+    could not place, or that nothing overlapped."""
+    n_eps = len(run.episodes)
+    unp = getattr(run, "unplaceable", None)
+    parts = []
+    if n_eps:
+        parts.append(f"{n_eps} overlap{'s' if n_eps != 1 else ''} of two holders")
+    if unp is not None:
+        parts.append(f"not linearizable: client {unp.op.process}'s {unp.op.f} cannot be placed"
+                     + (" (no overlapping holds)" if not n_eps else ""))
+    elif not n_eps and run.result("linearizability", "lock", "verdict") == "invalid":
+        parts.append("not linearizable, no overlapping holds")
+    return "; ".join(parts) or "no overlapping holds"
 
 
 @styled
@@ -371,7 +435,7 @@ def timeline(run, path, title):
         _draw_binned(ax, td, lo, hi)
     _setup_rows(ax, td, lo, hi)
     n_eps = len(run.episodes)
-    sub = (f"{n_eps} overlap{'s' if n_eps != 1 else ''} of two holders" if n_eps else "no overlapping holds")
+    sub = timeline_subtitle(run)
     mode = "" if td.detailed else f"  (binned: {len(run.holds)} holds, {len(run.history)} events)"
     ax.set_title(f"{title}: {sub}{mode}", loc="left", pad=36 if len(run.windows) <= MAX_LABELLED_WINDOWS
                  and run.windows else 8)
