@@ -2,13 +2,19 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "checker/lin_config_set.h"
 
 namespace locklab::checker::lin {
 namespace {
+
+// The probe's own bound: past it, the sweep goes on without it.
+constexpr size_t kProbeBytes = size_t(128) << 20;
 
 class Sweep {
  public:
@@ -24,10 +30,11 @@ class Sweep {
     first.s = InitialState(model_);
     first.linearized.assign(words_, 0);
     configs_.push_back(std::move(first));
-    std::vector<int32_t> slot_op(static_cast<size_t>(words_) * 64, -1);
-    std::vector<int32_t> free_slots;
-    for (int32_t s = words_ * 64 - 1; s >= 0; --s) free_slots.push_back(s);
-    op_slot_.assign(ops_.size(), -1);
+    // The last quiescent point (no open op of known outcome): where the probe starts from.
+    int32_t checkpoint = 0;
+    std::vector<Config> checkpoint_configs = configs_;
+    std::vector<int32_t> checkpoint_unknown;
+    bool may_probe = options_.probe_after_configs != kNeverProbe;
     for (int32_t k = 0; k < n_entries; ++k) {
       const Entry& en = entries_[k];
       int32_t o = en.op;
@@ -39,23 +46,34 @@ class Sweep {
           for (Config& c : configs_) AddToPool(&c.pool, class_of_[o], 1);
           live_unknown_.push_back(o);
         } else {
-          int32_t slot = free_slots.back();
-          free_slots.pop_back();
-          slot_op[slot] = o;
-          op_slot_[o] = slot;
-          open_.push_back(o);
+          OpenInsert(o);
         }
       } else {
-        if (!Return(o)) {
-          res_.verdict = LinVerdict::kInvalid;
-          res_.failed_op = o;
-          res_.prefix_events = k + 1;
-          break;
+        // Wide: the closure passed the bound (or the probe is asked for first). Try the
+        // depth-first probe from the last quiescent point; when it gives up within its
+        // bound, replay the sweep from there without it.
+        bool probe_now = may_probe && options_.probe_after_configs == 0;
+        if (!probe_now && !Return(o, may_probe ? options_.probe_after_configs : kNeverProbe)) {
+          if (!probe_hint_) {
+            res_.verdict = LinVerdict::kInvalid;
+            res_.failed_op = o;
+            res_.prefix_events = k + 1;
+            break;
+          }
+          probe_now = true;
         }
-        int32_t slot = op_slot_[o];
-        slot_op[slot] = -1;
-        free_slots.push_back(slot);
-        open_.erase(std::find(open_.begin(), open_.end(), o));
+        if (probe_now) {
+          probe_hint_ = false;
+          may_probe = false;
+          if (Probe(checkpoint, checkpoint_configs)) return Finish();
+          if (out_of_time_) return OutOfTime(k);
+          configs_ = checkpoint_configs;
+          live_unknown_ = checkpoint_unknown;
+          open_.clear();
+          k = checkpoint - 1;
+          continue;
+        }
+        OpenErase(o);
       }
       for (int32_t cls : prune_at_[k]) Prune(cls);
       if (!prune_at_[k].empty()) Dedup();
@@ -63,6 +81,11 @@ class Sweep {
       if (over_budget_) {
         return Stop("memory budget (" + std::to_string(options_.memory_budget_bytes >> 20) +
                     " MiB) exhausted", k);
+      }
+      if (open_.empty() && may_probe) {
+        checkpoint = k + 1;
+        checkpoint_configs = configs_;
+        checkpoint_unknown = live_unknown_;
       }
     }
     return Finish();
@@ -90,7 +113,7 @@ class Sweep {
   }
 
   SweepOutcome Finish() {
-    res_.peak_bytes = peak_bytes_;
+    res_.peak_bytes = std::max(peak_bytes_, probe_bytes_);
     res_.states = states_;
     return std::move(res_);
   }
@@ -125,7 +148,50 @@ class Sweep {
       }
     }
     words_ = std::max<int32_t>(1, (max_open + 63) / 64);
+    // Slots: a pure function of the entry order (the lowest free one at each call), so the
+    // sweep and the probe, which walks entries back and forth, agree on every op's slot.
+    op_slot_.assign(ops_.size(), -1);
+    std::vector<int32_t> free_slots;
+    for (int32_t s = words_ * 64 - 1; s >= 0; --s) free_slots.push_back(s);
+    for (const Entry& en : entries_) {
+      if (ops_[en.op].unknown) continue;
+      if (en.call) {
+        op_slot_[en.op] = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        free_slots.push_back(op_slot_[en.op]);
+      }
+    }
+    // Interchangeable known ops (same kind and arguments: the model cannot tell them apart).
+    // Of the open ones of a class that are not yet linearized, only the one that returns
+    // first is ever linearized next: any linearization that places another one first stays
+    // one when the two swap places (same effects; the earlier-returning one moves earlier,
+    // the other one later but still before the first one's return, so before its own).
+    // Without this the closure enumerated every subset of k concurrent acquires and k
+    // releases (C(2k,k) configurations); with it, the counts per class.
+    std::map<std::tuple<int, int64_t, int64_t>, int32_t> ids;
+    same_class_.assign(ops_.size(), -1);
+    for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+      const Op& op = ops_[i];
+      if (op.unknown) continue;
+      std::tuple<int, int64_t, int64_t> key{static_cast<int>(op.kind), op.x, op.y};
+      if (model_ == Model::kMutex) key = {static_cast<int>(op.kind), 0, 0};  // no owners
+      same_class_[i] = ids.emplace(key, static_cast<int32_t>(ids.size())).first->second;
+    }
   }
+
+  // open_ stays sorted by (class, return entry): the first unlinearized op of each class is
+  // the one the closure may linearize next.
+  bool OpenBefore(int32_t a, int32_t b) const {
+    if (same_class_[a] != same_class_[b]) return same_class_[a] < same_class_[b];
+    return ret_entry_[a] < ret_entry_[b];
+  }
+  void OpenInsert(int32_t o) {
+    open_.insert(std::lower_bound(open_.begin(), open_.end(), o,
+                                  [&](int32_t a, int32_t b) { return OpenBefore(a, b); }),
+                 o);
+  }
+  void OpenErase(int32_t o) { open_.erase(std::find(open_.begin(), open_.end(), o)); }
 
   bool OwnerModel() const { return model_ == Model::kOwnerMutex || model_ == Model::kFencedMutex; }
 
@@ -211,6 +277,7 @@ class Sweep {
         if (ops_[i].unknown) class_of_[i] = class_for(ops_[i]);
       }
     }
+    class_prune_ = class_prune;
     for (size_t c = 0; c < class_prune.size(); ++c) {
       if (class_prune[c] >= 0 && class_prune[c] != kNever) {
         prune_at_[class_prune[c]].push_back(static_cast<int32_t>(c));
@@ -219,21 +286,211 @@ class Sweep {
   }
 
   void Prune(int32_t cls) {
-    const Op& rep = class_rep_[cls];
-    bool keep_one_if_held = OwnerModel() && rep.kind == Kind::kRelease;  // R2
-    for (Config& c : configs_) {
-      auto it = std::lower_bound(c.pool.begin(), c.pool.end(), cls,
-                                 [](const UnknownCount& u, int32_t k) { return u.cls < k; });
-      if (it == c.pool.end() || it->cls != cls) continue;
-      if (keep_one_if_held && c.s.a == class_token_[cls]) {
-        it->count = 1;
-      } else {
-        c.pool.erase(it);
-      }
-    }
+    for (Config& c : configs_) PruneOne(cls, &c);
     live_unknown_.erase(std::remove_if(live_unknown_.begin(), live_unknown_.end(),
                                        [&](int32_t o) { return class_of_[o] == cls; }),
                         live_unknown_.end());
+  }
+
+  void PruneOne(int32_t cls, Config* c) const {
+    const Op& rep = class_rep_[cls];
+    bool keep_one_if_held = OwnerModel() && rep.kind == Kind::kRelease;  // R2
+    auto it = std::lower_bound(c->pool.begin(), c->pool.end(), cls,
+                               [](const UnknownCount& u, int32_t k) { return u.cls < k; });
+    if (it == c->pool.end() || it->cls != cls) return;
+    if (keep_one_if_held && c->s.a == class_token_[cls]) {
+      it->count = 1;
+    } else {
+      c->pool.erase(it);
+    }
+  }
+
+  // ---- The depth-first probe -------------------------------------------------------------
+  //
+  // Wing & Gong's search with Lowe's memo, in the sweep's terms: one configuration at a time
+  // walks the entries; at a return whose op it has not linearized it branches (linearize
+  // the op now, greedily first, or another open op or pool member before it), and a branch
+  // node already seen, (entry, state, linearized set, pool), is not searched again. A history
+  // whose windows hold many concurrent operations, which the breadth-first closure must
+  // enumerate, usually has a linearization that this finds at once. It is exact: reaching
+  // the end is a linearization (valid); running out of branches proves none exists, and the
+  // deepest return reached is where the sweep's configurations would have run out, the end
+  // of the shortest prefix that cannot be linearized (invalid). It gives up (false, nothing
+  // decided) past its own memory bound, and the sweep goes on.
+  struct Move {
+    int32_t op;
+    State s;
+    int32_t pool_index;  // -1: an open op of known outcome
+    bool returns;        // the returning op itself: the walk moves past its return
+  };
+  struct Frame {
+    int32_t k;  // the return entry it branches at
+    Config c;
+    std::vector<Move> moves;
+    size_t next = 0;
+    int32_t chosen = -1;
+  };
+  struct Fingerprint {
+    uint64_t a, b;
+    bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
+  };
+  struct FingerprintHash {
+    size_t operator()(const Fingerprint& f) const { return static_cast<size_t>(f.a); }
+  };
+  // Two independent 64-bit hashes: a false "seen" (which could hide a linearization) would
+  // need both to collide, about 2^-128 per pair.
+  static Fingerprint FingerprintOf(int32_t k, const Config& c) {
+    uint64_t a = Mix(static_cast<uint64_t>(k) ^ 0x5bd1e995ULL), b = Mix(a ^ 0x27d4eb2f165667c5ULL);
+    auto add = [&](uint64_t w) {
+      a = Mix(a ^ w);
+      b = Mix(b + (w * 0x9E3779B97F4A7C15ULL) + 0x632be59bd9b4e019ULL);
+    };
+    add(static_cast<uint64_t>(c.s.a));
+    add(static_cast<uint64_t>(c.s.b));
+    for (uint64_t w : c.linearized) add(w);
+    add(c.pool.size());
+    for (const UnknownCount& u : c.pool) add((uint64_t(uint32_t(u.cls)) << 32) | uint32_t(u.count));
+    return {a, b};
+  }
+
+  // open_ as it is after entries [0, k) (only the probe walks back).
+  void MoveCursor(int32_t k) {
+    while (cursor_ < k) {
+      const Entry& en = entries_[cursor_++];
+      if (ops_[en.op].unknown) continue;
+      if (en.call) OpenInsert(en.op);
+      else OpenErase(en.op);
+    }
+    while (cursor_ > k) {
+      const Entry& en = entries_[--cursor_];
+      if (ops_[en.op].unknown) continue;
+      if (en.call) OpenErase(en.op);
+      else OpenInsert(en.op);
+    }
+  }
+
+  // Walks `c` from entry k to the next return of an op it has not linearized (returned), or
+  // to the end (entries_.size()).
+  int32_t Advance(int32_t k, Config* c) const {
+    const int32_t n = static_cast<int32_t>(entries_.size());
+    for (; k < n; ++k) {
+      const Entry& en = entries_[k];
+      int32_t o = en.op;
+      if (en.call) {
+        if (dropped_[o]) continue;
+        if (ops_[o].unknown) AddToPool(&c->pool, class_of_[o], 1);
+      } else {
+        if (!c->Bit(op_slot_[o])) return k;
+        c->ClearBit(op_slot_[o]);
+      }
+      for (int32_t cls : prune_at_[k]) PruneOne(cls, c);
+    }
+    return n;
+  }
+
+  bool Probe(int32_t from, const std::vector<Config>& roots) {
+    const int32_t n = static_cast<int32_t>(entries_.size());
+    const size_t bound = std::min(options_.memory_budget_bytes, kProbeBytes);
+    open_.clear();
+    cursor_ = from;
+    std::unordered_set<Fingerprint, FingerprintHash> seen;
+    std::vector<Frame> frames;
+    size_t frame_bytes = 0;
+    int32_t deepest = -1;
+    std::vector<State> deepest_states;
+    std::vector<int32_t> deepest_tail, deepest_open;
+    // 1: a linearization of everything; 0: searched on (or already seen).
+    auto enter = [&](int32_t k, Config c) -> bool {
+      int32_t b = Advance(k, &c);
+      if (b == n) return true;
+      if (!seen.insert(FingerprintOf(b, c)).second) return false;
+      ++states_;
+      MoveCursor(b);
+      if (b > deepest) {
+        deepest = b;
+        deepest_states.clear();
+        deepest_tail.clear();
+        for (const Frame& f : frames) deepest_tail.push_back(f.chosen);
+        if (deepest_tail.size() > kTailLength) {
+          deepest_tail.erase(deepest_tail.begin(), deepest_tail.end() - kTailLength);
+        }
+        deepest_open = open_;
+        for (int32_t u = 0; u < static_cast<int32_t>(ops_.size()); ++u) {
+          if (deepest_open.size() >= 32) break;
+          if (!ops_[u].unknown || dropped_[u] || class_of_[u] < 0 || call_entry_[u] >= b) continue;
+          int32_t until = class_prune_[class_of_[u]];
+          if (until >= 0 && until < b) continue;
+          deepest_open.push_back(u);
+        }
+      }
+      if (b == deepest && deepest_states.size() < 8 &&
+          std::find(deepest_states.begin(), deepest_states.end(), c.s) == deepest_states.end()) {
+        deepest_states.push_back(c.s);
+      }
+      Frame f;
+      f.k = b;
+      const int32_t o = entries_[b].op;
+      State alt[2];
+      for (int i = 0, m = Steps(model_, c.s, ops_[o], alt); i < m; ++i) {
+        f.moves.push_back({o, alt[i], -1, true});
+      }
+      ForEachMove(c, o, [&](int32_t op, const State& ns, int32_t pool_index) {
+        f.moves.push_back({op, ns, pool_index, false});
+      });
+      f.c = std::move(c);
+      frame_bytes += sizeof(Frame) + f.c.Bytes() + f.moves.capacity() * sizeof(Move);
+      frames.push_back(std::move(f));
+      return false;
+    };
+    auto give_up = [&] {
+      probe_bytes_ = std::max(probe_bytes_, seen.size() * 48 + frame_bytes);
+      open_.clear();
+      return false;
+    };
+    for (const Config& root : roots) {
+      if (enter(from, root)) return Linearized();
+      while (!frames.empty()) {
+        if ((++ticks_ & 1023) == 0) {
+          if (Clock::now() > deadline_) out_of_time_ = true;
+          probe_bytes_ = std::max(probe_bytes_, seen.size() * 48 + frame_bytes);
+          if (out_of_time_ || seen.size() * 48 + frame_bytes > bound) return give_up();
+        }
+        Frame& f = frames.back();
+        if (f.next == f.moves.size()) {
+          frame_bytes -= sizeof(Frame) + f.c.Bytes() + f.moves.capacity() * sizeof(Move);
+          frames.pop_back();
+          continue;
+        }
+        const Move m = f.moves[f.next++];
+        f.chosen = m.op;
+        Config c = f.c;
+        int32_t k = f.k;
+        if (m.returns) {
+          c.s = m.s;
+          c.PushTail(m.op);
+          for (int32_t cls : prune_at_[k]) PruneOne(cls, &c);
+          ++k;
+        } else {
+          Apply(&c, m.op, m.s, m.pool_index);
+        }
+        if (enter(k, std::move(c))) return Linearized();
+      }
+    }
+    probe_bytes_ = std::max(probe_bytes_, seen.size() * 48);
+    open_.clear();
+    res_.verdict = LinVerdict::kInvalid;
+    res_.failed_op = entries_[deepest].op;
+    res_.prefix_events = deepest + 1;
+    res_.dead_states = std::move(deepest_states);
+    res_.tail = std::move(deepest_tail);
+    res_.open_ops = std::move(deepest_open);
+    return true;
+  }
+
+  bool Linearized() {
+    open_.clear();
+    res_.verdict = LinVerdict::kValid;
+    return true;
   }
 
   void Dedup() {
@@ -247,8 +504,10 @@ class Sweep {
     if (bytes > options_.memory_budget_bytes) over_budget_ = true;
   }
 
-  // The return of `o`: keep the configurations that can have linearized it by now.
-  bool Return(int32_t o) {
+  // The return of `o`: keep the configurations that can have linearized it by now. False
+  // when none can (the prefix ending here has no linearization), or, with probe_hint_ set,
+  // when the closure passed `bound` configurations.
+  bool Return(int32_t o, size_t bound) {
     const int32_t slot = op_slot_[o];
     next_.clear();
     visited_.clear();
@@ -265,11 +524,14 @@ class Sweep {
     }
     while (!stack_.empty() && !over_budget_ && !out_of_time_) {
       if ((++ticks_ & 1023) == 0 && Clock::now() > deadline_) out_of_time_ = true;
+      if (visited_.size() > bound) {
+        probe_hint_ = true;
+        return false;
+      }
       int32_t idx = stack_.back();
       stack_.pop_back();
       if (visited_.dead(idx)) continue;
       const Config node = visited_[idx];  // a copy: Insert() may move the storage
-      State ns;
       State alt[2];
       for (int k = 0, n = Steps(model_, node.s, ops_[o], alt); k < n; ++k) {
         Config r = node;
@@ -277,55 +539,76 @@ class Sweep {
         r.PushTail(o);
         next_.Insert(std::move(r));
       }
-      for (int32_t other : open_) {
-        int32_t j = op_slot_[other];
-        if (other == o || node.Bit(j)) continue;
-        for (int k = 0, n = Steps(model_, node.s, ops_[other], alt); k < n; ++k) {
-          Config child = node;
-          child.s = alt[k];
-          child.SetBit(j);
-          child.PushTail(other);
-          if (visited_.Insert(std::move(child))) {
-            stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
-            ++states_;
-          }
-        }
-      }
-      for (size_t u = 0; u < node.pool.size(); ++u) {
-        int32_t cls = node.pool[u].cls;
-        // An unknown op that leaves the state as it was only shrinks the pool: dominated.
-        if (!Step(model_, node.s, class_rep_[cls], &ns) || ns == node.s) continue;
+      ForEachMove(node, o, [&](int32_t op, const State& ns, int32_t pool_index) {
         Config child = node;
-        child.s = ns;
-        if (--child.pool[u].count == 0) child.pool.erase(child.pool.begin() + u);
-        child.PushTail(class_first_op_[cls]);  // one member stands for its class
+        Apply(&child, op, ns, pool_index);
         if (visited_.Insert(std::move(child))) {
           stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
           ++states_;
         }
-      }
+      });
       Account(visited_.bytes() + next_.bytes() + held);
     }
     if (next_.live() == 0 && !over_budget_ && !out_of_time_) {
       for (size_t i = 0; i < visited_.size() && res_.dead_states.size() < 8; ++i) {
-        const State& s = visited_[i].s;
-        if (std::find(res_.dead_states.begin(), res_.dead_states.end(), s) ==
-            res_.dead_states.end()) {
-          res_.dead_states.push_back(s);
-        }
+        NoteDeadState(visited_[i].s);
       }
       if (visited_.size() > 0) res_.tail = visited_[0].Tail();
-      res_.open_ops = open_;
-      for (int32_t u : live_unknown_) {
-        if (res_.open_ops.size() >= 32) break;
-        res_.open_ops.push_back(u);
-      }
+      NoteOpenOps();
       return false;
     }
     next_.TakeLive(&configs_);
     return true;
   }
 
+  void NoteDeadState(const State& s) {
+    if (res_.dead_states.size() < 8 &&
+        std::find(res_.dead_states.begin(), res_.dead_states.end(), s) == res_.dead_states.end()) {
+      res_.dead_states.push_back(s);
+    }
+  }
+  void NoteOpenOps() {
+    res_.open_ops = open_;
+    for (int32_t u : live_unknown_) {
+      if (res_.open_ops.size() >= 32) break;
+      res_.open_ops.push_back(u);
+    }
+  }
+
+  // Every move the closure may make from `node` before `o` returns (o itself excluded): an
+  // open op of known outcome not yet linearized (only the first of its class, see
+  // same_class_), in each of its readings, or a member of a pool class whose effect changes
+  // the state (one that leaves it as it was only shrinks the pool: dominated).
+  // fn(op, state after, pool index or -1).
+  template <typename Fn>
+  void ForEachMove(const Config& node, int32_t o, Fn&& fn) {
+    State alt[2];
+    int32_t last_class = -1;
+    for (int32_t other : open_) {
+      if (node.Bit(op_slot_[other])) continue;
+      if (same_class_[other] == last_class) continue;  // a later-returning twin
+      last_class = same_class_[other];
+      if (other == o) continue;
+      for (int k = 0, n = Steps(model_, node.s, ops_[other], alt); k < n; ++k) fn(other, alt[k], -1);
+    }
+    State ns;
+    for (size_t u = 0; u < node.pool.size(); ++u) {
+      int32_t cls = node.pool[u].cls;
+      if (!Step(model_, node.s, class_rep_[cls], &ns) || ns == node.s) continue;
+      fn(class_first_op_[cls], ns, static_cast<int32_t>(u));  // one member stands for its class
+    }
+  }
+
+  // `c` makes one move of ForEachMove.
+  void Apply(Config* c, int32_t op, const State& ns, int32_t pool_index) {
+    c->s = ns;
+    if (pool_index < 0) {
+      c->SetBit(op_slot_[op]);
+    } else if (--c->pool[pool_index].count == 0) {
+      c->pool.erase(c->pool.begin() + pool_index);
+    }
+    c->PushTail(op);
+  }
 
   const Model model_;
   const Partition& part_;
@@ -344,6 +627,11 @@ class Sweep {
   std::vector<int32_t> open_;          // open ops with a known outcome
   std::vector<int32_t> live_unknown_;  // unknown ops called and still in the pools
   std::vector<Config> configs_;
+  std::vector<int32_t> class_prune_;  // entry after which a class leaves the pools (-1/max: never)
+  std::vector<int32_t> same_class_;  // known ops: class of interchangeable ones
+  bool probe_hint_ = false;
+  int32_t cursor_ = 0;  // the probe's place in the entries (MoveCursor)
+  size_t probe_bytes_ = 0;
   ConfigSet visited_, next_, scratch_;
   std::vector<int32_t> stack_;
   uint64_t states_ = 0;

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +62,12 @@ struct LinearizabilityOptions {
   // Porcupine's reading of Jepsen etcd logs: a `fail` cas ran and observed a value other
   // than its expected one (instead of "did not happen"). Set by the porcupine-etcd reader.
   bool cas_fail_is_observation = false;
+  // The depth-first probe (docs/checker.md, "Wide windows"): tried from the last quiescent
+  // point once one return's closure passes this many configurations; 0 tries it first,
+  // kNeverProbe never (the tests compare all three).
+  size_t probe_after_configs = 1024;
 };
+inline constexpr size_t kNeverProbe = SIZE_MAX;
 
 // One operation as the checker saw it (invocation + completion).
 struct LinOperation {

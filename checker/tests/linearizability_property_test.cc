@@ -171,13 +171,30 @@ std::vector<GOp> Generate(Model m, std::mt19937_64& rng, int processes, int ops_
   return ops;
 }
 
+// The verdict, checked three ways that must agree: the sweep alone, the depth-first probe
+// first, and the default (the probe once a closure grows wide); an invalid one's shortest
+// prefix is the same too.
 LinVerdict Check(const std::vector<GOp>& ops, Model m, bool cas_fail_observed = false) {
-  LinearizabilityOptions o;
-  o.cas_fail_is_observation = cas_fail_observed;
-  LinearizabilityResult r;
-  Status s = CheckLinearizability(ToHistory(ops), m, o, "gen", &r);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return r.verdict;
+  History h = ToHistory(ops);
+  LinVerdict verdict = LinVerdict::kUnknown;
+  int64_t prefix = -1;
+  for (size_t probe : {size_t(1024), kNeverProbe, size_t(0), size_t(2)}) {
+    LinearizabilityOptions o;
+    o.cas_fail_is_observation = cas_fail_observed;
+    o.probe_after_configs = probe;
+    LinearizabilityResult r;
+    Status s = CheckLinearizability(h, m, o, "gen", &r);
+    EXPECT_TRUE(s.ok()) << s.message();
+    int64_t p = r.counterexample ? r.counterexample->failed.complete_index : -1;
+    if (probe == 1024) {
+      verdict = r.verdict;
+      prefix = p;
+    } else {
+      EXPECT_EQ(r.verdict, verdict) << "probe_after_configs " << probe;
+      EXPECT_EQ(p, prefix) << "probe_after_configs " << probe << ": another shortest prefix";
+    }
+  }
+  return verdict;
 }
 
 TEST(LinearizabilityProperty, SequentialExecutionsAreValid) {

@@ -1,0 +1,183 @@
+// The depth-first probe and the merging of interchangeable operations (lin_sweep.cc), on
+// wide histories: many operations open at once, where the breadth-first closure had to
+// enumerate every subset. Verdicts are judged by the brute-force checker (every order of
+// every op), and the three ways of running the search (sweep alone, probe first, probe when
+// wide) must agree on the verdict and on the shortest prefix that cannot be linearized.
+// Speed is the benchmark's business (bench/checker_bench --wide); here only what can be
+// wrong is asserted.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checker/linearizability.h"
+#include "checker/testing/brute_force.h"
+#include "checker/testing/wide_history_generator.h"
+
+namespace locklab::checker {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const History& h) {
+  std::string s;
+  for (const Event& e : h) s += ToJsonLine(e) + "\n";
+  return s;
+}
+
+LinearizabilityResult CheckWith(const History& h, Model m, size_t probe) {
+  LinearizabilityOptions o;
+  o.probe_after_configs = probe;
+  LinearizabilityResult r;
+  Status s = CheckLinearizability(h, m, o, "wide", &r);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return r;
+}
+
+// All three ways against the brute force; returns whether the history is valid.
+bool ExpectAgreement(const History& h, Model m, const std::string& what) {
+  bool want = testing::BruteForce(m, testing::OperationsOf(h), false);
+  int64_t prefix = -2;
+  for (size_t probe : {kNeverProbe, size_t(0), size_t(1), size_t(1024)}) {
+    LinearizabilityResult r = CheckWith(h, m, probe);
+    EXPECT_EQ(r.verdict, want ? LinVerdict::kValid : LinVerdict::kInvalid)
+        << what << " " << ModelName(m) << " probe_after_configs " << probe << "\n"
+        << r.ToText() << Dump(h);
+    int64_t p = r.counterexample ? r.counterexample->failed.complete_index : -1;
+    if (prefix == -2) prefix = p;
+    EXPECT_EQ(p, prefix) << what << " " << ModelName(m) << " probe " << probe << "\n" << Dump(h);
+  }
+  return want;
+}
+
+// Random wide histories: every process does one operation, all of them overlap a lot;
+// acquires and releases of three tokens, some outcomes unknown or failed.
+History RandomWide(std::mt19937_64& rng, int ops) {
+  struct Raw {
+    int64_t t;
+    int order;
+    Event e;
+  };
+  std::vector<Raw> raw;
+  int order = 0;
+  for (int p = 0; p < ops; ++p) {
+    int64_t call = static_cast<int64_t>(rng() % 12);
+    int64_t ret = call + 1 + static_cast<int64_t>(rng() % 14);
+    bool acquire = rng() % 2 == 0;
+    std::string token = "t" + std::to_string(rng() % 3);
+    int outcome = static_cast<int>(rng() % 10);  // 0: info, 1: fail, else ok
+    Event inv;
+    inv.process = p;
+    inv.type = EventType::kInvoke;
+    inv.f = acquire ? "acquire" : "release";
+    inv.key = "k";
+    inv.time = Nanos(call);
+    if (!acquire) inv.value = json{{"token", token}};
+    Event comp = inv;
+    comp.time = Nanos(ret);
+    comp.value = nullptr;
+    comp.type = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
+    if (acquire && outcome != 1) comp.value = json{{"token", token}};
+    raw.push_back({call, order++, inv});
+    raw.push_back({ret, order++, comp});
+  }
+  std::stable_sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) { return a.t < b.t; });
+  History h;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    raw[i].e.index = static_cast<int64_t>(i);
+    raw[i].e.line = static_cast<int>(i) + 1;
+    h.push_back(raw[i].e);
+  }
+  return h;
+}
+
+TEST(LinProbe, RandomWideHistoriesMatchBruteForce) {
+  std::mt19937_64 rng(20261127);
+  int valid = 0, invalid = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    History h = RandomWide(rng, 3 + static_cast<int>(rng() % 6));
+    for (Model m : {Model::kMutex, Model::kOwnerMutex}) {
+      bool ok = ExpectAgreement(h, m, "trial " + std::to_string(trial));
+      (ok ? valid : invalid)++;
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  // Both verdicts must be well represented, or the comparison shows little.
+  EXPECT_GT(valid, 150);
+  EXPECT_GT(invalid, 150);
+}
+
+TEST(LinProbe, GeneratedWideWindowsMatchBruteForce) {
+  int invalid = 0;
+  for (int k = 1; k <= 4; ++k) {
+    for (bool bad : {false, true}) {
+      for (int unknown = 0; unknown <= 1; ++unknown) {
+        for (uint64_t seed = 1; seed <= 6; ++seed) {
+          testing::WideHistorySpec spec;
+          spec.windows = 1;
+          spec.k = k;
+          spec.invalid = bad;
+          spec.unknown_per_window = unknown;
+          spec.seed = seed;
+          History h = testing::GenerateWideHistory(spec);
+          for (Model m : {Model::kMutex, Model::kOwnerMutex, Model::kFencedMutex}) {
+            bool ok = ExpectAgreement(h, m, "k " + std::to_string(k) + " seed " +
+                                                std::to_string(seed));
+            // The generator's own claim: the window is valid unless made invalid (with an
+            // unknown acquire, k+1 acquires may still fit k-1 releases: that one need not
+            // take effect).
+            if (!bad || unknown == 0) {
+              EXPECT_EQ(ok, !bad) << "generator, k " << k << " seed " << seed;
+            }
+            invalid += !ok;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(invalid, 20);
+}
+
+// Ten windows, wide enough that the closure once had to hold ~C(2k,k) configurations: the
+// verdicts the generator promises, under each way of running the search.
+TEST(LinProbe, TenWideWindowsGetTheirVerdict) {
+  for (int k : {6, 10}) {
+    for (bool bad : {false, true}) {
+      testing::WideHistorySpec spec;
+      spec.k = k;
+      spec.invalid = bad;
+      spec.seed = static_cast<uint64_t>(k);
+      History h = testing::GenerateWideHistory(spec);
+      for (Model m : {Model::kMutex, Model::kOwnerMutex}) {
+        for (size_t probe : {size_t(0), size_t(1024)}) {
+          LinearizabilityResult r = CheckWith(h, m, probe);
+          EXPECT_EQ(r.verdict, bad ? LinVerdict::kInvalid : LinVerdict::kValid)
+              << "k " << k << " " << ModelName(m) << " probe " << probe << "\n" << r.ToText();
+          if (bad && r.counterexample) {
+            // The shortest prefix ends inside the middle window (the fifth of ten).
+            int64_t window_events = 4 * k;
+            EXPECT_GE(r.counterexample->failed.complete_index, 5 * window_events) << r.ToText();
+            EXPECT_LT(r.counterexample->failed.complete_index, 6 * window_events) << r.ToText();
+          }
+        }
+      }
+    }
+  }
+}
+
+// A time budget ends a search that cannot finish in it with unknown, naming the budget.
+TEST(LinProbe, ABudgetTooSmallAnswersUnknown) {
+  testing::WideHistorySpec spec;
+  spec.k = 16;
+  spec.invalid = true;
+  History h = testing::GenerateWideHistory(spec);
+  LinearizabilityOptions o;
+  o.time_budget = std::chrono::milliseconds(50);
+  LinearizabilityResult r = CheckLinearizability(h, Model::kOwnerMutex, o);
+  EXPECT_EQ(r.verdict, LinVerdict::kUnknown) << r.ToText();
+  EXPECT_NE(r.reason.find("time budget (50 ms) exhausted"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace locklab::checker
