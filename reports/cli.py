@@ -129,6 +129,11 @@ def report_matrix(matrix_dir, make_trials=True):
     _written(heat, lambda: plots.heatmap(m, heat, title))
     index = os.path.join(out, "index.html")
     _write(index, htmlreport.matrix_page(title, m, out))
+    pages = htmlreport.cell_pages(title, m, out)
+    if pages:
+        _make_dir(os.path.join(out, "cells"))
+    for name, text in pages.items():
+        _write(os.path.join(out, "cells", name), text)
     return index, made
 
 

@@ -5,6 +5,7 @@ and its cell pages."""
 import base64
 import html
 import os
+import re
 
 from . import explore
 from . import faultstyle
@@ -295,20 +296,35 @@ def fault_table(run, limit=60):
 
 
 MATRIX_CSS = """
-table.matrix td.cell{min-width:88px;text-align:center;vertical-align:middle;padding:6px 8px}
+body{max-width:none;padding:0 12px;margin:16px auto}
+.matrix-wrap{display:inline-block;max-width:100%;box-sizing:border-box;overflow:auto;max-height:calc(100vh - 24px);border:1px solid #ddd;border-radius:4px;margin:6px 0 10px}
+table.matrix{margin:0;border-collapse:separate;border-spacing:0}
+table.matrix th,table.matrix td{border:0;border-right:1px solid #ddd;border-bottom:1px solid #ddd}
+table.matrix tr:first-child th{position:sticky;top:0;z-index:2;background:#f4f4f6;white-space:nowrap}
+table.matrix th.lock{position:sticky;left:0;z-index:1;background:#f4f4f6;white-space:nowrap;max-width:190px;
+overflow:hidden;text-overflow:ellipsis}
+table.matrix tr:first-child th:first-child{left:0;z-index:3}
+.drv{color:#777;font-weight:400;font-size:.85em}
+table.matrix{font-size:.84em} table.matrix th.lock{vertical-align:middle} table.matrix th{padding:4px 5px}
+table.matrix td.cell{min-width:52px;text-align:center;vertical-align:middle;padding:4px 4px;white-space:nowrap}
+table.matrix td.cell .why{white-space:normal} table.matrix td.cell .at{display:block;font-size:.85em;color:#444}
 table.matrix td.cell a.lead{text-decoration:none;color:inherit}
 table.matrix td.cell a.lead:hover{text-decoration:underline}
 .letter{font-weight:800;font-size:1.15em} .mk{font-weight:700}
-.trial-links{display:block;font-size:.8em;color:#555} .why{display:block;font-size:.78em;color:#6b4a00;max-width:190px;margin:2px auto 0}
+.trial-links{display:block;font-size:.8em;color:#555} .why{display:block;font-size:.74em;line-height:1.25;color:#6b4a00;max-width:130px;margin:2px auto 0}
 .c-S{background:#d9f0d3}.c-V{background:#f7c6c9}.c-L{background:#e3d3f0}.c-U{background:#fde7b0}.c-NA{background:#eeeeee;color:#777}
+.c-NR{background:repeating-linear-gradient(135deg,#f7f7f7 0 6px,#e9e9ee 6px 12px);color:#555}
+.c-NR .letter{font-size:.85em;font-weight:700;color:#555}
 table.matrix td.cell.regressed{outline:3px solid #7a0019;outline-offset:-3px}
 .c-S .letter{color:#2b8a3e}.c-V .letter{color:#c8102e}.c-L .letter{color:#7b3fa0}.c-U .letter{color:#8a5a00}
 dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;font-size:.9em;margin:8px 0 14px}
-td.nw{white-space:nowrap}
+td.nw{white-space:nowrap} td.notes{min-width:17em;max-width:60em}
+table.trials{font-size:.86em} table.trials td.seed{font-size:.9em}
+.table-wrap{overflow-x:auto}
 dl.legend dt{font-weight:800;text-align:center;padding:0 8px;border-radius:4px} dl.legend dd{margin:0}
 """
 
-LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA"}
+LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA", "not run": "c-NR"}
 LETTER_WORD = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "not run",
                "n/a": "not applicable"}
 
@@ -318,12 +334,33 @@ def _href(path, base, is_dir=False):
     return rel + "/" if is_dir else rel
 
 
-def _trial_target(t, base):
-    """(href, what) for a trial: its report when made, else its run directory, else None."""
+def lock_label(lock):
+    """(short label HTML, full id): a driver row by its file's name ("driver: redis_py_lock"),
+    every other lock as it is."""
+    if lock.startswith("driver:"):
+        name = os.path.basename(lock[len("driver:"):].rstrip("/")) or lock
+        stem = os.path.splitext(name)[0] or name
+        return f'<span class="drv">driver: </span>{esc(stem)}', lock
+    return esc(lock), lock
+
+
+def cell_slug(c):
+    """The file name of a cell's page: cells/LOCK--FAULT.html, with anything but letters,
+    digits, '.', '_' and '-' made '_'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{c.lock}--{c.fault}").strip("_") + ".html"
+
+
+def _cell_page_href(c):
+    return "cells/" + cell_slug(c)
+
+
+def _trial_target(c, t, base):
+    """(href, what) for a trial: its report when made, else its entry on its cell's page (which
+    says how to make the report and links its files), else None (no run directory)."""
     if t.report:
         return _href(t.report, base), "report"
     if t.run_dir:
-        return _href(t.run_dir, base, True), "directory"
+        return f"{_cell_page_href(c)}#trial-{t.index + 1}", "cell page"
     return None, None
 
 
@@ -340,6 +377,9 @@ def _trial_title(c, t):
 
 def _cell_title(c):
     f = c.fields
+    if c.not_run:
+        return (f"{c.lock} \u00d7 {c.fault}: not run" + (f": {c.why_not}" if c.why_not else "")
+                + (f"; run it with: {c.command}" if c.command else ""))
     if c.letter == "n/a":
         return f"{c.lock} \u00d7 {c.fault}: not applicable" + (f": {c.why_not}" if c.why_not else "")
     n = f.get("trials", len(c.trials))
@@ -367,44 +407,64 @@ def _cell_title(c):
 
 
 def _cell_td(c, base):
+    if c.not_run:
+        return (f'<td class="cell c-NR" title="{esc(_cell_title(c))}"><span class="letter">not run</span>'
+                + (f'<span class="why">{esc(c.command)}</span>' if c.command else "") + "</td>")
     cls = LETTER_CSS.get(c.letter, "c-U") + (" regressed" if c.fields.get("regressed") is True else "")
     title = esc(_cell_title(c))
     if c.letter == "n/a":
         return f'<td class="cell {cls}" title="{title}">n/a</td>'
     head = f'<span class="letter">{esc(c.letter)}</span>' + (' <span class="mk">rS</span>' if "rS" in c.marks else "")
-    rest = esc(c.tail)
+    # the median time to the first violation on a line of its own: narrow columns
+    rest = " ".join(f'<span class="at">{esc(w)}</span>' if w.startswith("@") else esc(w) for w in c.tail.split())
     lead = c.lead_trial()
-    href = _trial_target(lead, base)[0] if lead else None
+    href = None
+    if lead is not None:
+        href = _trial_target(c, lead, base)[0] if len(c.trials) == 1 or lead.report else _cell_page_href(c)
     first = f'<a class="lead" href="{esc(href)}">{head}</a>' if href else head
     out = [f'<td class="cell {cls}" title="{title}">{first} {rest}']
     if len(c.trials) > 1:
         links = []
         for t in c.trials:
-            h, _ = _trial_target(t, base)
+            h, _ = _trial_target(c, t, base)
             lab = f"{t.index + 1}{'' if t.letter == 'S' else t.letter}"
             links.append(f'<a href="{esc(h)}" title="{esc(_trial_title(c, t))}">{esc(lab)}</a>' if h else esc(lab))
-        out.append(f'<span class="trial-links">trials {" ".join(links)}</span>')
+        out.append(f'<span class="trial-links">trials {" ".join(links)} '
+                   f'<a class="all" href="{esc(_cell_page_href(c))}" title="every trial of this cell">all</a></span>')
     if c.letter == "?":
         reasons = sorted(set(c.reasons()))
         if reasons:
             why = reasons[0] if len(reasons) == 1 else f"{reasons[0]} (+{len(reasons) - 1} more)"
-            out.append(f'<span class="why">{esc(why if len(why) <= 90 else why[:87] + "...")}</span>')
+            out.append(f'<span class="why">{esc(why if len(why) <= 80 else why[:77] + "...")}</span>')
     out.append("</td>")
     return "".join(out)
 
 
-def matrix_legend():
-    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA"}
+def matrix_legend(with_not_run=False):
+    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA", "not run": "c-NR"}
     out = ['<dl class="legend">']
     for key, text in matrixcells.LEGEND:
         out.append(f'<dt class="{fills.get(key, "")}">{esc(key)}</dt><dd>{esc(text)}</dd>')
+    if with_not_run:
+        out.append(f'<dt class="c-NR">not run</dt><dd>{esc(matrixcells.NOT_RUN_LEGEND)}</dd>')
     out.append("</dl>")
     return "".join(out)
 
 
+def _trial_link_cell(c, t, base):
+    h, what = _trial_target(c, t, base)
+    if what == "report":
+        return f'<a href="{esc(h)}">timeline</a>'
+    if what == "cell page":
+        cmd = f"locklab report {t.run_dir}"
+        return f'<a href="{esc(h)}" title="{esc(cmd)}">no report: make it</a>'
+    return '<span class="muted">no run directory</span>'
+
+
 def matrix_page(title, m, base):
     """m: a matrixcells.Matrix; base: the directory index.html is written to (links are
-    relative to it, so a moved matrix directory keeps them)."""
+    relative to it, so a moved matrix directory keeps them). Returns the index page; the cell
+    pages are cell_pages(m, base)'s."""
     doc = m.doc
     about = []
     if doc.get("seed") is not None:
@@ -417,54 +477,99 @@ def matrix_page(title, m, base):
          f"<p class=\"sub\">{len(m.trials)} trials, {len(m.locks)} locks \u00d7 {len(m.faults)} fault sets"
          + (", " + ", ".join(esc(a) for a in about) if about else "")
          + ". The letters and marks are matrix.md's. A cell opens its trial's report (the timeline, "
-           "overlaps in red); a cell of several trials lists each. Hover a cell for its counts and reasons.</p>"]
+           "overlaps in red), or its page when it has several trials or no report yet. Hover a cell or a "
+           "lock for its counts, reasons and full id.</p>"]
     for n in m.notes:
         b.append(f"<p class=\"bad\">{esc(n)}</p>")
-    b.append("<table class=\"matrix\"><tr><th>lock</th>" + "".join(f"<th>{esc(f)}</th>" for f in m.faults) + "</tr>")
+    b.append("<div class=\"matrix-wrap\"><table class=\"matrix\"><tr><th>lock</th>"
+             + "".join(f"<th>{esc(f)}</th>" for f in m.faults) + "</tr>")
     for lk in m.locks:
-        b.append(f"<tr><th>{esc(lk)}</th>")
+        label, full = lock_label(lk)
+        b.append(f"<tr><th class=\"lock\" title=\"{esc(full)}\">{label}</th>")
         for ft in m.faults:
             c = m.cell(lk, ft)
             b.append(_cell_td(c, base) if c else "<td class=\"muted\">not run</td>")
         b.append("</tr>")
-    b.append("</table>")
+    b.append("</table></div>")
     regressed = [c for c in m.cells if c.fields.get("regressed") is True]
     if regressed:
         b.append(f"<h2>Regressed</h2><p>{len(regressed)} cell(s) fail the run (exit 1), outlined in the table:</p><ul>")
         b.extend(f"<li>{esc(c.fields.get('regression') or f'{c.lock} x {c.fault}')}</li>" for c in regressed)
         b.append("</ul>")
-    b.append(matrix_legend())
+    b.append(matrix_legend(any(c.not_run for c in m.cells)))
     b.append("<p class=\"muted\">The same table as an image (the heatmap): <a href=\"heatmap.png\">heatmap.png</a>. "
-             "Violated and stuck trials have their report; make any other's with "
-             "<code>locklab report TRIAL_DIR</code>.</p>")
-    b.append("<h2>Trials</h2><table><tr><th>lock</th><th>faults</th><th>trial</th><th>seed</th><th>verdict</th>"
-             "<th>resource</th><th>overlapping pairs</th><th>lost updates</th><th>first violation</th>"
-             "<th>why unknown / coverage</th><th>report</th></tr>")
+             "Violated and stuck trials have their report; any other trial's page says how to make its report "
+             "(<code>locklab report TRIAL_DIR</code>).</p>")
+    b.append("<h2>Trials</h2><div class=\"table-wrap\"><table class=\"trials\"><tr><th>lock</th><th>faults</th><th>trial</th>"
+             "<th>verdict</th><th>report</th><th>seed</th><th>resource</th><th>overlapping pairs</th>"
+             "<th>lost updates</th><th>first violation</th><th>why unknown / coverage</th></tr>")
     for c in (m.cell(lk, ft) for lk in m.locks for ft in m.faults):
         if c is None:
             continue
+        label, full = lock_label(c.lock)
         for t in c.trials:
             r = t.results or {}
             me = r.get("mutual_exclusion") if isinstance(r.get("mutual_exclusion"), dict) else {}
             res = r.get("resource") if isinstance(r.get("resource"), dict) else {}
-            h, what = _trial_target(t, base)
-            if what == "report":
-                link = f'<a href="{esc(h)}">timeline</a>'
-            elif what == "directory":
-                cmd = f"locklab report {t.run_dir}"
-                link = (f'<a href="{esc(h)}" title="{esc(cmd)}">directory</a> '
-                        f'<span class="muted" title="{esc(cmd)}">no report yet</span>')
-            else:
-                link = '<span class="muted">no run directory</span>'
             fv = r.get("first_violation_ms")
             notes = "; ".join(x for x in (t.reason, ("coverage: " + t.coverage) if t.coverage else "") if x)
-            b.append(f"<tr id=\"t{esc(t.n)}\" class=\"{'bad' if t.letter == 'V' else ''}\"><td>{esc(c.lock)}</td>"
-                     f"<td>{esc(c.fault)}</td><td class=\"num\">{t.index + 1}/{len(c.trials)}</td>"
-                     f"<td class=\"num\">{esc(_fmt(t.seed))}</td><td>{verdict_badge(t.verdict_word)}</td>"
+            b.append(f"<tr id=\"t{esc(t.n)}\" class=\"{'bad' if t.letter == 'V' else ''}\">"
+                     f"<td class=\"nw\" title=\"{esc(full)}\">{label}</td>"
+                     f"<td class=\"nw\">{esc(c.fault)}</td><td class=\"num\">{t.index + 1}/{len(c.trials)}</td>"
+                     f"<td>{verdict_badge(t.verdict_word)}</td><td class=\"nw\">{_trial_link_cell(c, t, base)}</td>"
+                     f"<td class=\"num seed\">{esc(_fmt(t.seed))}</td>"
                      f"<td>{esc(_fmt(r.get('resource_verdict')))}</td>"
                      f"<td class=\"num\">{esc(_fmt(me.get('overlapping_pairs')))}</td>"
                      f"<td class=\"num\">{esc(_fmt(res.get('lost_updates')))}</td>"
                      f"<td class=\"num\">{esc(_fmt(fv / 1000) + ' s' if isinstance(fv, (int, float)) else _fmt(None))}</td>"
-                     f"<td>{esc(notes)}</td><td class=\"nw\">{link}</td></tr>")
-    b.append("</table>")
+                     f"<td class=\"notes\">{esc(notes)}</td></tr>")
+    b.append("</table></div>")
     return page(title, "\n".join(b), MATRIX_CSS)
+
+
+DASH = "\u2013"
+
+CELL_CSS = """
+.files a{margin-right:10px} .cmd{background:#f6f6f8;padding:4px 8px;border-radius:4px;display:inline-block;
+font-family:monospace;font-size:.9em;user-select:all}
+"""
+
+
+def cell_pages(title, m, base):
+    """{file name: HTML} of every cell with trials: its counts, and each trial with its report's
+    link or the command that makes it, and the links of its run files (never a directory:
+    artifact hosts do not list them). Written to base/cells/; links relative to it."""
+    pages = {}
+    cells_dir = os.path.join(base, "cells")
+    for c in m.cells:
+        if not c.trials:
+            continue
+        label, full = lock_label(c.lock)
+        b = [f'<p><a href="../index.html">\u2190 {esc(title)}</a></p>',
+             f"<h1>{esc(full)} \u00d7 {esc(c.fault)} "
+             f"<span class=\"badge {matrixcells.LETTER_CLASS.get(c.letter, 'unknown')}\">{esc(c.text)}</span></h1>",
+             f"<p class=\"sub\">{esc(_cell_title(c))}</p>",
+             "<table><tr><th>trial</th><th>seed</th><th>verdict</th><th>why unknown / coverage</th>"
+             "<th>report</th><th>run files</th></tr>"]
+        for t in c.trials:
+            if t.report:
+                rep = f'<a href="{esc(_href(t.report, cells_dir))}">report (timeline)</a>'
+            elif t.run_dir:
+                rep = (f'no report yet; make it with<br><span class="cmd">locklab report {esc(t.run_dir)}</span>'
+                       f'<br><span class="muted">or every trial\'s, linked from here, with '
+                       f'<code>locklab report --matrix {esc(m.dir)}</code></span>')
+            else:
+                rep = '<span class="muted">no run directory</span>'
+            files = []
+            if t.run_dir:
+                for fn in ("results.json", "history.jsonl", "scenario.toml", "junit.xml"):
+                    if os.path.isfile(os.path.join(t.run_dir, fn)):
+                        files.append(f'<a href="{esc(_href(os.path.join(t.run_dir, fn), cells_dir))}">{fn}</a>')
+            notes = "; ".join(x for x in (t.reason, ("coverage: " + t.coverage) if t.coverage else "") if x)
+            b.append(f"<tr id=\"trial-{t.index + 1}\"><td class=\"num\">{t.index + 1}/{len(c.trials)}</td>"
+                     f"<td class=\"num\">{esc(_fmt(t.seed))}</td><td>{verdict_badge(t.verdict_word)}</td>"
+                     f"<td class=\"notes\">{esc(notes) or DASH}</td><td>{rep}</td>"
+                     f"<td class=\"files\">{' '.join(files) or DASH}</td></tr>")
+        b.append("</table>")
+        pages[cell_slug(c)] = page(f"{c.lock} \u00d7 {c.fault}: {title}", "\n".join(b), MATRIX_CSS + CELL_CSS)
+    return pages

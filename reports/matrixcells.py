@@ -38,6 +38,12 @@ LEGEND = [
     ("n/a", "the fault does not apply to this lock (why: in the tooltip)"),
 ]
 
+# A cell the matrix did not run this time (quick mode leaves some of a driver row's faults
+# out): matrix.json's cell "status": "not_run" with the "command" that runs it; a matrix.json
+# written before that field says so only in why_not ("quick mode runs driver rows under ...").
+NOT_RUN_LEGEND = ("skipped by this matrix (quick mode), not inapplicable: the fault applies to the lock; "
+                  "the cell's tooltip says how to run it")
+
 # The class (colour) of each letter, shared by the HTML cells, badges and the PNG.
 LETTER_CLASS = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "unknown", "n/a": "na"}
 LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", "-": "#b7791f", "n/a": "#9a9a9a"}
@@ -230,6 +236,20 @@ class Cell:
     @property
     def why_not(self):
         return self.fields.get("why_not", "")
+
+    @property
+    def not_run(self):
+        """Skipped by this matrix (not "not applicable"): status "not_run", or, in an older
+        matrix.json, an n/a whose why_not says quick mode left it out."""
+        if self.fields.get("status") == "not_run":
+            return True
+        return self.letter == "n/a" and str(self.why_not).startswith("quick mode")
+
+    @property
+    def command(self):
+        """The command that runs a cell that was not run ("" when matrix.json gives none)."""
+        c = self.fields.get("command")
+        return c if isinstance(c, str) else ""
 
     def lead_trial(self):
         """The trial a click on the cell opens: the first one showing the cell's verdict."""

@@ -233,16 +233,38 @@ class MatrixLettersTest(TempDirMixin, unittest.TestCase):
         with open(self.target(self.cells[("setnx", "client-crash")]["href"]), encoding="utf-8") as fh:
             self.assertIn('<span class="badge stuck">stuck</span>', fh.read())
 
-    def test_other_cells_link_their_trial_directory_without_making_a_report(self):
+    def test_other_cells_open_their_cell_page_with_the_command_and_no_report_is_made(self):
+        """Artifact hosts list no directory: a trial without a report links its cell's page,
+        which gives the command that makes the report and links the trial's files."""
         for k, text in self.md.items():
             if text.split()[0] not in ("S", "?"):
                 continue
             href = self.cells[k]["href"]
-            self.assertTrue(href and href.endswith("/"), (k, href))
-            d = self.target(href)
+            self.assertTrue(href and href.startswith("cells/") and "#trial-1" in href, (k, href))
+            page = self.target(href.split("#")[0])
+            with open(page, encoding="utf-8") as fh:
+                cell_page = fh.read()
+            self.assertIn('<tr id="trial-1">', cell_page)
+            cmd = re.search(r'<span class="cmd">locklab report ([^<]+)</span>', cell_page)
+            self.assertIsNotNone(cmd, cell_page[-1500:])
+            d = cmd.group(1)
             self.assertTrue(os.path.isfile(os.path.join(d, "results.json")), d)
             self.assertFalse(os.path.exists(os.path.join(d, "report")), d)
             self.assertIn(f"locklab report {d}", self.html)
+
+    def test_no_link_of_any_page_opens_a_directory(self):
+        pages = [os.path.join(self.out, "index.html")] + [
+            os.path.join(self.out, "cells", f) for f in os.listdir(os.path.join(self.out, "cells"))]
+        self.assertGreater(len(pages), 5)
+        seen = 0
+        for p in pages:
+            with open(p, encoding="utf-8") as fh:
+                for href in re.findall(r'<a [^>]*href="([^"]+)"', fh.read()):
+                    target = os.path.normpath(os.path.join(os.path.dirname(p), href.split("#")[0]))
+                    self.assertTrue(os.path.isfile(target), (p, href))
+                    self.assertFalse(href.split("#")[0].endswith("/"), (p, href))
+                    seen += 1
+        self.assertGreater(seen, 30)
 
     def test_not_applicable_cell_says_why_and_links_nothing(self):
         c = self.cells[("redlock", "failover")]
@@ -305,7 +327,7 @@ class MatrixLettersTest(TempDirMixin, unittest.TestCase):
         self.assertIn("(4 trial reports made, ", out)  # the other 3 violated + 1 stuck
         c = matrix_cells(html)[("redlock", "client-pause")]
         self.assertEqual(c["text"], "S 0/1")
-        self.assertTrue(c["href"].endswith("/"), c["href"])  # its directory, no report
+        self.assertTrue(c["href"].endswith("#trial-1"), c["href"])  # its cell's page: no report
         row = next(r for r in html.split("<tr ") if f">{seen['seed']}</td>" in r)
         self.assertIn('<span class="badge safe">safe</span>', row)
 
@@ -395,6 +417,68 @@ class CellTextTest(unittest.TestCase):
         self.assertFalse(matrixcells.coverage_bit({"client-pause": {"bit": False}}))
 
 
+class NotRunAndLabelsTest(TempDirMixin, unittest.TestCase):
+    """Cells a quick matrix skipped are marked "not run" (their own class and legend line),
+    not "n/a"; driver rows carry a short label with the full id on hover."""
+
+    def report(self, edit):
+        import tempfile
+        m = copy_fixture(FIXTURE_MATRIX, tempfile.mkdtemp(dir=self.tmp))
+        path = os.path.join(m, "matrix.json")
+        with open(path) as fh:
+            doc = json.load(fh)
+        edit(doc)
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+        p = run_report("--matrix", m, "--no-trials")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(m, "report", "index.html"), encoding="utf-8") as fh:
+            return fh.read()
+
+    def test_a_not_run_cell_has_its_mark_legend_and_command(self):
+        def edit(doc):
+            c = next(c for c in doc["cells"] if (c["algorithm"], c["faults"]) == ("redlock", "failover"))
+            c.update(status="not_run", command="locklab matrix --full --locks redlock --faults failover")
+        html = self.report(edit)
+        c = matrix_cells(html)[("redlock", "failover")]
+        self.assertIn("c-NR", c["cls"].split())
+        self.assertIn("run it with: locklab matrix --full --locks redlock --faults failover", c["title"])
+        self.assertIn('<dt class="c-NR">not run</dt>', html)
+        # the other n/a cells stay n/a, and with no not-run cell there is no such legend line
+        html = self.report(lambda doc: None)
+        self.assertIn("c-NA", matrix_cells(html)[("redlock", "failover")]["cls"].split())
+        self.assertNotIn('<dt class="c-NR">', html)
+
+    def test_an_older_matrix_json_says_not_run_only_in_why_not(self):
+        def edit(doc):
+            c = next(c for c in doc["cells"] if (c["algorithm"], c["faults"]) == ("redlock", "failover"))
+            c["why_not"] = "quick mode runs driver rows under 6 faults only (--full for all)"
+        c = matrix_cells(self.report(edit))[("redlock", "failover")]
+        self.assertIn("c-NR", c["cls"].split())
+        self.assertIn("quick mode runs driver rows", c["title"])
+
+    def test_a_driver_row_is_labelled_by_its_file_with_the_full_id_on_hover(self):
+        from reports import htmlreport
+        label, full = htmlreport.lock_label("driver:examples/drivers/node_redlock/redlock_npm.js")
+        self.assertEqual(label, '<span class="drv">driver: </span>redlock_npm')
+        self.assertEqual(full, "driver:examples/drivers/node_redlock/redlock_npm.js")
+        self.assertEqual(htmlreport.lock_label("set-nx-px-lua"), ("set-nx-px-lua", "set-nx-px-lua"))
+
+        def edit(doc):
+            for c in doc["cells"]:
+                if c["algorithm"] == "fenced":
+                    c["algorithm"] = "driver:examples/drivers/fenced_lock.py"
+            for t in doc["trials"]:
+                if t.get("algorithm") == "fenced":
+                    t["algorithm"] = "driver:examples/drivers/fenced_lock.py"
+            if isinstance(doc.get("plan"), dict) and "fenced" in doc["plan"].get("locks", []):
+                doc["plan"]["locks"] = ["driver:examples/drivers/fenced_lock.py" if x == "fenced" else x
+                                        for x in doc["plan"]["locks"]]
+        html = self.report(edit)
+        self.assertIn('<th class="lock" title="driver:examples/drivers/fenced_lock.py"><span class="drv">driver: '
+                      '</span>fenced_lock</th>', html)
+
+
 class MultiTrialCellTest(TempDirMixin, unittest.TestCase):
 
     def test_a_cell_of_several_trials_links_each(self):
@@ -418,10 +502,16 @@ class MultiTrialCellTest(TempDirMixin, unittest.TestCase):
             c = matrix_cells(fh.read())[("set-nx-px-lua", "client-pause")]
         self.assertTrue(c["text"].startswith("V 2/3"), c["text"])
         self.assertTrue(c["href"].startswith("../t1/"), c["href"])  # the first violated trial
-        self.assertEqual(len(c["trial_links"]), 3)
-        self.assertTrue(c["trial_links"][0].endswith("/"))
+        # each trial (the safe one: its entry on the cell's page), then "all": the cell's page
+        self.assertEqual(len(c["trial_links"]), 4)
+        self.assertTrue(c["trial_links"][0].startswith("cells/") and c["trial_links"][0].endswith("#trial-1"))
+        self.assertTrue(c["trial_links"][3].startswith("cells/") and c["trial_links"][3].endswith(".html"))
         for h in c["trial_links"]:
-            self.assertTrue(os.path.exists(os.path.normpath(os.path.join(out, h))), h)
+            self.assertTrue(os.path.isfile(os.path.normpath(os.path.join(out, h.split("#")[0]))), h)
+        with open(os.path.join(out, c["trial_links"][3]), encoding="utf-8") as fh:
+            cell_page = fh.read()
+        self.assertEqual(len(re.findall(r'<tr id="trial-\d">', cell_page)), 3)
+        self.assertEqual(cell_page.count(">report (timeline)</a>"), 2)
 
 
 class LongRunTest(TempDirMixin, unittest.TestCase):
