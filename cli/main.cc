@@ -14,6 +14,7 @@
 #include "scenario/cli_spec.h"
 #include "trial/client_main.h"
 #include "cli/cluster_command.h"
+#include "cli/driver_check.h"
 #include "matrix/matrix.h"
 #include "hunt/hunt.h"
 #include "hunt/hunt_merge.h"
@@ -255,6 +256,7 @@ int main(int argc, char** argv) {
     std::cout << LocklabVersionLine() << "\n";
     return 0;
   }
+  if (cmd == "driver-check") return harness::RunDriverCheckCommand(rest);  // its own flag table
   const CommandSpec* spec = harness::FindCommandSpec(cmd);
   if (spec == nullptr && cmd != "client") {
     std::cerr << "locklab: unknown command '" << cmd << "' (locklab --help lists them)\n";

@@ -140,6 +140,14 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
     }
     h.nodes = static_cast<int>(n.get<int64_t>());
   }
+  if (j.contains("resource") && !j["resource"].is_boolean()) {
+    return "hello: field 'resource' must be true or false";
+  }
+  h.resource = j.value("resource", false);
+  if (j.contains("sentinel") && !j["sentinel"].is_boolean()) {
+    return "hello: field 'sentinel' must be true or false";
+  }
+  h.sentinel = j.value("sentinel", false);
   if (j.contains("name")) {
     if (!j["name"].is_string()) return "hello: field 'name' must be a string";
     h.name = j["name"].get<std::string>();

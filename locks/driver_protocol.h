@@ -54,6 +54,14 @@ struct DriverHello {
   Backend backend = Backend::kRedis;
   // "nodes": how many of them (1..kMaxDriverNodes); unset = the run's --nodes, else 1.
   std::optional<int> nodes;
+  // "resource": the driver owns the guarded resource: the workload asks it to read the
+  // counter (`read`) and to do the critical section's write (`work`), and the harness reads
+  // the final values through it (docs/driver-protocol.md, "Your own resource").
+  bool resource = false;
+  // "sentinel": the driver finds its Redis master through Sentinel when the lab runs one
+  // (the failover fault): it then gets LOCKLAB_SENTINELS, LOCKLAB_SENTINEL_MASTER and
+  // LOCKLAB_NODE_MAP in its environment (docs/driver-protocol.md), and failover applies.
+  bool sentinel = false;
 };
 
 // The backends a hello may ask for: "redis", "mariadb", "postgres", "etcd", "zookeeper"
