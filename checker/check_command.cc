@@ -296,8 +296,10 @@ int RunCheckCommand(const std::vector<std::string>& args) {
           failed_input = true;
           break;
         }
-        if (r.operations == 0) {
-          // Valid in logic, but nothing was checked: never a pass for a CI suite.
+        if (r.invocations == 0) {
+          // Valid in logic, but nothing was checked: never a pass for a CI suite. (With
+          // invocations that all failed, the model's operations were there and none took
+          // effect: valid, and its reason says vacuously.)
           r.verdict = LinVerdict::kUnknown;
           r.reason = "no " + std::string(ModelName(m)) + " operation among the " +
                      std::to_string(h.size()) + " events (wrong --model or --format?)";

@@ -107,6 +107,12 @@ bool ModelHasFunction(Model m, const std::string& f) {
   return false;
 }
 
+std::string VacuousReason(const LinearizabilityResult& r) {
+  if (r.invocations == 0 || r.operations != 0) return "";
+  return "vacuously: all " + std::to_string(r.invocations) + " " + ModelName(r.model) +
+         " operation" + (r.invocations == 1 ? "" : "s") + " failed (none took effect)";
+}
+
 std::string LinOperation::ToString() const {
   std::ostringstream o;
   o << "p" << ProcessName(process) << " " << f;
@@ -145,6 +151,7 @@ nlohmann::ordered_json LinearizabilityResult::ToJson() const {
                       : verdict == LinVerdict::kInvalid ? nlohmann::ordered_json(false)
                                                         : nlohmann::ordered_json();
   j["operations"] = operations;
+  j["invocations"] = invocations;
   j["keys"] = keys;
   j["states_explored"] = states_explored;
   j["dropped_unknown"] = dropped_unknown;
@@ -203,6 +210,11 @@ Status CheckLinearizability(const History& h, Model m, const LinearizabilityOpti
   if (!s.ok()) return s;
   LinearizabilityResult r;
   r.model = m;
+  for (const Event& e : h) {
+    if (e.type == EventType::kInvoke && e.process != kNemesisProcess && ModelHasFunction(m, e.f)) {
+      ++r.invocations;
+    }
+  }
   auto deadline = start + o.time_budget;
   bool unknown = false;
   int64_t best_seq = 0;
@@ -232,6 +244,7 @@ Status CheckLinearizability(const History& h, Model m, const LinearizabilityOpti
   } else if (unknown) {
     r.verdict = LinVerdict::kUnknown;
   }
+  if (r.verdict == LinVerdict::kValid && r.operations == 0) r.reason = VacuousReason(r);
   r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   *out = std::move(r);
   return Status::Ok();

@@ -100,6 +100,10 @@ struct LinearizabilityResult {
   LinVerdict verdict = LinVerdict::kValid;
   Model model = Model::kRegister;
   size_t operations = 0;  // operations checked (after dropping `fail`s and unknown reads)
+  // Invocations of the model's operations in the history, fails included: with none, the
+  // history checked nothing; with some but no `operations`, none of them took effect and
+  // the history is valid vacuously (VacuousReason).
+  size_t invocations = 0;
   size_t keys = 0;
   std::string reason;     // why kUnknown (which budget, which key)
   std::optional<LinCounterexample> counterexample;  // when kInvalid
@@ -122,6 +126,10 @@ LinearizabilityResult CheckLinearizability(const History& h, Model m,
 // with `name` + ":" when `name` is not empty) and leaves *out untouched.
 Status CheckLinearizability(const History& h, Model m, const LinearizabilityOptions& o,
                             const std::string& name, LinearizabilityResult* out);
+
+// The reason a valid result with invocations but no operation carries: "vacuously: all N
+// cas-register operations failed (none took effect)". Empty when it does not apply.
+std::string VacuousReason(const LinearizabilityResult& r);
 
 // True when `f` is an operation of model `m`.
 bool ModelHasFunction(Model m, const std::string& f);

@@ -408,6 +408,43 @@ TEST(CheckCommand, NothingCheckedIsNeverAPassAndAViolationIsNeverHidden) {
   std::filesystem::remove_all(dir);
 }
 
+// A history whose model operations are there but all failed is valid, vacuously, and says
+// so; one with none of the model's operations stays unknown (it checked nothing). Knossos'
+// mongodb ack-rollback histories marked good are of the first kind (every op failed).
+TEST(CheckCommand, AllFailedIsVacuouslyValidNothingOfTheModelIsUnknown) {
+  std::string dir = ::testing::TempDir() + "/check_vacuous_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  std::string all_failed = write("all-failed.edn",
+                                 "[{:process 14, :type :invoke, :f :read, :value nil}\n"
+                                 " {:process 14, :type :fail, :f :read, :value nil}\n"
+                                 " {:process 16, :type :invoke, :f :cas, :value [3 3]}\n"
+                                 " {:process 17, :type :invoke, :f :write, :value 2}\n"
+                                 " {:process 16, :type :fail, :f :cas, :value [3 3]}\n"
+                                 " {:process 17, :type :fail, :f :write, :value 2}]\n");
+  std::string other = write("other.edn", "[{:process 1, :type :invoke, :f :enqueue, :value 1}\n"
+                                         " {:process 1, :type :ok, :f :enqueue, :value 1}]\n");
+  EXPECT_EQ(RunCheckCommand({all_failed}), 0);
+  EXPECT_EQ(RunCheckCommand({other}), 2);
+  History h;
+  HistoryFormat fmt = HistoryFormat::kEdn;
+  ASSERT_TRUE(ReadHistoryFile(all_failed, &fmt, false, &h).ok());
+  LinearizabilityResult r = CheckLinearizability(h, Model::kCasRegister);
+  EXPECT_EQ(r.verdict, LinVerdict::kValid);
+  EXPECT_EQ(r.operations, 0u);
+  EXPECT_EQ(r.invocations, 3u);
+  EXPECT_EQ(r.reason, "vacuously: all 3 cas-register operations failed (none took effect)");
+  // Had one of them taken effect, or been unknown, it is not vacuous.
+  History one = h;
+  one[1].type = EventType::kOk;
+  one[1].value = nullptr;
+  EXPECT_EQ(CheckLinearizability(one, Model::kCasRegister).reason, "");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CheckCommand, UsageErrors) {
   EXPECT_EQ(RunCheckCommand({}), 64);
   EXPECT_EQ(RunCheckCommand({"--model", "nope", "x"}), 64);
