@@ -1,9 +1,10 @@
 """locklab reports: the HTML and PNG reports of a run or a matrix, made from its files.
 
-Run it as `/usr/bin/python3 -m reports RUN_DIR` or `... -m reports --matrix MATRIX_DIR` with
-the source directory on PYTHONPATH (`locklab report` does exactly that,
-cli/report_command.cc); it writes RUN_DIR/report/ (timeline.png, latency.png, index.html)
-or MATRIX_DIR/report/ (heatmap.png, index.html). Debian's /usr/bin/python3 because it has
+Run it as `/usr/bin/python3 -m reports RUN_DIR`, `... -m reports --matrix MATRIX_DIR` or
+`... -m reports --hunt HUNT_DIR` with the source directory on PYTHONPATH (`locklab report` does
+exactly that, cli/report_command.cc; a HUNT_DIR given as RUN_DIR is taken as a hunt); it writes
+RUN_DIR/report/ (timeline.png, latency.png, index.html), MATRIX_DIR/report/ (heatmap.png,
+index.html, cells/*.html) or HUNT_DIR/hunt.html. Debian's /usr/bin/python3 because it has
 numpy and matplotlib (python3-numpy, python3-matplotlib); nothing else outside the standard
 library.
 
@@ -31,7 +32,10 @@ Start reading at cli.py (report_run, report_matrix, the command line). Then:
     plots.py        the latency/throughput figure and the matrix heatmap
     figstyle.py     what every figure shares: colours, STYLE, the Figure factory
     narrative.py    the words: what happened, first violation, resource anomalies
-    htmlreport.py   the self-contained index.html pages (images inlined)
+    htmlreport.py   the self-contained pages of a run and a matrix (images inlined)
+    explore.py      the run page's explorable timeline (inline SVG drawn by a little plain
+                    JavaScript: zoom, pan, an operation's details on hover, the story's moments)
+    huntpage.py     a hunt's page (hunt.html): its runs in time, finds, shrink, reproduction
     faultstyle.py   one colour and label per fault
     tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
 

@@ -4,6 +4,11 @@
     python3 -m reports --matrix MATRIX_DIR -> MATRIX_DIR/report/{heatmap.png,index.html}
                                               (and each trial's report when it is missing;
                                               --no-trials: the violated and stuck trials' only)
+                                              and report/cells/*.html, one page a cell
+    python3 -m reports --hunt HUNT_DIR [--corpus FILE|DIR]
+                                           -> HUNT_DIR/hunt.html (and the failing run's report
+                                              when it is missing); a HUNT_DIR given as RUN_DIR
+                                              (it has hunt.json) is taken as --hunt
 
 (python3: Debian's /usr/bin/python3, with the source directory on PYTHONPATH; see
 cli/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
@@ -24,7 +29,7 @@ import sys
 import time
 import warnings
 
-from . import htmlreport, matrixcells, plots, timeline
+from . import htmlreport, huntpage, matrixcells, plots, timeline
 from .history import RunError, ToolError, WriteError, load_json
 from .runfiles import Run, disagreement_line
 
@@ -34,9 +39,12 @@ from .runfiles import Run, disagreement_line
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
 
 USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX_DIR [--no-trials]\n"
+         "       python3 -m reports --hunt HUNT_DIR [--corpus FILE|DIR]\n"
          "  writes RUN_DIR/report/ (timeline.png, latency.png, index.html)\n"
          "  or MATRIX_DIR/report/ (heatmap.png, index.html linking every cell to its trials), and a\n"
-         "  report for each trial that has none (--no-trials: only the violated and stuck ones)")
+         "  report for each trial that has none (--no-trials: only the violated and stuck ones)\n"
+         "  or HUNT_DIR/hunt.html (the hunt's runs in time, finds, shrink steps, reproduction, the\n"
+         "  minimal's story), making its failing run's report when it is missing")
 
 
 def _make_dir(path):
@@ -137,6 +145,28 @@ def report_matrix(matrix_dir, make_trials=True):
     return index, made
 
 
+def report_hunt(hunt_dir, corpus=None):
+    """Writes HUNT_DIR/hunt.html, and the failing run's report when it has none (a hunt that
+    was interrupted, or run with --no-report). Returns (hunt.html path, failing run's report
+    made or None)."""
+    hunt_dir = os.path.abspath(hunt_dir)
+    if not os.path.isdir(hunt_dir):
+        raise RunError(f"{hunt_dir}: no such hunt directory")
+    h = huntpage.Hunt(hunt_dir)
+    failing = h.failing_run()
+    report, made = None, None
+    if failing:
+        report = os.path.join(failing, "report", "index.html")
+        if not os.path.isfile(report):
+            path, error = _trial_report(failing)
+            report = made = path
+            if error:
+                print(f"report: {failing}: no report: {error}", file=sys.stderr)
+    out = os.path.join(hunt_dir, "hunt.html")
+    _write(out, huntpage.hunt_page(h, report, h.corpus_entry(corpus)))
+    return out, made
+
+
 def main(argv):
     # This process is the report's own: no library warning reaches the user's terminal (the
     # figures also silence them where they are drawn, figstyle.styled, for in-process callers).
@@ -148,7 +178,21 @@ def main(argv):
     t0 = time.monotonic()
     extra = ""
     try:
-        if args[0] == "--matrix":
+        if args[0] == "--hunt" or (len(args) in (1, 3) and not args[0].startswith("-")
+                                   and huntpage.is_hunt_dir(args[0])):
+            rest = args[1:] if args[0] == "--hunt" else args
+            corpus = None
+            if len(rest) == 3 and rest[1] == "--corpus":
+                corpus = rest[2]
+                rest = rest[:1]
+            if len(rest) != 1 or rest[0].startswith("-"):
+                print("report: --hunt needs exactly one HUNT_DIR (and at most --corpus FILE|DIR)\n" + USAGE,
+                      file=sys.stderr)
+                return 64
+            index, made = report_hunt(rest[0], corpus)
+            if made:
+                extra = f"the failing run's report made: {made}, "
+        elif args[0] == "--matrix":
             rest = [a for a in args[1:] if a != "--no-trials"]
             if len(rest) != 1:
                 print("report: --matrix needs exactly one MATRIX_DIR\n" + USAGE, file=sys.stderr)
