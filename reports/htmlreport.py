@@ -408,8 +408,8 @@ def _cell_title(c):
 
 def _cell_td(c, base):
     if c.not_run:
-        return (f'<td class="cell c-NR" title="{esc(_cell_title(c))}"><span class="letter">not run</span>'
-                + (f'<span class="why">{esc(c.command)}</span>' if c.command else "") + "</td>")
+        return (f'<td class="cell c-NR" title="{esc(_cell_title(c))}"><a class="lead" href="#not-run">'
+                '<span class="letter">not run</span></a></td>')
     cls = LETTER_CSS.get(c.letter, "c-U") + (" regressed" if c.fields.get("regressed") is True else "")
     title = esc(_cell_title(c))
     if c.letter == "n/a":
@@ -497,6 +497,17 @@ def matrix_page(title, m, base):
         b.extend(f"<li>{esc(c.fields.get('regression') or f'{c.lock} x {c.fault}')}</li>" for c in regressed)
         b.append("</ul>")
     b.append(matrix_legend(any(c.not_run for c in m.cells)))
+    skipped = [c for c in (m.cell(lk, ft) for lk in m.locks for ft in m.faults) if c is not None and c.not_run]
+    if skipped:
+        b.append(f"<h2 id=\"not-run\">Not run ({len(skipped)} cell{'s' if len(skipped) != 1 else ''})</h2>"
+                 "<p class=\"muted\">The fault applies to the lock, but this matrix skipped the cell.</p>"
+                 "<table><tr><th>lock</th><th>fault</th><th>why</th><th>command that runs it</th></tr>")
+        for c in skipped:
+            label, full = lock_label(c.lock)
+            cmd = f'<span class="cmd">{esc(c.command)}</span>' if c.command else '<span class="muted">\u2013</span>'
+            b.append(f"<tr><td class=\"nw\" title=\"{esc(full)}\">{label}</td><td>{esc(c.fault)}</td>"
+                     f"<td>{esc(c.why_not or 'skipped')}</td><td>{cmd}</td></tr>")
+        b.append("</table>")
     b.append("<p class=\"muted\">The same table as an image (the heatmap): <a href=\"heatmap.png\">heatmap.png</a>. "
              "Violated and stuck trials have their report; any other trial's page says how to make its report "
              "(<code>locklab report TRIAL_DIR</code>).</p>")
@@ -524,7 +535,7 @@ def matrix_page(title, m, base):
                      f"<td class=\"num\">{esc(_fmt(fv / 1000) + ' s' if isinstance(fv, (int, float)) else _fmt(None))}</td>"
                      f"<td class=\"notes\">{esc(notes)}</td></tr>")
     b.append("</table></div>")
-    return page(title, "\n".join(b), MATRIX_CSS)
+    return page(title, "\n".join(b), MATRIX_CSS + CELL_CSS)
 
 
 DASH = "\u2013"
