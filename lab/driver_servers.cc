@@ -26,10 +26,17 @@ Status ProbeDriverServers(const std::string& path, const std::vector<std::string
     out->why_not_probed = s.message();
     return Status::Ok();
   }
-  out->backend = hello.backend;
-  out->nodes = hello.nodes;
-  out->probed = true;
+  *out = ServersFromHello(hello);
   return Status::Ok();
+}
+
+DriverServers ServersFromHello(const locks::DriverHello& hello) {
+  DriverServers out;
+  out.backend = hello.backend;
+  out.nodes = hello.nodes;
+  out.sentinel = hello.sentinel;
+  out.probed = true;
+  return out;
 }
 
 bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id) {
@@ -40,6 +47,18 @@ bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id) {
     }
   }
   return faults::IsClientSideFault(fault_id);
+}
+
+std::string DriverFaultWhyNot(const DriverServers& servers, const std::string& fault_id) {
+  if (!DriverFaultApplies(servers.backend, fault_id)) {
+    return "fault " + fault_id + " does not apply to the " + locks::BackendName(servers.backend) +
+           " servers the driver's hello asks for";
+  }
+  if (fault_id == "failover" && !servers.sentinel) {
+    return "failover needs a driver that finds the master through Sentinel (hello \"sentinel\": "
+           "true); this one gets fixed node addresses";
+  }
+  return "";
 }
 
 }  // namespace locklab::harness

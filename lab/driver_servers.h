@@ -20,15 +20,22 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "locks/backend.h"
+#include "locks/driver_protocol.h"
 
 namespace locklab::harness {
 
 struct DriverServers {
   locks::Backend backend = locks::Backend::kRedis;  // the lock nodes' kind (LabCluster::Start's)
   std::optional<int> nodes;       // how many the hello asked for; unset: the run decides
+  // The hello's "sentinel": under the failover fault the driver gets the sentinels and finds
+  // the master itself (the client environment of trial_setup.cc), so failover applies.
+  bool sentinel = false;
   bool probed = false;            // false: the driver said nothing (the defaults above)
   std::string why_not_probed;     // then: what the probe saw (for a log line)
 };
+
+// What a hello asks of the lab (probed = true).
+DriverServers ServersFromHello(const locks::DriverHello& hello);
 
 // The start_timeout_ms knob of a driver lock (5000 ms when unset or unreadable: the lock's
 // own knob check reports a bad value).
@@ -38,11 +45,18 @@ Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
 Status ProbeDriverServers(const std::string& path, const std::vector<std::string>& args,
                           Millis timeout, DriverServers* out);
 
-// Whether fault `fault_id` applies to a driver whose nodes are `backend` servers. Redis: any
-// (the lab's Redis takes every fault; failover is refused elsewhere for drivers). Another
-// backend: what applies to the lab's own lock on those servers (the first registry lock with
-// that LockInfo::backend, e.g. etcd-lease for etcd), since that list says what the lab can do
-// to them; no such lock (yet): the client-side faults only (faults::IsClientSideFault).
+// Whether fault `fault_id` applies to a driver whose nodes are `backend` servers: a fact of
+// the fault and the servers, never of "a driver". Redis: any (the lab runs the lab Redis,
+// its clock, its replica and its proxy links the same under every lock). Another backend:
+// what applies to the lab's own lock on those servers (the first registry lock with that
+// LockInfo::backend, e.g. etcd-lease for etcd), since that list says what the lab can do to
+// them; no such lock (yet): the client-side faults only (faults::IsClientSideFault).
 bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id);
+
+// The same for the servers a driver's hello asked for, and why not ("" when it applies):
+// besides the backend, failover needs a driver that finds the master through Sentinel (its
+// hello's "sentinel": a driver with fixed node addresses would keep talking to the dead
+// master's address, which tells nothing about its lock).
+std::string DriverFaultWhyNot(const DriverServers& servers, const std::string& fault_id);
 
 }  // namespace locklab::harness

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <iterator>
+#include <string>
 
 #include "base/process_tree.h"
 #include "base/random.h"
@@ -99,15 +101,20 @@ SubprocessOptions DriverSpawnOptions(const LockConfig& config, const DriverOptio
   so.argv = {o.path};
   so.argv.insert(so.argv.end(), o.args.begin(), o.args.end());
   // The harness's LOCKLAB_ variables are none of the driver's business; its own are set
-  // below, LOCKLAB_PROCESS (the client's number) is passed on for its log lines, and
+  // below, LOCKLAB_PROCESS (the client's number) is passed on for its log lines,
   // LOCKLAB_RUN_MARK (when the harness gives its clients one) so that whatever a driver's
   // tree leaves outside the client (a setsid grandchild of a client that was SIGKILLed,
-  // which the client cannot sweep) still carries the run's mark (KillProcessesWithEnv).
+  // which the client cannot sweep) still carries the run's mark (KillProcessesWithEnv), and
+  // the Sentinel variables the harness gives a client whose driver asked for Sentinel
+  // (kDriverSentinelEnv).
   for (char** e = environ; *e != nullptr; ++e) {
-    if (strncmp(*e, "LOCKLAB_", 8) == 0 && strncmp(*e, "LOCKLAB_PROCESS=", 16) != 0 &&
-        strncmp(*e, "LOCKLAB_RUN_MARK=", 17) != 0) {
-      so.unset_env.emplace_back(*e, strcspn(*e, "="));
+    const std::string name(*e, strcspn(*e, "="));
+    if (name.rfind("LOCKLAB_", 0) != 0 || name == "LOCKLAB_PROCESS" || name == "LOCKLAB_RUN_MARK" ||
+        std::find(std::begin(kDriverSentinelEnv), std::end(kDriverSentinelEnv), name) !=
+            std::end(kDriverSentinelEnv)) {
+      continue;
     }
+    so.unset_env.push_back(name);
   }
   std::string nodes;
   for (const auto& n : config.nodes) nodes += (nodes.empty() ? "" : ",") + n.ToString();

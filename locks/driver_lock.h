@@ -54,6 +54,16 @@ namespace locklab::locks {
 
 // "driver:PATH" ids.
 constexpr const char kDriverPrefix[] = "driver:";
+
+// What a client whose driver's hello asked for Sentinel ("sentinel": true) gets from the
+// harness under the failover fault, in its environment, and passes on to its driver (every
+// other LOCKLAB_ variable of the client's is withheld): the sentinels (host:port, through
+// the fault proxy), the master's name, and REAL=LINK pairs from the addresses Sentinel
+// names to the client's proxy links (docs/driver-protocol.md, "Sentinel").
+inline constexpr const char kSentinelsEnv[] = "LOCKLAB_SENTINELS";
+inline constexpr const char kSentinelMasterEnv[] = "LOCKLAB_SENTINEL_MASTER";
+inline constexpr const char kNodeMapEnv[] = "LOCKLAB_NODE_MAP";
+inline constexpr const char* kDriverSentinelEnv[] = {kSentinelsEnv, kSentinelMasterEnv, kNodeMapEnv};
 bool IsDriverId(const std::string& id);
 // The registry entry shared by every driver:PATH id (its knobs are the harness-side ones).
 const LockInfo& DriverLockInfo();

@@ -313,11 +313,7 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
     }
     if (hello.ttl) request->driver_ttls[id] = *hello.ttl;
     // The servers it asks for (driver_servers.h): its cells start those.
-    DriverServers servers;
-    servers.backend = hello.backend;
-    servers.nodes = hello.nodes;
-    servers.probed = true;
-    request->driver_servers[id] = servers;
+    request->driver_servers[id] = ServersFromHello(hello);
   }
   return 0;
 }

@@ -271,14 +271,9 @@ namespace {
 // A driver row's start_timeout_ms in the matrix (see ForLock).
 constexpr Millis kMatrixDriverStartTimeout{20000};
 
-// In quick mode a driver row runs only the faults of kQuickDriverFaults (each driver cell
-// costs an interpreter start per client); --full runs them under every fault.
-const std::vector<std::string> kQuickDriverFaults = {"none", "client-pause", "client-crash",
-                                                     "client-clock", "partition", "restart"};
-
 // A lab for `lock` running this preset: the lock swapped in, node lists cut to its nodes.
 RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::LockInfo& lock,
-                   const std::vector<std::string>& driver_args, bool full,
+                   const std::vector<std::string>& driver_args,
                    const DriverServers& servers, Cell* cell) {
   RunOptions o = p.options;
   o.lock = lock_id;
@@ -291,21 +286,18 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
     // costs nothing but the wait for a driver that never says hello.
     o.knobs.emplace("start_timeout_ms", std::to_string(kMatrixDriverStartTimeout.count()));
   }
-  if (locks::IsDriverId(lock_id) && !full &&
-      std::find(kQuickDriverFaults.begin(), kQuickDriverFaults.end(), p.fault) ==
-          kQuickDriverFaults.end()) {
-    cell->applicable = false;
-    cell->why_not = "quick mode runs driver rows under " + std::to_string(kQuickDriverFaults.size()) +
-                    " faults only (--full for all)";
-  }
+  // A driver row runs every fault that applies to its servers, as any lock does: which
+  // faults apply is a fact of the fault and the backend (DriverFaultWhyNot), not of the
+  // lock being a driver.
   for (auto& f : o.faults) {
     if (!locks::FaultApplies(lock, f.id)) {
       cell->applicable = false;
       cell->why_not = "fault " + f.id + " does not apply to " + lock.id + " (its LockInfo)";
-    } else if (locks::IsDriverId(lock_id) && !DriverFaultApplies(servers.backend, f.id)) {
-      cell->applicable = false;
-      cell->why_not = "fault " + f.id + " does not apply to the " +
-                      locks::BackendName(servers.backend) + " servers the driver's hello asks for";
+    } else if (locks::IsDriverId(lock_id)) {
+      if (std::string why_not = DriverFaultWhyNot(servers, f.id); !why_not.empty()) {
+        cell->applicable = false;
+        cell->why_not = why_not;
+      }
     }
     std::vector<int> kept;
     for (int n : f.nodes) {
@@ -315,10 +307,6 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
     if (f.id == "failover" && o.nodes != 1) {
       cell->applicable = false;
       cell->why_not = "failover needs a single-node lock with a replica";
-    }
-    if (f.id == "failover" && locks::IsDriverId(lock_id)) {
-      cell->applicable = false;
-      cell->why_not = "a driver gets fixed node addresses, not Sentinel discovery";
     }
   }
   return o;
@@ -394,7 +382,7 @@ Plan BuildPlan(const PlanRequest& request) {
       if (ds != request.driver_servers.end()) servers = ds->second;
       RunOptions o = ForLock(p, lock_id, info,
                              da == request.driver_args.end() ? std::vector<std::string>{} : da->second,
-                             request.full, servers, &c);
+                             servers, &c);
       o.name = row_name + "--" + p.fault;
       // Another TTL than the preset's: the cell's times scale with it (matrix_scaling.h).
       std::optional<Millis> row_ttl = request.ttl;

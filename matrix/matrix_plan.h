@@ -189,9 +189,10 @@ struct PlanRequest {
   // The TTL a driver row's hello declared (ttl_ms; probed once per plan, ProbeDriver): the
   // row's cells are scaled to it, --ttl or not.
   std::map<std::string, Millis> driver_ttls;
-  // The servers a driver row's hello asked for (backend, nodes; driver_servers.h), from the
-  // same probe: the row's cells start those nodes, and faults that do not apply to them
-  // (DriverFaultApplies) are n/a. A row not listed runs on Redis with the lock's default.
+  // The servers a driver row's hello asked for (backend, nodes, sentinel; driver_servers.h),
+  // from the same probe: the row's cells start those nodes, and faults that do not apply to
+  // them (DriverFaultWhyNot) are n/a; every other fault runs, in quick mode too. A row not
+  // listed runs on Redis with the lock's default (failover n/a: no Sentinel asked for).
   std::map<std::string, DriverServers> driver_servers;
 };
 

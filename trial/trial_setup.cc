@@ -13,6 +13,14 @@
 
 namespace locklab::harness {
 
+namespace {
+// The proxy link between client p and sentinel s (1-based), for a driver that asked for
+// Sentinel.
+std::string SentinelLinkName(int p, int s) {
+  return "c" + std::to_string(p) + "-s" + std::to_string(s);
+}
+}  // namespace
+
 Status Trial::Setup() {
   if (o_.seed == 0) {
     o_.seed = RandomSeed(48);
@@ -38,10 +46,9 @@ Status Trial::Setup() {
     lab_info.backend = asked.backend;
     if (o_.nodes == 0 && asked.nodes) o_.nodes = *asked.nodes;
     for (const auto& fo : o_.faults) {
-      if (!DriverFaultApplies(asked.backend, fo.id)) {
-        return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock +
-                             "': its hello asks for " + locks::BackendName(asked.backend) +
-                             " servers");
+      if (std::string why_not = DriverFaultWhyNot(asked, fo.id); !why_not.empty()) {
+        return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock + "': " +
+                             why_not);
       }
     }
     if (!o_.endpoints.empty() && asked.backend != locks::Backend::kRedis) {
@@ -117,12 +124,10 @@ Status Trial::StartLab(const locks::LockInfo& info, const std::vector<std::strin
   if (!s.ok()) return s;
   s = lab_.proxy.Start();
   if (!s.ok()) return s;
+  // A driver gets here only when its hello asked for Sentinel (Setup refused the failover
+  // fault otherwise, DriverFaultWhyNot): it finds the master itself (ClientSpawnOptions).
   bool sentinel = false;
   for (const auto& f : faults_) sentinel = sentinel || f->NeedsSentinel();
-  if (sentinel && !driver_path_.empty()) {
-    return Status::Usage("fault failover: a driver:PATH lock gets fixed node addresses in "
-                         "LOCKLAB_NODES, not Sentinel discovery");
-  }
   if (sentinel) {
     if (o_.nodes != 1) {
       return Status::Usage("fault failover: needs a single-node lock (n1 and its replica); " +
@@ -176,14 +181,36 @@ Status Trial::ClientSpawnOptions(int process, uint64_t seed, SpawnOptions* so) {
     locks::Endpoint r = lab_.topology->replica().endpoint();
     Status ls = lab_.proxy.AddLink("c" + std::to_string(process) + "-r1", {r.host, r.port}, &rport);
     if (!ls.ok()) return ls;
-    for (const auto& e : lab_.topology->sentinels()) {
-      so->argv.push_back("--sentinel");
-      so->argv.push_back(e.ToString());
+    const std::string master_map = lab_.topology->monitored_master().ToString() + "=" + n1_link;
+    const std::string replica_map = r.ToString() + "=127.0.0.1:" + std::to_string(rport);
+    if (driver_path_.empty()) {
+      for (const auto& e : lab_.topology->sentinels()) {
+        so->argv.push_back("--sentinel");
+        so->argv.push_back(e.ToString());
+      }
+      so->argv.push_back("--node-map");
+      so->argv.push_back(master_map);
+      so->argv.push_back("--node-map");
+      so->argv.push_back(replica_map);
+    } else {
+      // A driver whose hello asked for Sentinel finds the master with its own library: it
+      // gets the sentinels through links of its own, like every connection of a client, and
+      // the map from the addresses Sentinel names to this client's links (Sentinel knows the
+      // servers' real addresses; a client that dialled them would bypass the proxy).
+      // docs/driver-protocol.md, "Sentinel". The client passes these on to its driver.
+      std::string sentinel_links;
+      int s = 0;
+      for (const auto& e : lab_.topology->sentinels()) {
+        int sport = 0;
+        ls = lab_.proxy.AddLink(SentinelLinkName(process, ++s), {e.host, e.port}, &sport);
+        if (!ls.ok()) return ls;
+        sentinel_links += (sentinel_links.empty() ? "" : ",") + std::string("127.0.0.1:") +
+                          std::to_string(sport);
+      }
+      so->env[locks::kSentinelsEnv] = sentinel_links;
+      so->env[locks::kSentinelMasterEnv] = SentinelTopology::kMasterName;
+      so->env[locks::kNodeMapEnv] = master_map + "," + replica_map;
     }
-    so->argv.push_back("--node-map");
-    so->argv.push_back(lab_.topology->monitored_master().ToString() + "=" + n1_link);
-    so->argv.push_back("--node-map");
-    so->argv.push_back(r.ToString() + "=127.0.0.1:" + std::to_string(rport));
   }
   for (const auto& a : o_.driver_args) {
     so->argv.push_back("--driver-arg");

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "locks/lock.h"
 #include "matrix/matrix_plan.h"
 
@@ -75,6 +78,7 @@ TEST(DriverServersTest, PlanGivesADriverRowTheNodesAndFaultsOfItsBackend) {
   EXPECT_EQ(plan.all.at(CellOf(plan, "set-nx-px-lua", "client-pause").trials.at(0)).options.nodes, 1);
 
   // A Redis driver asking for nothing: the lock's default, every fault but failover.
+  EXPECT_TRUE(CellOf(plan, kDriver, "failover").trials.empty());
   Plan plain = BuildPlan(Request(DriverServers()));
   EXPECT_FALSE(CellOf(plain, kDriver, "client-clock").trials.empty());
   EXPECT_EQ(plain.all.at(CellOf(plain, kDriver, "client-pause").trials.at(0)).options.nodes, 1);
@@ -87,6 +91,76 @@ TEST(DriverServersTest, PlanGivesADriverRowTheNodesAndFaultsOfItsBackend) {
   const Cell& none = CellOf(with_endpoints, kDriver, "none");
   EXPECT_TRUE(none.trials.empty());
   EXPECT_NE(none.why_not.find("runs on etcd servers the lab starts"), std::string::npos) << none.why_not;
+}
+
+// The applicable faults of the rows of `lock` in `plan`.
+std::set<std::string> AppliedFaults(const Plan& plan, const std::string& lock) {
+  std::set<std::string> out;
+  for (const auto& c : plan.cells) {
+    if (c.lock == lock && c.applicable) out.insert(c.fault);
+  }
+  return out;
+}
+
+// A driver row runs, in the default (quick) matrix too, every fault that applies to the
+// servers it runs on: the faults of the lab's own lock on that backend, failover when its
+// hello asks for Sentinel. Nothing is left out for being a driver.
+TEST(DriverServersTest, QuickPlanGivesADriverRowEveryFaultOfItsBackend) {
+  const std::string kZkDriver = "driver:examples/drivers/kazoo_lock.py";
+  PlanRequest r;
+  r.seed = 7;
+  r.full = false;  // the default matrix
+  r.lock_ids = {"set-nx-px-lua", "zk-lock", kDriver, kZkDriver};
+  Status s = LoadPresets(kDefaultPresetDir, &r.presets);
+  ASSERT_TRUE(s.ok()) << s.message();
+  locks::DriverHello redis_hello;
+  redis_hello.sentinel = true;
+  r.driver_servers[kDriver] = ServersFromHello(redis_hello);
+  locks::DriverHello zk_hello;
+  zk_hello.backend = locks::Backend::kZookeeper;
+  zk_hello.nodes = 3;
+  r.driver_servers[kZkDriver] = ServersFromHello(zk_hello);
+  Plan plan = BuildPlan(r);
+
+  const std::set<std::string> redis_faults = AppliedFaults(plan, "set-nx-px-lua");
+  ASSERT_EQ(redis_faults.size(), r.presets.size()) << "set-nx-px-lua takes every column";
+  EXPECT_EQ(AppliedFaults(plan, kDriver), redis_faults)
+      << "a Redis driver that asks for Sentinel: the columns of the lab's Redis lock";
+  for (const char* fault : {"slow-cs", "server-pause", "clock-jump", "clock-drift", "reply-loss",
+                            "delay", "failover"}) {
+    const Cell& c = CellOf(plan, kDriver, fault);
+    ASSERT_EQ(c.trials.size(), 1u) << fault << ": " << c.why_not;
+    EXPECT_EQ(plan.all.at(c.trials[0]).options.lock, kDriver);
+    EXPECT_EQ(plan.all.at(c.trials[0]).options.faults.at(0).id, fault);
+  }
+  EXPECT_EQ(plan.all.at(CellOf(plan, kDriver, "failover").trials[0]).options.nodes, 1);
+
+  const std::set<std::string> zk_faults = AppliedFaults(plan, "zk-lock");
+  EXPECT_FALSE(zk_faults.count("failover"));
+  EXPECT_TRUE(zk_faults.count("slow-cs"));
+  EXPECT_EQ(AppliedFaults(plan, kZkDriver), zk_faults)
+      << "a ZooKeeper driver: the columns of zk-lock, the lab's lock on those servers";
+  EXPECT_EQ(CellOf(plan, kZkDriver, "clock-jump").why_not,
+            "fault clock-jump does not apply to the zookeeper servers the driver's hello asks for");
+
+  // No Sentinel asked for: every column but failover, which says why.
+  r.driver_servers[kDriver] = ServersFromHello(locks::DriverHello());
+  Plan fixed = BuildPlan(r);
+  std::set<std::string> expected = redis_faults;
+  expected.erase("failover");
+  EXPECT_EQ(AppliedFaults(fixed, kDriver), expected);
+  const Cell& failover = CellOf(fixed, kDriver, "failover");
+  EXPECT_EQ(failover.verdict, "n/a");
+  EXPECT_NE(failover.why_not.find("\"sentinel\": true"), std::string::npos) << failover.why_not;
+
+  // Sentinel, but three nodes: failover has one master and its replica.
+  locks::DriverHello three;
+  three.sentinel = true;
+  three.nodes = 3;
+  r.driver_servers[kDriver] = ServersFromHello(three);
+  Plan wide = BuildPlan(r);
+  EXPECT_EQ(CellOf(wide, kDriver, "failover").why_not, "failover needs a single-node lock with a replica");
+  EXPECT_TRUE(CellOf(wide, kDriver, "failover").trials.empty());
 }
 
 }  // namespace
