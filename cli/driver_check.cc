@@ -30,8 +30,9 @@ namespace {
 
 using nlohmann::json;
 
-// The lab's own rule (locks/driver_lock.h answer_grace_ms): an answer this late is killed.
-constexpr Millis kAnswerGrace{250};
+// The lab's own rule (locks/driver_lock.h answer_grace_ms): an answer later than its timeout
+// plus this is killed (--answer-grace).
+constexpr Millis kDefaultAnswerGrace{250};
 // How long past the grace the check still reads, to tell a late answer from none at all.
 constexpr Millis kReadSlack{2000};
 // How long a driver at a point must stay silent before its go.
@@ -52,7 +53,12 @@ const CommandSpec kSpec = {
       "the lock TTL the driver is given (LOCKLAB_TTL_MS; default 1s)", ""},
      {"--start-timeout", {}, "DURATION", FlagKind::kDuration,
       "how long a started driver has to say hello (default 20s)", ""},
-     {"--verbose", {}, "", FlagKind::kSwitch, "also print the cases that passed", ""}},
+     {"--answer-grace", {}, "DURATION", FlagKind::kDuration,
+      "how late past its timeout_ms an answer may come before it fails (the lab's answer_grace_ms; "
+      "default 250ms)", ""},
+     {"--verbose", {}, "", FlagKind::kSwitch, "also print the cases that passed", ""},
+     {"--trace", {}, "", FlagKind::kSwitch,
+      "print every line exchanged on stderr ('> ' from the driver, '< ' to it)", ""}},
     {},
     "Exit: 0 every case passed, 1 a case failed, 64 bad flags or a driver that cannot run, "
     "69 a lab server did not start.",
@@ -63,7 +69,9 @@ struct CheckOptions {
   std::vector<std::string> args;
   Millis ttl{1000};
   Millis start_timeout{20000};
+  Millis answer_grace = kDefaultAnswerGrace;
   bool verbose = false;
+  bool trace = false;
 };
 
 // One answer as the check saw it.
@@ -166,6 +174,7 @@ class CheckedDriver {
   // Starts it with `env` and reads its hello: "" or why it did not say one.
   std::string Start(const std::map<std::string, std::string>& env) {
     Kill();
+    env_ = env;
     SubprocessOptions so;
     so.argv = {o_.path};
     so.argv.insert(so.argv.end(), o_.args.begin(), o_.args.end());
@@ -184,7 +193,7 @@ class CheckedDriver {
     locks::DriverLineReader::Result r;
     const Nanos until = MonotonicNow() + o_.start_timeout;
     do {
-      r = reader_.Read(child_.stdout_pipe(), until, &line, &why);
+      r = ReadLine(until, &line, &why);
     } while (r == locks::DriverLineReader::Result::kLine && locks::IsBlankLine(line));
     if (r == locks::DriverLineReader::Result::kTimeout) {
       return "no hello line within " + std::to_string(o_.start_timeout.count()) + " ms";
@@ -199,27 +208,32 @@ class CheckedDriver {
     Answer a;
     a.timeout = timeout;
     if (!running()) {
-      a.error = "the driver is not running";
-      return a;
+      // Killed after a broken answer: a fresh one, as the lab starts (its hello first).
+      std::string bad = Start(env_);
+      if (!bad.empty()) {
+        cases_->Fail("hello", "driver " + name_ + " restarted: " + bad);
+        a.error = "the restarted driver said no hello: " + bad;
+        return a;
+      }
     }
     Unsolicited("before request " + std::to_string(next_id_ + 1));
     request["id"] = ++next_id_;
     request["timeout_ms"] = timeout.count();
     const Nanos sent = MonotonicNow();
-    std::string unsent = locks::WriteLine(child_.stdin_pipe(), request.dump() + "\n", sent + timeout + kAnswerGrace);
+    std::string unsent = Write(request.dump() + "\n", sent + timeout + o_.answer_grace);
     if (!unsent.empty()) {
       a.error = unsent;
       Kill();
       return a;
     }
-    Nanos read_until = sent + timeout + kAnswerGrace + kReadSlack;
+    Nanos read_until = sent + timeout + o_.answer_grace + kReadSlack;
     const std::string what = "request " + std::to_string(next_id_) + " " + request.value("op", std::string());
     for (;;) {
       std::string line, why;
-      auto r = reader_.Read(child_.stdout_pipe(), read_until, &line, &why);
+      auto r = ReadLine(read_until, &line, &why);
       if (r == locks::DriverLineReader::Result::kTimeout) {
         a.error = "no answer to " + what + " within its timeout_ms " + std::to_string(timeout.count()) +
-                  " + " + std::to_string((kAnswerGrace + kReadSlack).count()) + " ms";
+                  " + " + std::to_string((o_.answer_grace + kReadSlack).count()) + " ms";
         Kill();
         return a;
       }
@@ -247,7 +261,7 @@ class CheckedDriver {
         points_reached_.insert(point);
         // At a point the driver waits for its go: anything it prints meanwhile is not waiting.
         std::string early;
-        auto w = reader_.Read(child_.stdout_pipe(), MonotonicNow() + kPointHold, &early, &why);
+        auto w = ReadLine(MonotonicNow() + kPointHold, &early, &why);
         if (w == locks::DriverLineReader::Result::kLine) {
           cases_->Fail("point-waits-for-go", "at point '" + point + "' it printed '" + locks::LineExcerpt(early, 80) +
                                                  "' before the go");
@@ -257,7 +271,7 @@ class CheckedDriver {
         }
         cases_->Pass("point-waits-for-go");
         read_until += kPointHold;
-        std::string unsent = locks::WriteLine(child_.stdin_pipe(), locks::PointGoLine(point), read_until);
+        std::string unsent = Write(locks::PointGoLine(point), read_until);
         if (!unsent.empty()) {
           a.error = unsent;
           Kill();
@@ -275,10 +289,10 @@ class CheckedDriver {
       }
       cases_->Pass("answer-well-formed");
       a.answered = true;
-      if (a.took > timeout + kAnswerGrace) {
+      if (a.took > timeout + o_.answer_grace) {
         cases_->Fail("answers-in-time", what + " (timeout_ms " + std::to_string(timeout.count()) + ") answered " +
                                             std::to_string(a.took.count()) + " ms after it was sent, past the grace of " +
-                                            std::to_string(kAnswerGrace.count()) + " ms (the lab kills the driver)");
+                                            std::to_string(o_.answer_grace.count()) + " ms (the lab kills the driver)");
       } else {
         cases_->Pass("answers-in-time");
       }
@@ -286,12 +300,24 @@ class CheckedDriver {
     }
   }
 
+  // The reads and writes, traced with --trace.
+  locks::DriverLineReader::Result ReadLine(Nanos until, std::string* line, std::string* why) {
+    auto r = reader_.Read(child_.stdout_pipe(), until, line, why);
+    if (o_.trace && r == locks::DriverLineReader::Result::kLine) std::cerr << name_ << " > " << *line << "\n";
+    if (o_.trace && r == locks::DriverLineReader::Result::kEof) std::cerr << name_ << " > (EOF)\n";
+    return r;
+  }
+  std::string Write(const std::string& bytes, Nanos until) {
+    if (o_.trace) std::cerr << name_ << " < " << bytes.substr(0, bytes.size() - 1) << "\n";
+    return locks::WriteLine(child_.stdin_pipe(), bytes, until);
+  }
+
   // Lines printed while no request is pending: the protocol has none.
   void Unsolicited(const std::string& when, Millis wait = Millis(0)) {
     if (!running()) return;
     std::string line, why;
     const Nanos until = MonotonicNow() + wait;
-    while (reader_.Read(child_.stdout_pipe(), until, &line, &why) == locks::DriverLineReader::Result::kLine) {
+    while (ReadLine(until, &line, &why) == locks::DriverLineReader::Result::kLine) {
       if (locks::IsBlankLine(line)) continue;
       cases_->Fail("stdout-protocol-only",
                    "driver " + name_ + " printed '" + locks::LineExcerpt(line, 80) + "' " + when +
@@ -304,7 +330,7 @@ class CheckedDriver {
   // Writes raw bytes to its stdin (lines that are not requests): "" or why not.
   std::string Raw(const std::string& bytes) {
     if (!running()) return "the driver is not running";
-    return locks::WriteLine(child_.stdin_pipe(), bytes, MonotonicNow() + Millis(1000));
+    return Write(bytes, MonotonicNow() + Millis(1000));
   }
 
   void Stop() {
@@ -347,6 +373,7 @@ class CheckedDriver {
   locks::DriverHello hello_;
   int64_t next_id_ = 1000;  // not the lab's numbering: a driver must echo, not count
   std::set<std::string> points_reached_;
+  std::map<std::string, std::string> env_;  // what it was started with (a restart reuses it)
 };
 
 json Req(const std::string& op, const std::string& key) { return {{"op", op}, {"key", key}}; }
@@ -768,9 +795,14 @@ int RunDriverCheckCommand(const std::vector<std::string>& args) {
       s = r.Duration(Millis(100), Millis(60000), &o.ttl);
     } else if (r.Is("--start-timeout")) {
       s = r.Duration(Millis(100), Millis(600000), &o.start_timeout);
+    } else if (r.Is("--answer-grace")) {
+      s = r.Duration(Millis(0), Millis(60000), &o.answer_grace);
     } else if (r.Is("--verbose")) {
       s = r.NoValue();
       o.verbose = true;
+    } else if (r.Is("--trace")) {
+      s = r.NoValue();
+      o.trace = true;
     } else {
       s = r.Unknown();
     }
