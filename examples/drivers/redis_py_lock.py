@@ -9,14 +9,24 @@ Outcomes: ok / fail as redis-py reports them; a TimeoutError or a connection los
 sending is `unknown` (the command may have run); a refused connection is a certain failure,
 retried until the deadline like a refused SET.
 
+Sentinel: the hello says "sentinel": true, so under the failover fault the lab gives it the
+sentinels (LOCKLAB_SENTINELS), the master's name (LOCKLAB_SENTINEL_MASTER) and the map from
+the addresses Sentinel names to its own proxy links (LOCKLAB_NODE_MAP); it then finds the
+master with redis-py's own Sentinel client (redis.sentinel.Sentinel.master_for), which asks
+the sentinels again at every reconnect, as an application would. No master known (the old
+one is down, none promoted yet) is a certain failure: nothing was sent.
+
 Arguments (--driver-arg): --sleep-ms N  wait between acquire attempts (default
 LOCKLAB_RETRY_DELAY_MS).
 """
 import argparse
+import inspect
+import os
 import time
 import types
 
 import redis
+import redis.sentinel
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import LockNotOwnedError, RedisError, TimeoutError as RedisTimeoutError
 
@@ -30,9 +40,70 @@ redis.lock.mod_time = types.SimpleNamespace(sleep=ld.sleep, monotonic=time.monot
 
 def refused(e):
     # redis-py says "Error 111 connecting to host:port. Connection refused." when the
-    # connect itself failed: nothing was sent.
+    # connect itself failed, and raises MasterNotFoundError when no sentinel names a master
+    # that is up: either way nothing was sent.
+    if isinstance(e, redis.sentinel.MasterNotFoundError):
+        return True
     return isinstance(e, RedisConnectionError) and not isinstance(e, RedisTimeoutError) \
         and "connecting to" in str(e)
+
+
+def host_port(text):
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+class MappedSentinel(redis.sentinel.Sentinel):
+    """redis-py's Sentinel, with the master's address mapped to this client's link to it.
+
+    Sentinel names the servers by their real addresses; the lab's clients reach every server
+    through their own fault-proxy link (LOCKLAB_NODE_MAP: REAL=LINK,...), the way a NAT map
+    does in a deployment.
+    """
+
+    def __init__(self, sentinels, node_map, **kwargs):
+        super().__init__(sentinels, **kwargs)
+        self.node_map = node_map
+
+    def discover_master(self, service_name):
+        host, port = super().discover_master(service_name)
+        return self.node_map.get("%s:%s" % (host, port), (host, port))
+
+
+def connect():
+    """A redis-py client for the lock's master: through Sentinel when the lab gives it
+    sentinels (the failover fault), else the first node of LOCKLAB_NODES."""
+    timeouts = dict(socket_timeout=ld.COMMAND_TIMEOUT_MS / 1000.0,
+                    socket_connect_timeout=ld.CONNECT_TIMEOUT_MS / 1000.0)
+    sentinels = [host_port(hp) for hp in os.environ.get("LOCKLAB_SENTINELS", "").split(",") if hp]
+    if not sentinels:
+        host, port = ld.NODES[0]
+        return redis.Redis(host=host, port=port, retry_on_timeout=False, **timeouts)
+    node_map = {}
+    for pair in os.environ.get("LOCKLAB_NODE_MAP", "").split(","):
+        real, _, link = pair.partition("=")
+        if link:
+            node_map[real] = host_port(link)
+    master = os.environ.get("LOCKLAB_SENTINEL_MASTER", "mymaster")
+    ld.log("Sentinel: master %r from %d sentinels" % (master, len(sentinels)))
+    sentinel = MappedSentinel(sentinels, node_map, sentinel_kwargs=dict(timeouts), **timeouts)
+    return sentinel.master_for(master, retry_on_timeout=False, **timeouts)
+
+
+def run_with_sentinel_hello(*args, **kwargs):
+    """ld.run(...) with "sentinel": true in the hello."""
+    if "sentinel" in inspect.signature(ld.run).parameters:
+        return ld.run(*args, sentinel=True, **kwargs)
+    # A helper without the option: the hello gets the field on its way out.
+    send = ld.send
+
+    def send_hello_with_sentinel(obj):
+        if obj.get("hello") == "locklab-driver":
+            obj = dict(obj, sentinel=True)
+        send(obj)
+
+    ld.send = send_hello_with_sentinel
+    return ld.run(*args, **kwargs)
 
 
 def errors(e):
@@ -48,9 +119,7 @@ def main():
     ap.add_argument("--sleep-ms", type=int, default=ld.RETRY_DELAY_MS)
     args = ap.parse_args()
     sleep_s = args.sleep_ms / 1000.0
-    host, port = ld.NODES[0]
-    r = redis.Redis(host=host, port=port, socket_timeout=ld.COMMAND_TIMEOUT_MS / 1000.0,
-                    socket_connect_timeout=ld.CONNECT_TIMEOUT_MS / 1000.0, retry_on_timeout=False)
+    r = connect()
 
     def acquire(req):
         give_up = req.give_up_at()  # one command timeout before the deadline
@@ -91,7 +160,8 @@ def main():
             raise ld.Fail("not owned: %s" % e)
         return {"outcome": "ok", "validity_ms": int(req.ttl_s * 1000)}
 
-    ld.run("redis-py %s Lock" % redis.__version__, acquire, release, renew, errors=errors)
+    run_with_sentinel_hello("redis-py %s Lock" % redis.__version__, acquire, release, renew,
+                            errors=errors)
 
 
 if __name__ == "__main__":
