@@ -68,6 +68,15 @@ EPISODE_WORDS = ("an episode is a stretch of time during which two or more clien
                  "once; its pairs are the pairs of clients that held it together")
 
 
+_LONG_MS = re.compile(r"\b(\d+\.\d{3,}) ?ms\b")
+
+
+def rounded_ms(text):
+    """A line from another program with its milliseconds rounded as the page's own
+    ("longest wait with no holder 22.068994 ms" -> "... 22 ms")."""
+    return _LONG_MS.sub(lambda m: narrative.ms(float(m.group(1)) * 1e6), str(text))
+
+
 def verdict_badge(v):
     v = str(v or "unknown")
     cls = v if v in ("violated", "safe", "stuck") else "unknown"
@@ -104,7 +113,7 @@ def run_page(run, images, notes):
     reason = r.get("verdict_reason")
     if isinstance(reason, str) and reason:
         define = f' <span class="muted">({EPISODE_WORDS})</span>' if "episode" in reason else ""
-        b.append(f'<p class="reason"><b>Why {esc(r.get("verdict", "unknown"))}:</b> {esc(reason)}{define}</p>')
+        b.append(f'<p class="reason"><b>Why {esc(r.get("verdict", "unknown"))}:</b> {esc(rounded_ms(reason))}{define}</p>')
     expired = run.result("acquires", "expired_grants")
     if isinstance(expired, int) and not isinstance(expired, bool) and expired > 0:
         b.append(f'<p class="warn">\u26a0 {expired} acquire{"s were" if expired != 1 else " was"} answered ok with '
@@ -178,7 +187,7 @@ def results_table(run):
             ok = c.get("ok")
             rows.append(f"<tr class=\"{'' if ok else 'bad'}\"><td>{esc(c.get('name', '?'))}</td>"
                         f"<td class=\"{'ok' if ok else 'bad'}\">{'pass' if ok else 'FAIL'}</td>"
-                        f"<td>{esc(c.get('message', ''))}</td></tr>")
+                        f"<td>{esc(rounded_ms(c.get('message', '')))}</td></tr>")
         rows.append("</table>")
     me = r.get("mutual_exclusion") if isinstance(r.get("mutual_exclusion"), dict) else {}
     res = r.get("resource") if isinstance(r.get("resource"), dict) else {}

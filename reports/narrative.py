@@ -385,11 +385,43 @@ def _overlap_story(run, ops):
         sents.append(_anomaly_sentence(run, ops, an))
     sents.append(Sentence(f"Faults active during overlap #1: {faults_active_text(run, ep.start, ep.end)}.",
                           ep.start, ep.end))
+    if n > 1:
+        sents.append(_bursts_sentence(run))
     lo = min(hd.start for hd in holds)
     hi = max(hd.end for hd in holds)
     if dmg is not None:
         hi = max(hi, dmg[1].done_t or dmg[1].inv_t)
     return headline, sents, _bullets(run, ops, {hd.process for hd in holds}, lo, hi)
+
+
+BURST_GAP_NS = 1_000_000_000
+
+
+def _bursts_sentence(run):
+    """The overlaps counted as a reader sees them: in bursts (overlaps less than a second
+    apart), each said with its time, its count and the fault windows open when it began."""
+    bursts = []
+    for ep in run.episodes:
+        if bursts and ep.start - bursts[-1][1] < BURST_GAP_NS:
+            b = bursts[-1]
+            bursts[-1] = (b[0], max(b[1], ep.end), b[2] + 1)
+        else:
+            bursts.append((ep.start, ep.end, 1))
+    if len(bursts) == 1:
+        lo, hi, k = bursts[0]
+        return Sentence(f"All {k} overlaps happened in one burst, from {ts(run, lo)} to {ts(run, hi)}.", lo, hi)
+
+    def fault_then(t):
+        ws = [w for w in run.windows if w.start <= t <= w.end + BURST_GAP_NS]
+        return faultstyle.label(ws[-1].fault, ws[-1].detail, ws[-1].end - ws[-1].start) if ws else ""
+    shown = bursts[:6]
+    parts = []
+    for lo, hi, k in shown:
+        f = fault_then(lo)
+        parts.append(f"{k} at {run.sec(lo):.2f}\u2013{run.sec(hi):.2f} s" + (f" ({f})" if f else ""))
+    more = f", and {len(bursts) - 6} more" if len(bursts) > 6 else ""
+    return Sentence(f"The {len(run.episodes)} overlaps came in {len(bursts)} bursts (overlaps less than a second "
+                    f"apart): " + "; ".join(parts) + more + ".", bursts[0][0], bursts[-1][1])
 
 
 def _anomaly_sentence(run, ops, an):

@@ -281,16 +281,21 @@ def _draw_overlaps(ax, td, lo, hi, number_limit):
         label_w = 7 + 5.5 * len(str(ep.number))
         x = s * pts_per_s
         for lvl in range(3):
+            if 5 + 14 * lvl + 13 > (top + 0.30) * ROW_PTS + 12:
+                break    # above the axes, where the fault labels are
             y = -top * ROW_PTS + 5 + 14 * lvl
             box = (x - label_w / 2 - 1, x + label_w / 2 + 1, y, y + 13)
             if not any(box[0] < b[1] and b[0] < box[1] and box[2] < b[3] and b[2] < box[3] for b in placed):
                 break
         else:
             continue    # too crowded here: the overlap table lists it
+        if 5 + 14 * lvl + 13 > (top + 0.30) * ROW_PTS + 12:
+            continue
         placed.append(box)
+        # a pill, not a circle: a circle grows with the digits and covers the level above
         ax.annotate(str(ep.number), xy=(s, top - 0.32), xytext=(0, 5 + 14 * lvl), textcoords="offset points",
                     ha="center", va="bottom", fontsize=8.5, fontweight="bold", color="white",
-                    bbox=dict(boxstyle="circle,pad=0.18", fc=OVERLAP_COLOR, ec="white", lw=0.8),
+                    bbox=dict(boxstyle="round,pad=0.18,rounding_size=0.45", fc=OVERLAP_COLOR, ec="white", lw=0.8),
                     arrowprops=dict(arrowstyle="-", color=OVERLAP_COLOR, lw=0.8) if lvl else None,
                     zorder=8)
     return len(eps)

@@ -140,6 +140,11 @@ class WordsTest(unittest.TestCase):
         self.assertEqual(narrative.ms(400_000), "0.4 ms")
         self.assertEqual(narrative.ms(1_250_000_000), "1.25 s")
 
+    def test_another_programs_unrounded_milliseconds_are_rounded_on_the_page(self):
+        from reports.htmlreport import rounded_ms
+        self.assertEqual(rounded_ms("longest wait with no holder 22.068994 ms"), "longest wait with no holder 22 ms")
+        self.assertEqual(rounded_ms("held 1515.8821509999998 ms, then 3.5 ms"), "held 1.52 s, then 3.5 ms")
+
     def test_clients_are_listed_sorted_with_both_only_for_two(self):
         self.assertEqual(narrative.clients_words([3, 2, 1]), "clients 1, 2 and 3")
         self.assertEqual(narrative.clients_words([3, 2, 3]), "clients 2 and 3")
