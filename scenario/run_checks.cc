@@ -86,10 +86,57 @@ bool LockCanRenew(const RunOptions& o) {
 
 namespace {
 
+// A driver's hello, read at most once per validation and only when a check needs it (its
+// pause points, its node count): reading it starts the driver, an interpreter for most.
+class LazyHello {
+ public:
+  explicit LazyHello(const RunOptions& o) : o_(o) {}
+  Status Get(const locks::DriverHello** out) {
+    if (!asked_) {
+      asked_ = true;
+      Millis timeout(5000);
+      auto knob = o_.knobs.find("start_timeout_ms");
+      if (knob != o_.knobs.end()) {
+        if (auto ms = ParseInt(knob->second, 1, 600000)) timeout = Millis(*ms);
+      }
+      std::string path;
+      status_ = ResolveDriverPath(o_.lock, &path);
+      if (status_.ok()) status_ = locks::ProbeDriver(path, o_.driver_args, timeout, &hello_);
+    }
+    *out = &hello_;
+    return status_;
+  }
+
+ private:
+  const RunOptions& o_;
+  bool asked_ = false;
+  Status status_;
+  locks::DriverHello hello_;
+};
+
+// The nodes the lock runs on: --nodes, else for a driver its hello's "nodes" (read only when
+// a fault cares about nodes: it names some, or it acts on servers), else the lock's default.
+Status RunNodes(const RunOptions& o, LazyHello& hello,
+                const std::function<std::string(const std::string&, const std::string&)>& where,
+                int* nodes) {
+  *nodes = LockNodes(o);
+  if (o.nodes > 0 || !locks::IsDriverId(o.lock)) return Status::Ok();
+  bool cares = false;
+  for (const auto& f : o.faults) cares = cares || !f.nodes.empty() || !faults::IsClientSideFault(f.id);
+  if (!cares) return Status::Ok();
+  const locks::DriverHello* h = nullptr;
+  Status s = hello.Get(&h);
+  if (!s.ok()) {
+    return Status::Usage(where("lock", "--lock") + ": cannot learn the driver's nodes from its hello: " +
+                         s.message());
+  }
+  *nodes = h->nodes.value_or(1);
+  return Status::Ok();
+}
+
 // Refuses a fault armed at a point that neither the workload nor the lock has. A driver's
-// points are in its hello: it is started once (ProbeDriver) only when a fault names a point
-// the workload does not have.
-Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info,
+// points are in its hello, read only when a fault names a point the workload does not have.
+Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info, LazyHello& hello,
                         const std::function<std::string(const std::string&, const std::string&)>& where) {
   std::vector<std::string> lock_points;
   bool probed = false;
@@ -101,20 +148,13 @@ Status CheckFaultPoints(const RunOptions& o, const locks::LockInfo& info,
       probed = true;
       lock_points = info.points;
       if (locks::IsDriverId(o.lock)) {
-        locks::DriverHello hello;
-        Millis timeout(5000);
-        auto knob = o.knobs.find("start_timeout_ms");
-        if (knob != o.knobs.end()) {
-          if (auto ms = ParseInt(knob->second, 1, 600000)) timeout = Millis(*ms);
-        }
-        std::string path;
-        Status s = ResolveDriverPath(o.lock, &path);
-        if (s.ok()) s = locks::ProbeDriver(path, o.driver_args, timeout, &hello);
+        const locks::DriverHello* h = nullptr;
+        Status s = hello.Get(&h);
         if (!s.ok()) {
           return Status::Usage(where("lock", "--lock") + ": cannot learn the driver's pause points: " +
                                s.message());
         }
-        lock_points.insert(lock_points.end(), hello.points.begin(), hello.points.end());
+        lock_points.insert(lock_points.end(), h->points.begin(), h->points.end());
       }
     }
     if (std::find(lock_points.begin(), lock_points.end(), point) != lock_points.end()) continue;
@@ -187,7 +227,10 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
   if (!s.ok()) return Status::Usage(where(o.knobs.empty() ? "lock" : "lock.knobs", "--knob") + ": " + s.message());
   s = CheckWorkloadRenewal(o, where);
   if (!s.ok()) return s;
-  const int nodes = LockNodes(o);
+  LazyHello hello(o);
+  int nodes = 0;
+  s = RunNodes(o, hello, where, &nodes);
+  if (!s.ok()) return s;
   for (size_t i = 0; i < o.faults.size(); ++i) {
     const faults::FaultOptions& f = o.faults[i];
     const std::string key = "fault" + std::to_string(i);
@@ -223,7 +266,7 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
     if (s.ok()) s = fault->CheckOptions(o.clients, nodes);
     if (!s.ok()) return Status::Usage(where(key, "--fault") + ": " + s.message());
   }
-  return CheckFaultPoints(o, *info, where);
+  return CheckFaultPoints(o, *info, hello, where);
 }
 
 }  // namespace

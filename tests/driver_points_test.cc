@@ -97,6 +97,23 @@ TEST_F(DriverPointsTest, ADriversPointsComeFromItsHello) {
                             "after-release, between-get-and-del)\n");
 }
 
+// A driver's nodes come from its hello too ("nodes": 5 here): a fault's nodes are checked
+// against them without --nodes. n5 passes the node check (the run is then refused for its
+// window, which is checked after the nodes); n6 is refused naming the hello's n1..n5.
+TEST_F(DriverPointsTest, ADriversNodesComeFromItsHello) {
+  const std::string lock = "driver:bench/drivers/redlock_quorum.py";
+  Invocation five = Locklab({"run", "--lock", lock, "--fault", "partition", "--param",
+                             "shape=isolate-node", "--fault-nodes", "n2,n5", "--duration", "2s",
+                             "--first-at", "3000", "--no-report", "--out", dir_});
+  EXPECT_EQ(five.exit_code, 64) << five.output;
+  EXPECT_NE(five.output.find("would first open at 3000 ms"), std::string::npos) << five.output;
+  Invocation six = Locklab({"run", "--lock", lock, "--fault", "partition", "--param",
+                            "shape=isolate-node", "--fault-nodes", "n6", "--no-report", "--out", dir_});
+  EXPECT_EQ(six.exit_code, 64) << six.output;
+  EXPECT_EQ(six.output, "locklab run: flag --fault-nodes: fault partition: node 6 does not exist (lock " +
+                            lock + " has n1..n5)\n");
+}
+
 // The pause lands between the driver's GET and DEL: the nemesis opens the window at the
 // point, on the client whose release is then in flight, and that release completes only
 // after the window closed (the whole process group, driver included, was stopped).
