@@ -56,6 +56,11 @@ struct FaultHuntRules {
   // drifts, a client clock stepped inside the lock's own code): the hunt then has clients
   // work to their lease's end. Null: never.
   std::function<bool(const FaultOptions& f)> bends_lease_time;
+  // A short window of it makes the commands sent meanwhile time out or fail and then leaves
+  // the lab as it was (a cut link, a lost reply, a stopped server, a late network): the
+  // first event of the hunt's two-event schedules, landing on a holder's renewal or release
+  // (hunt_space.h, SearchSpace::two_event_share).
+  bool disturbs_commands = false;
   // Params whose default is the simpler scenario: the shrink sets each back to its default
   // (FaultInfo::params) and counts a value off the default in a scenario's size.
   std::vector<std::string> simpler_params;

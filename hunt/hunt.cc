@@ -298,10 +298,10 @@ class Hunt {
     Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
     if (!s.ok() && io_error_.ok()) io_error_ = s;
   }
-  // How many of `n` reruns of `o` fail, and in how many of its runs the baseline (if any)
-  // failed too.
-  int Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
-             int* baseline_failures, std::vector<ChildRun>* kept = nullptr);
+  // How many of `n` reruns of `o` fail, in how many of its runs the baseline (if any) failed
+  // too, and how many of either could not run (ShrinkTry; `what` left empty).
+  ShrinkTry Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+                   std::vector<ChildRun>* kept = nullptr);
   // Until the budget is spent, or (stop_at_first) a failure that counts is found.
   void Search(bool stop_at_first);
   // The next scenario of the search (the first pass's, then drawn from the space), redrawing
@@ -391,8 +391,8 @@ class Hunt {
   FailureKindSet target_ = AllKinds();
 };
 
-int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
-                 int* baseline_failures, std::vector<ChildRun>* kept) {
+ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
+                       std::vector<ChildRun>* kept) {
   // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
   // failures reached, or out of reach), then the baseline's run only when the step would be
   // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. One
@@ -400,14 +400,19 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
   // 1% allowance fails redlock itself now and then (bench/results/mutation-score-history.md,
   // "Ten baseline reruns").
   std::vector<ChildRun> all;
-  int failed = 0, done = 0, base_failures = 0;
+  ShrinkTry tally;
+  tally.reruns = n;
+  int& failed = tally.failed;
+  int done = 0;
   auto count = [&](std::vector<ChildRun>& batch) {
     RunAll(batch);
     for (auto& r : batch) {
       if (IsBaseline(r)) {
-        base_failures += BaselineFailed(r);
+        tally.baseline_failures += BaselineFailed(r);
+        tally.baseline_not_run += !r.ran;
       } else {
         failed += Failed(r) && Trusted(r);
+        tally.not_run += !r.ran;
         ++done;
       }
       all.push_back(std::move(r));
@@ -429,16 +434,14 @@ int Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, c
     std::vector<ChildRun> batch = {Make(OnBaseline(o), sub, tag + "-baseline")};
     count(batch);
   }
-  *baseline_failures = base_failures;
   if (kept) *kept = std::move(all);
-  return failed;
+  return tally;
 }
 
 bool Hunt::ConfirmDifference(const RunOptions& o) {
   const int need = (3 * f_.reruns + 3) / 4;
-  int base_failures = 0;
-  int failed = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm", &base_failures);
-  if (failed < need || base_failures > 0 || Stop()) return false;
+  const ShrinkTry confirm = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm");
+  if (confirm.failed < need || confirm.baseline_failed() || Stop()) return false;
   std::vector<ChildRun> more;
   for (int i = 0; i < 2; ++i) {
     more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
@@ -658,12 +661,11 @@ void Hunt::Shrink(const FoundScenario& find) {
         // --validity holds for every scenario, shrunk ones too.
         if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
         if (RenewalDecides(cand.options)) continue;
-        int baseline_failures = 0;
-        int failed = Reruns(cand.options, f_.reruns, need, "shrink", attempt_prefix_ + "s" + std::to_string(++step),
-                            &baseline_failures);
-        story_.tried.push_back({cand.what, failed, f_.reruns, baseline_failures});
-        if (failed >= need && baseline_failures == 0) {
-          story_.steps.push_back({cand.what, failed, f_.reruns, false});
+        ShrinkTry tried = Reruns(cand.options, f_.reruns, need, "shrink", attempt_prefix_ + "s" + std::to_string(++step));
+        tried.what = cand.what;
+        story_.tried.push_back(tried);
+        if (tried.failed >= need && !tried.baseline_failed()) {
+          story_.steps.push_back({cand.what, tried.failed, f_.reruns, 0});
           current = cand.options;
           story_.chain.push_back(current);
           progress = pass_kept = true;
@@ -691,11 +693,11 @@ void Hunt::Reproduce() {
   std::vector<Tried> tried;
   auto& tries = story_.reproductions;
   auto rerun = [&](Tried t, const std::string& what, const std::string& tag) {
-    int baseline_failures = 0;
-    int failed = Reruns(t.options, kReproductionReruns, 0, "reruns", tag, &baseline_failures, &t.runs);
-    tries.push_back({what, failed, kReproductionReruns, baseline_failures});
+    ShrinkTry tally = Reruns(t.options, kReproductionReruns, 0, "reruns", tag, &t.runs);
+    tally.what = what;
+    tries.push_back(tally);
     tried.push_back(std::move(t));
-    return failed >= kReproductionNeeded && baseline_failures == 0;
+    return tally.failed >= kReproductionNeeded && !tally.baseline_failed();
   };
   bool done = false;
   for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {
@@ -722,6 +724,8 @@ void Hunt::Reproduce() {
   story_.reproduced = tries[told].failed;
   story_.reruns = tries[told].reruns;
   story_.baseline_failures = tries[told].baseline_failures;
+  story_.not_run = tries[told].not_run;
+  story_.baseline_not_run = tries[told].baseline_not_run;
   story_.undone = t.undone;
   story_.strengthened = t.strengthened;
   story_.failing_run.clear();
@@ -888,13 +892,16 @@ int RunHuntCommand(const std::vector<std::string>& args) {
   if (s.ok()) s = ResolveDriverPath(flags.lock, &resolved);
   flags.lock_renews = space.can_renew;
   if (s.ok() && !resolved.empty()) {
-    // A driver says in its hello which points it stops at, the TTL it really sets and
-    // whether it renews.
+    // A driver says in its hello which points it stops at, the TTL it really sets, whether
+    // it renews and how many servers it runs on.
     locks::DriverHello hello;
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
       flags.lock_renews = hello.renew;
       for (const auto& p : hello.points) space.lock_points.push_back(p);
+      // The servers it asks for are the space's nodes: node subsets, quorum-sized
+      // partitions and per-node faults are drawn over them.
+      if (hello.nodes) space.nodes = *hello.nodes;
       if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
         space.ttl = flags.ttl = *hello.ttl;
         space.ttls.clear();

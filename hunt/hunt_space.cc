@@ -80,6 +80,57 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
 // The rest of DrawScenario, once the scenario's TTL is chosen (`s.ttl` is it).
 RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o);
 
+// The faults of `s` that disturb commands (FaultHuntRules::disturbs_commands).
+std::vector<std::string> DisturbingFaults(const SearchSpace& s) {
+  std::vector<std::string> out;
+  for (const auto& id : s.faults) {
+    const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
+    if (d != nullptr && d->hunt.disturbs_commands) out.push_back(id);
+  }
+  return out;
+}
+
+// SearchSpace::two_event_share: replaces the faults and workload drawn in `o` by two
+// events, and returns the run kept after the last window (the tail) they need: with holds
+// past the TTL, one more turn of every client after the first event.
+Millis DrawTwoEvents(const SearchSpace& s, Rng& rng, const std::vector<std::string>& disturbing,
+                     RunOptions* o) {
+  faults::FaultOptions first = DrawFault(s, rng, Pick(rng, disturbing));
+  first.windows = 1;
+  first.first_at = TtlTimes(s, 0.5 + 1.5 * rng.Unit(), Millis(200));
+  first.duration = TtlTimes(s, 0.3 + 0.6 * rng.Unit(), Millis(1));
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(first.id);
+  if (d != nullptr) {
+    for (const auto& p : d->hunt.params_following_duration) first.params[p] = std::to_string(first.duration.count());
+  }
+  if (TakesTarget(first.id)) first.params["target"] = "holder";
+  o->faults = {first};
+  // A busy key: two to four clients that take turns quickly, so a waiter is there when a
+  // lease runs out.
+  o->clients = std::min(o->clients, 4);
+  o->think = TtlTimes(s, 0.3 * rng.Unit(), Millis(0));
+  const bool can_stop = std::find(s.faults.begin(), s.faults.end(), "client-pause") != s.faults.end();
+  // Clients that honour validity (--validity honour) stop at a lease's end whatever its
+  // hold: only a later stop can make a difference there.
+  // Two times in three, less once holds past the TTL failed the baseline too (DrawLess).
+  const double past_ttl = 2 * Weight(s, kHoldPastTtl);
+  const bool long_holds = s.validity != "honour" && (!can_stop || rng.Unit() * (past_ttl + 1) < past_ttl);
+  if (long_holds) {
+    o->validity = "ignore";
+    o->hold = TtlTimes(s, 1.2 + 1.8 * rng.Unit(), Millis(1));
+    o->renew_every = s.can_renew ? TtlTimes(s, 1.0 / 3, Millis(1)) : Millis(0);
+    return TailFor(s.ttl) + o->clients * (o->hold + o->think);
+  }
+  faults::FaultOptions stop = DrawFault(s, rng, "client-pause");
+  stop.params.erase("point");
+  stop.params["target"] = "holder";
+  stop.windows = 1;
+  stop.first_at = WindowsEnd(first) + TtlTimes(s, 0.5 + 1.5 * rng.Unit(), Millis(1));
+  stop.duration = TtlTimes(s, 1 + 2 * rng.Unit(), Millis(1));
+  o->faults.push_back(stop);
+  return TailFor(s.ttl);
+}
+
 }  // namespace
 
 bool CanBeArmed(const std::string& id) { return faults::FindFaultParam(id, "point") != nullptr; }
@@ -110,6 +161,7 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.fine_drift = draw.fine_drift;
   if (one.quiet && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
+  one.two_event_share = 0;
   return one;
 }
 
@@ -122,6 +174,7 @@ std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
 
 std::vector<std::string> ScenarioKinds(const RunOptions& o) {
   std::vector<std::string> kinds = {"validity=" + o.validity};
+  if (o.validity == "ignore" && o.hold > o.ttl) kinds.push_back(kHoldPastTtl);
   for (const auto& f : o.faults) {
     for (auto& k : FaultKinds(f)) kinds.push_back(std::move(k));
   }
@@ -252,7 +305,11 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   });
   if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   if (quiet) o.think = Millis(static_cast<int64_t>(std::llround(quiet_thinks * static_cast<double>(o.hold.count()))));
-  const Millis tail = TailFor(s.ttl);
+  Millis tail = TailFor(s.ttl);
+  const std::vector<std::string> disturbing = DisturbingFaults(s);
+  if (!disturbing.empty() && s.two_event_share > 0 && !s.quiet && rng.Unit() < s.two_event_share) {
+    tail = DrawTwoEvents(s, rng, disturbing, &o);
+  }
   TrimWindowsToFit(&o, tail, s.max_duration);
   o.duration = std::min(s.max_duration, DurationFor(o, tail));
   return o;

@@ -68,6 +68,15 @@ struct SearchSpace {
   // the two locks differ: a lock that breaks while its clients ignore validity usually
   // breaks the baseline too, and the draws move to clients that honour it.
   std::map<std::string, double> weights;
+  // The share of scenarios drawn as two events (DrawScenario): first a short window of a
+  // fault that disturbs commands (FaultHuntRules::disturbs_commands: a cut link, a lost
+  // reply, a stopped server, a late network; shorter than the TTL) on the client holding
+  // the lock, where its renewal or release is in flight; then either holds that outlast the
+  // TTL for the rest of the run (a lock that renews on request is renewed by the workload)
+  // or a later stop of the holder past the TTL. A lock whose renewal or release path breaks
+  // on one error shows it only at the second event, long after the first. 0: never (the
+  // first pass, whose draws are one fault each).
+  double two_event_share = 0.2;
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
 };
@@ -116,8 +125,10 @@ RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& n
 // The kinds of `f` that SearchSpace::weights names: its id, and for a fault armed at a pause
 // point also "id@point".
 std::vector<std::string> FaultKinds(const faults::FaultOptions& f);
-// Every kind of `o`: its faults' kinds and its validity choice.
+// Every kind of `o`: its faults' kinds, its validity choice, and kHoldPastTtl when its
+// clients ignore validity and hold past the TTL.
 std::vector<std::string> ScenarioKinds(const RunOptions& o);
+inline constexpr char kHoldPastTtl[] = "hold>ttl";
 
 // `o` as it runs on the lock `baseline` (hunt --baseline, and the replays of shipped hunt
 // schedules): the same scenario without the lock's knobs, and a fault armed at a point the

@@ -73,6 +73,8 @@ void HuntStory::TellShrinkOf(const HuntStory& o) {
   strengthened = o.strengthened;
   strengthened_from = o.strengthened_from;
   baseline_failures = o.baseline_failures;
+  not_run = o.not_run;
+  baseline_not_run = o.baseline_not_run;
   failing_run = o.failing_run;
   failing_results = o.failing_results;
 }
@@ -237,12 +239,17 @@ std::string Narrative(const HuntStory& story) {
   p << " minimal.toml failed"
     << (resource_only ? " (its resource was broken)" : stuck_only ? " (stuck)" : "") << " in "
     << story.reproduced << " of " << story.reruns << " reruns";
+  if (story.not_run > 0) p << " (" << story.not_run << " could not run: the lab failed, not the lock)";
   if (!story.baseline.empty()) {
+    // A baseline run that could not run counts against the kill, but it did not fail.
+    const int base_failed = story.baseline_failures - story.baseline_not_run;
     p << "; the same scenario on " << story.baseline;
-    if (story.baseline_failures > 0)
-      p << " failed in " << story.baseline_failures << " of " << story.reruns;
+    if (base_failed > 0)
+      p << " failed in " << base_failed << " of " << story.reruns;
     else
       p << " did not fail";
+    if (story.baseline_not_run > 0)
+      p << (base_failed > 0 ? " and " : ", but ") << story.baseline_not_run << " of its runs could not run";
   }
   p << ".";
   if (!story.strengthened.empty()) {
@@ -308,7 +315,9 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                              {"failed", t.failed},
                              {"reruns", t.reruns},
                              {"baseline_failed", t.baseline_failed()},
-                             {"baseline_failures", t.baseline_failures}});
+                             {"baseline_failures", t.baseline_failures},
+                             {"not_run", t.not_run},
+                             {"baseline_not_run", t.baseline_not_run}});
   }
   j["reproductions"] = reproductions;
   nlohmann::ordered_json shrunk = nlohmann::ordered_json::array();
@@ -331,6 +340,8 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                     {"reruns", s.reruns},
                     {"baseline_failed", s.baseline_failures > 0},
                     {"baseline_failures", s.baseline_failures},
+                    {"not_run", s.not_run},
+                    {"baseline_not_run", s.baseline_not_run},
                     {"strengthened", s.strengthened.empty() ? nlohmann::ordered_json()
                                                             : nlohmann::ordered_json(s.strengthened)},
                     {"failing_run", s.failing_run}};

@@ -62,6 +62,10 @@ struct ShrinkTry {
   // Of the baseline's runs: one for a shrink step (when the step would be kept), as many as
   // `reruns` for a reproduction.
   int baseline_failures = 0;
+  // Runs that could not start or finish (the lab failed, not the lock): of the reruns
+  // (counted neither as failed nor as passed) and of the baseline's (counted in
+  // baseline_failures, since nothing was seen to pass there, but told apart).
+  int not_run = 0, baseline_not_run = 0;
   bool baseline_failed() const { return baseline_failures > 0; }
 };
 
@@ -110,6 +114,7 @@ struct HuntStory {
   std::string strengthened;   // minimal.toml's strengthening step (StrengthenCandidates), if any
   int strengthened_from = 0;  // the failures in 10 of the scenario it strengthened
   int baseline_failures = 0;  // of `reruns` runs of minimal.toml on the baseline
+  int not_run = 0, baseline_not_run = 0;  // ShrinkTry::not_run of minimal.toml's reruns
   std::string failing_run;
   nlohmann::ordered_json failing_results;
 

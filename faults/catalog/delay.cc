@@ -13,6 +13,7 @@ FaultDescriptor DelayFault() {
   d.client_side = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<DelayEffect>(o); };
   d.draw = [](const FaultDrawContext&, Rng&, FaultOptions* f) { f->params["delay_ms"] = std::to_string(f->duration.count()); };
+  d.hunt.disturbs_commands = true;
   d.hunt.simpler_params = {"target"};
   d.hunt.params_following_duration = {"delay_ms"};
   d.sentence = [](const FaultOptions&, const std::string& window) {

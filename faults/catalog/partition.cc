@@ -25,6 +25,7 @@ FaultDescriptor PartitionFault() {
     f->params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
     f->params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
   };
+  d.hunt.disturbs_commands = true;
   d.hunt.simpler_params = {"direction", "mode", "resource", "target"};
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     const std::string shape = f.Param("shape", "isolate-clients");

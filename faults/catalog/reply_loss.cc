@@ -12,6 +12,7 @@ FaultDescriptor ReplyLossFault() {
             {{"target", "any", kTargetParamHelp}}};
   d.client_side = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<ReplyLossEffect>(o); };
+  d.hunt.disturbs_commands = true;
   d.hunt.simpler_params = {"target"};
   d.sentence = [](const FaultOptions&, const std::string& window) {
     return "reply-loss drops the lock nodes' replies to a client for " + window;

@@ -12,6 +12,7 @@ FaultDescriptor ServerPauseFault() {
   d.node_control = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<ServerPauseEffect>(o); };
   d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) { f->nodes = DrawNodes(c, rng); };
+  d.hunt.disturbs_commands = true;
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     return "server-pause stops " + NodeListText(f.nodes, "node n1") + " for " + window;
   };

@@ -9,6 +9,7 @@
 
 #include "base/random.h"
 #include "faults/fault.h"
+#include "faults/fault_descriptor.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"
 #include "hunt/hunt_story.h"
@@ -72,6 +73,7 @@ TEST(HuntSpaceTest, ASeedReplaysItsDraws) {
 TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
   SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(30000));
   space.max_duration = Millis(600000);
+  space.two_event_share = 0;  // their holds past the TTL: TwoEventDrawsDisturbAHolderThenOutlastTheTtl
   Rng rng(5);
   bool long_window = false, long_hold = false;
   for (int i = 0; i < 100; ++i) {
@@ -102,6 +104,60 @@ TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
   }
   EXPECT_TRUE(long_window) << "no window longer than the TTL in 100 draws";
   EXPECT_TRUE(long_hold) << "no client working until its validity ends in 100 draws";
+}
+
+// A two-event draw: first a window shorter than the TTL of a fault that disturbs commands,
+// on the holder where it can aim; then holds past the TTL for a turn of every client
+// (renewed by the workload when the lock renews on request), or a later stop of the holder
+// past the TTL. Clients that honour validity get only the stop.
+TEST(HuntSpaceTest, TwoEventDrawsDisturbAHolderThenOutlastTheTtl) {
+  for (const std::string validity : {"", "honour"}) {
+    SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(500));
+    space.two_event_share = 1;
+    space.validity = validity;
+    Rng rng(11);
+    int long_holds = 0, stops = 0;
+    for (int i = 0; i < 200; ++i) {
+      RunOptions o = DrawScenario(space, rng, "t");
+      ASSERT_GE(o.faults.size(), 1u);
+      const faults::FaultOptions& first = o.faults[0];
+      const faults::FaultDescriptor* d = faults::FindFaultDescriptor(first.id);
+      ASSERT_NE(d, nullptr) << first.id;
+      EXPECT_TRUE(d->hunt.disturbs_commands) << first.id;
+      EXPECT_EQ(first.windows, 1);
+      EXPECT_LT(first.duration, o.ttl) << first.id;
+      if (TakesTarget(first.id)) EXPECT_EQ(first.Param("target", ""), "holder") << first.id;
+      EXPECT_LE(o.clients, 4);
+      if (o.faults.size() == 1) {
+        ++long_holds;
+        EXPECT_EQ(o.validity, "ignore");
+        EXPECT_GT(o.hold, o.ttl);
+        EXPECT_EQ(o.renew_every > Millis(0), space.can_renew);
+        // Every client gets a turn after the first window closes.
+        EXPECT_GE(o.duration, first.first_at + first.duration + o.clients * o.hold);
+      } else {
+        ASSERT_EQ(o.faults.size(), 2u);
+        ++stops;
+        const faults::FaultOptions& stop = o.faults[1];
+        EXPECT_EQ(stop.id, "client-pause");
+        EXPECT_EQ(stop.Param("target", ""), "holder");
+        EXPECT_EQ(stop.params.count("point"), 0u);
+        EXPECT_GT(stop.first_at, first.first_at + first.duration);
+        EXPECT_GE(stop.duration, o.ttl);
+        EXPECT_GT(o.duration, stop.first_at + stop.duration);
+      }
+    }
+    EXPECT_GT(stops, 0) << validity;
+    if (validity == "honour") {
+      EXPECT_EQ(long_holds, 0);
+    } else {
+      EXPECT_GT(long_holds, stops) << "two in three hold past the TTL";
+    }
+  }
+  // The first pass draws one fault at a time, never two events.
+  SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(500));
+  space.two_event_share = 1;
+  EXPECT_EQ(FirstPassSpace(space, {"reply-loss", ""}).two_event_share, 0);
 }
 
 // A drawn scenario too long for a trial loses windows from the fault that ends last: a
@@ -656,6 +712,37 @@ TEST(HuntStoryTest, FailureKindsTellTheResourceFromTheVerdict) {
   EXPECT_EQ(o.expect_verdict, "");
   EXPECT_EQ(o.expect_resource, "");
   EXPECT_EQ(o.expect_stuck, "yes");
+}
+
+// Reruns that could not run (the binary gone, the lab down) are told apart: neither a
+// failure of the lock nor of the baseline, though they count against the kill.
+TEST(HuntStoryTest, RerunsThatCouldNotRunAreNotCalledFailures) {
+  HuntStory s;
+  s.lock = "mutant:plain-del";
+  s.baseline = "set-nx-px-lua";
+  RunOptions m;
+  m.lock = s.lock;
+  m.ttl = Millis(500);
+  m.clients = 2;
+  m.hold = Millis(100);
+  m.duration = Millis(3000);
+  s.minimal = m;
+  s.reproduced = 0;
+  s.reruns = 10;
+  s.not_run = 10;
+  s.baseline_failures = 10;
+  s.baseline_not_run = 10;
+  const std::string text = Narrative(s);
+  EXPECT_NE(text.find("minimal.toml failed in 0 of 10 reruns (10 could not run: the lab failed, not the lock); "
+                      "the same scenario on set-nx-px-lua did not fail, but 10 of its runs could not run."),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("failed in 10 of 10"), std::string::npos) << text;
+  EXPECT_FALSE(MinimalIsRegression(s));
+  s.baseline_not_run = 3;
+  s.not_run = 0;
+  EXPECT_NE(Narrative(s).find("failed in 7 of 10 and 3 of its runs could not run"), std::string::npos)
+      << Narrative(s);
 }
 
 TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
