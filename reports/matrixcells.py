@@ -50,6 +50,15 @@ LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", 
 LETTER_FILL = {"S": "#d9f0d3", "V": "#f7c6c9", "L": "#e3d3f0", "?": "#fde7b0", "-": "#fde7b0", "n/a": "#eeeeee"}
 
 
+def short_lock(lock):
+    """A row's label: a driver by its file's name without the extension ("driver: redis_py_lock"),
+    any other lock as it is."""
+    if lock.startswith("driver:"):
+        name = os.path.basename(lock[len("driver:"):].rstrip("/")) or lock
+        return "driver: " + (os.path.splitext(name)[0] or name)
+    return lock
+
+
 def faults_label(f):
     if isinstance(f, list):
         return "+".join(str(x) for x in f) or "none"

@@ -123,14 +123,15 @@ def heatmap(m, path, title):
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
             c = m.cell(lk, ft)
-            fill = matrixcells.LETTER_FILL[c.letter] if c else "#ffffff"
+            fill = "#f4f4f4" if c and c.not_run else matrixcells.LETTER_FILL[c.letter] if c else "#ffffff"
             rgb[i, j] = matplotlib.colors.to_rgb(fill)
     ax.imshow(rgb, aspect="auto")
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
             c = m.cell(lk, ft)
-            if not c:
-                ax.text(j, i, "not run", ha="center", va="center", fontsize=8, color="#888888")
+            if not c or c.not_run:   # skipped by this matrix (quick mode), apart from n/a
+                ax.text(j, i, "not run", ha="center", va="center", fontsize=8, color="#666666",
+                        fontstyle="italic")
                 continue
             head, rest = c.head, c.tail
             ax.text(j, i - (0.12 if rest else 0), head, ha="center", va="center", fontsize=11,
@@ -140,7 +141,8 @@ def heatmap(m, path, title):
     ax.set_xticks(range(nf))
     ax.set_xticklabels(faults, rotation=30 if nf > 4 else 0, ha="right" if nf > 4 else "center")
     ax.set_yticks(range(nl))
-    ax.set_yticklabels(locks)
+    # a driver row by its file's name, as on the page (the full id is in matrix.md)
+    ax.set_yticklabels([matrixcells.short_lock(lk) for lk in locks])
     ax.set_xlabel("fault(s)")
     ax.set_title(title, loc="left")
     ax.set_xticks(np.arange(-0.5, nf, 1), minor=True)
@@ -149,7 +151,8 @@ def heatmap(m, path, title):
     ax.tick_params(which="minor", length=0)
     for s in ax.spines.values():
         s.set_visible(False)
-    note = fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, - not run, n/a not applicable; "
+    note = fig.text(0.01, 0.01, "S safe, V violated, L stuck, ? unknown, - interrupted, not run: skipped (quick "
+                    "mode), n/a not applicable; "
                     "k/n violated/trials, @t median first violation;\nrS resource intact (fencing), "
                     "~ lab ran late, \u2260X expected X, \u2717 regressed (--fail-on)",
                     fontsize=7, color="#555555", ha="left", va="bottom")
