@@ -81,8 +81,13 @@ struct LinOperation {
   int64_t complete_index = -1;   // Event::index of the completion, -1 when none/unknown
   int invoke_line = 0;
   int complete_line = 0;
+  int64_t invoke_ns = 0;         // the invocation's time_ns (the history's clock)
+  int64_t complete_ns = -1;      // the completion's, -1 when none/unknown
   std::string ToString() const;  // "p3 cas [4 0] -> fail (lines 12-15)"
   nlohmann::ordered_json ToJson() const;
+  // {"process","f","key","invoke_ns","complete_ns","outcome","value"}: the shape the report
+  // draws (value: the completion's when it has one, else the invocation's).
+  nlohmann::ordered_json ToDrawJson() const;
 };
 
 struct LinCounterexample {
@@ -94,6 +99,18 @@ struct LinCounterexample {
   std::vector<LinOperation> concurrent;      // operations open at the end of the prefix
   std::vector<std::string> states_tried;     // distinct model states found there (capped)
   std::vector<LinOperation> longest_linearization_tail;  // last steps of one deepest attempt
+  // Why `failed` cannot be placed, for readers: the operations of this key invoked before
+  // its completion (the prefix), the operations whose effect stands in its way (the ones
+  // that put the lock or register into each state the search reached there: the acquire
+  // holding the lock, the release that freed it, the write of the value read instead), and
+  // one sentence saying it with times from the history's first event ("client 1's release
+  // at 2.23 s succeeded 0.54 s after its lease expired and deleted client 3's key").
+  int64_t prefix_ops = 0;
+  std::vector<LinOperation> conflicts;
+  std::string sentence;
+  // linearizability.unplaceable in results.json and `check --json`:
+  // {"op":{..},"prefix_ops":N,"conflicts":[{..}],"sentence":".."} (LinOperation::ToDrawJson).
+  nlohmann::ordered_json UnplaceableJson() const;
 };
 
 struct LinearizabilityResult {

@@ -485,6 +485,13 @@ nlohmann::ordered_json Judgement::ToJson() const {
     r["linearizable"] = true;
   }
   r["linearizability"] = {{"lock", LinJson(lock_lin)}, {"resource", LinJson(resource_lin)}};
+  // Why the lock history (else the resource's) cannot be linearized, as the report draws it.
+  for (const LinearizabilityResult* l : {&lock_lin, &resource_lin}) {
+    if (l->verdict == LinVerdict::kInvalid && l->counterexample) {
+      r["linearizability"]["unplaceable"] = l->counterexample->UnplaceableJson();
+      break;
+    }
+  }
   nlohmann::ordered_json cov = nlohmann::ordered_json::array();
   for (const auto& c : coverage) {
     cov.push_back({{"fault", c.fault}, {"planned", c.planned}, {"armed", c.armed},

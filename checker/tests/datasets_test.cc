@@ -10,6 +10,7 @@
 
 #include "checker/history_formats.h"
 #include "checker/linearizability.h"
+#include "checker/verdict.h"
 
 #ifndef LOCKLAB_TEST_DATA
 #error "LOCKLAB_TEST_DATA must name the test data folder"
@@ -73,6 +74,29 @@ TEST(Knossos, GoodAndBadFoldersMatch) {
     }
   }
   EXPECT_GE(n, 8);
+}
+
+// A lab history of the plain-DEL mutant: the judge's results.json explains why the lock
+// history cannot be linearized (linearizability.unplaceable, the report's drawing).
+TEST(LabHistory, PlainDelMutantExplainsTheUnplaceableOp) {
+  fs::path p = kData / "lab" / "mutant-plain-del-client-pause.jsonl";
+  History h;
+  ASSERT_TRUE(ReadJsonlHistory(p.string(), &h).ok()) << p;
+  Judgement j = JudgeHistory(h);
+  EXPECT_EQ(j.verdict, "violated");
+  ASSERT_EQ(j.lock_lin.verdict, LinVerdict::kInvalid);
+  nlohmann::ordered_json u = j.ToJson()["linearizability"]["unplaceable"];
+  ASSERT_TRUE(u.is_object()) << j.ToJson()["linearizability"].dump(2);
+  EXPECT_EQ(u["op"]["f"], "acquire");
+  EXPECT_EQ(u["op"]["process"], 1);
+  EXPECT_EQ(u["op"]["outcome"], "ok");
+  EXPECT_GT(u["prefix_ops"].get<int64_t>(), 0);
+  ASSERT_EQ(u["conflicts"].size(), 1u);
+  EXPECT_EQ(u["conflicts"][0]["process"], 2);
+  EXPECT_LT(u["conflicts"][0]["complete_ns"].get<int64_t>(), u["op"]["complete_ns"].get<int64_t>());
+  EXPECT_EQ(u["sentence"],
+            "client 1's acquire succeeded at 1.66 s while client 2 held the lock (granted at "
+            "1.15 s, not released; its lease had expired 0.01 s before)");
 }
 
 }  // namespace

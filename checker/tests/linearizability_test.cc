@@ -26,7 +26,7 @@ History Jsonl(const std::string& text) {
   return h;
 }
 
-std::string Ev(int t, const std::string& proc, const std::string& type, const std::string& f,
+std::string Ev(int64_t t, const std::string& proc, const std::string& type, const std::string& f,
                const std::string& key, const std::string& value = "null") {
   std::string p = std::isdigit(static_cast<unsigned char>(proc[0])) ? proc : "\"" + proc + "\"";
   return R"({"time_ns":)" + std::to_string(t) + R"(,"process":)" + p + R"(,"type":")" +
@@ -443,6 +443,57 @@ TEST(CheckCommand, AllFailedIsVacuouslyValidNothingOfTheModelIsUnknown) {
   one[1].value = nullptr;
   EXPECT_EQ(CheckLinearizability(one, Model::kCasRegister).reason, "");
   std::filesystem::remove_all(dir);
+}
+
+// linearizability.unplaceable: the op that cannot be placed, the ops in its way and one
+// sentence, in the shape the report draws (times: the history's ns; the sentence's: seconds
+// from its first event).
+TEST(Linearizability, UnplaceableNamesTheOpItsConflictsAndSaysWhy) {
+  constexpr int64_t kS = 1000000000;
+  // A stale token's release (a plain DEL) while another client holds the lock.
+  History h = Jsonl(Ev(0, "1", "invoke", "acquire", "L") +
+                    Ev(kS / 10, "1", "ok", "acquire", "L", R"({"token":"a","validity_ms":500})") +
+                    Ev(kS / 5, "1", "invoke", "release", "L", R"({"token":"a"})") +
+                    Ev(kS / 4, "1", "ok", "release", "L") +
+                    Ev(kS, "3", "invoke", "acquire", "L") +
+                    Ev(kS + kS / 10, "3", "ok", "acquire", "L", R"({"token":"b"})") +
+                    Ev(2 * kS, "2", "invoke", "release", "L", R"({"token":"a"})") +
+                    Ev(2 * kS + kS / 4, "2", "ok", "release", "L"));
+  LinearizabilityResult r = CheckLinearizability(h, Model::kOwnerMutex);
+  ASSERT_EQ(r.verdict, LinVerdict::kInvalid);
+  ASSERT_TRUE(r.counterexample);
+  const LinCounterexample& c = *r.counterexample;
+  EXPECT_EQ(c.sentence,
+            "client 2's release at 2.25 s succeeded 1.65 s after its lease expired and deleted "
+            "client 3's key (client 3 acquired it at 1.10 s)");
+  nlohmann::ordered_json u = c.UnplaceableJson();
+  EXPECT_EQ(u["op"]["process"], 2);
+  EXPECT_EQ(u["op"]["f"], "release");
+  EXPECT_EQ(u["op"]["key"], "L");
+  EXPECT_EQ(u["op"]["invoke_ns"], 2 * int64_t(kS));
+  EXPECT_EQ(u["op"]["complete_ns"], 2 * int64_t(kS) + kS / 4);
+  EXPECT_EQ(u["op"]["outcome"], "ok");
+  EXPECT_EQ(u["op"]["value"], nlohmann::json({{"token", "a"}}));
+  EXPECT_EQ(u["prefix_ops"], 4);
+  // In its way: client 3's acquire (the holder), and token a's own acquire (its hold ended).
+  ASSERT_EQ(u["conflicts"].size(), 2u) << u.dump();
+  EXPECT_EQ(u["conflicts"][0]["process"], 1);
+  EXPECT_EQ(u["conflicts"][1]["process"], 3);
+  EXPECT_EQ(u["conflicts"][1]["complete_ns"], kS + kS / 10);
+  EXPECT_EQ(u["sentence"], c.sentence);
+  EXPECT_EQ(r.ToJson()["unplaceable"], u);
+  EXPECT_NE(r.ToText().find("why: client 2's release"), std::string::npos) << r.ToText();
+
+  // A register read of a value the register did not hold: the write it saw instead.
+  History reg = Jsonl(Ev(0, "1", "invoke", "write", "r", "1") + Ev(kS, "1", "ok", "write", "r", "1") +
+                      Ev(2 * kS, "2", "invoke", "read", "r") + Ev(3 * kS, "2", "ok", "read", "r", "2"));
+  LinearizabilityResult rr = CheckLinearizability(reg, Model::kRegister);
+  ASSERT_TRUE(rr.counterexample);
+  EXPECT_EQ(rr.counterexample->sentence,
+            "client 2's read at 3.00 s returned 2, but the register held 1 then (client 1's write "
+            "at 1.00 s)");
+  ASSERT_EQ(rr.counterexample->conflicts.size(), 1u);
+  EXPECT_EQ(rr.counterexample->conflicts[0].f, "write");
 }
 
 TEST(CheckCommand, UsageErrors) {
