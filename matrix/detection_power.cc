@@ -106,7 +106,12 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
   const int bar = (9 * runs + 9) / 10;  // 9 of 10
   for (const auto& cell : cells) {
     auto it = verdicts.find(cell);
-    if (it == verdicts.end() || it->second.empty()) {
+    // A cell the measurement recorded as n/a in every run was not run then (the quick mode
+    // once left most columns of a driver row out): it has no figures, like one never seen.
+    const bool not_run_then =
+        it != verdicts.end() && std::all_of(it->second.begin(), it->second.end(),
+                                            [](const std::string& v) { return v == "n/a"; });
+    if (it == verdicts.end() || it->second.empty() || not_run_then) {
       unmeasured.push_back(CellName(cell.first, cell.second));
       continue;
     }

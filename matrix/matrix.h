@@ -15,7 +15,7 @@
 //   locklab merge SHARD_DIR... [--out DIR] [--no-report] [--write-expect FILE]
 //
 // Without --locks/--lock the rows are every registry lock plus the example lock drivers
-// (examples/drivers/); in quick mode a driver row runs a subset of the faults.
+// (examples/drivers/); a driver row runs every fault that applies to its servers, as any row.
 //
 // Sharding: every trial's seed is drawn from the matrix seed for the whole matrix before any
 // slicing, so trial n has the same seed in a whole run and in any shard. `--shard I/N` (needs

@@ -113,8 +113,7 @@ CommandSpec MakeMatrixSpec() {
   s.synopsis = {"locklab matrix [--quick|--full] [--locks A,B] [--faults X,Y] [FLAG...]"};
   const std::string cells = "cells", how = "how it runs", out = "expectations and output";
   s.flags = {
-      Flag("--quick", "", K::kSwitch, "one trial per cell, a driver row a subset of the faults "
-                                      "(the default)", cells),
+      Flag("--quick", "", K::kSwitch, "one trial per cell (the default)", cells),
       Flag("--full", "", K::kSwitch, "3 trials per cell", cells),
       Flag("--trials", "N", K::kInt, "trials per cell (1..1000, default 1; 3 with --full)", cells),
       Flag("--locks", "A,B", K::kList, "the rows: these locks (default every lock of `locklab "

@@ -131,6 +131,24 @@ TEST_F(DetectionPowerTest, OnlyTheTablesCellsCountAndUnmeasuredRowsAreNamed) {
       << md;
 }
 
+// A cell the measurement ran as n/a (a column it left out then) and the table now runs has no
+// figures: it is named as unmeasured, never counted as "never showed one".
+TEST_F(DetectionPowerTest, ACellMeasuredAsNotApplicableIsUnmeasured) {
+  std::string text = kTenRuns;
+  text.insert(text.find("]}]}") + 2,  // after the last cell
+              R"(, {"lock": "driver:x.py", "fault": "slow-cs", "verdicts": ["n/a","n/a","n/a","n/a","n/a","n/a","n/a","n/a","n/a","n/a"]})");
+  Write(text);
+  std::string md =
+      DetectionPowerMarkdown(path_, {{"setnx", "delay"}, {"driver:x.py", "slow-cs"}}, "quick");
+  EXPECT_NE(md.find("1 showed a violation in some run, 1 of them in at least 9 of 10 and 1 in "
+                    "every run; 0 never showed one"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Not in the measurement (no figures): `driver:x.py` x slow-cs."),
+            std::string::npos)
+      << md;
+}
+
 TEST_F(DetectionPowerTest, FiguresOfTheOtherModeOrNoFileShowNothing) {
   EXPECT_EQ(DetectionPowerMarkdown(path_, {{"setnx", "delay"}}, "quick"), "");
   Write(kTenRuns);
