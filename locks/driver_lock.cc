@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <iterator>
 #include <string>
 
@@ -127,6 +129,10 @@ SubprocessOptions DriverSpawnOptions(const LockConfig& config, const DriverOptio
   so.stdin_stream = StdStream::Pipe();
   so.stdout_stream = StdStream::Pipe();
   so.stderr_stream = StdStream::Inherit();  // the client's log
+  if (!o.log_path.empty()) {
+    so.stderr_stream = StdStream::LogFile();
+    so.log_path = o.log_path;
+  }
   // Same process group as the client: a pause or crash fault of the client hits it too.
   so.own_process_group = false;
   so.death_signal = SIGKILL;
@@ -135,6 +141,19 @@ SubprocessOptions DriverSpawnOptions(const LockConfig& config, const DriverOptio
   return so;
 }
 }  // namespace
+
+namespace {
+std::mutex probed_mu;
+std::map<std::pair<std::string, std::vector<std::string>>, DriverHello> probed;
+}  // namespace
+
+bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out) {
+  std::lock_guard<std::mutex> lock(probed_mu);
+  auto it = probed.find({path, args});
+  if (it == probed.end()) return false;
+  *out = it->second;
+  return true;
+}
 
 Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
                    DriverHello* out) {
@@ -186,7 +205,11 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
   }
   // Nothing of the probe outlives it: what its tree left, wherever it went.
   KillProcessesWithEnv("LOCKLAB_PROBE_MARK=" + mark);
-  if (bad.empty()) return Status::Ok();
+  if (bad.empty()) {
+    std::lock_guard<std::mutex> lock(probed_mu);
+    probed[{path, args}] = *out;
+    return Status::Ok();
+  }
   // A hello with a bad field is the driver's bad input (exit 64), not a server failure.
   if (said_hello) return Status::Usage("driver " + path + ": " + bad);
   return Status::Infrastructure("driver " + path + ": " + bad);
@@ -439,6 +462,57 @@ LockResult DriverLock::Renew(const Lease& lease) {
   r.lease.validity = Millis(a.value("validity_ms", static_cast<int64_t>(config_.ttl.count())));
   r.lease.acquired_at = MonotonicNow();
   return r;
+}
+
+DriverLock::ResourceResult DriverLock::ReadResource(const std::string& counter, const Lease* lease) {
+  nlohmann::json req = {{"op", "read"}, {"key", counter}};
+  if (lease != nullptr) {
+    req["lock"] = lease->key;
+    req["token"] = lease->token;
+  }
+  nlohmann::json a;
+  LockResult r = Call(req, MonotonicNow() + o_.release_timeout, &a);
+  ResourceResult out;
+  out.outcome = r.outcome;
+  out.detail = r.detail;
+  if (r.outcome != Outcome::kOk) return out;
+  const nlohmann::json v = a.is_object() && a.contains("value") ? a["value"] : nlohmann::json();
+  if (!a.is_object() || !a.contains("value") || !(v.is_null() || v.is_number_integer())) {
+    req["id"] = next_id_;
+    LockResult u = Unknown("read answered ok without an integer or null 'value'", req, false);
+    out.outcome = u.outcome;
+    out.detail = u.detail;
+    return out;
+  }
+  if (v.is_number_integer()) out.value = v.get<int64_t>();
+  return out;
+}
+
+DriverLock::ResourceResult DriverLock::Work(const std::string& counter, const Lease& lease, int64_t value) {
+  nlohmann::json req = {{"op", "work"}, {"key", counter}, {"lock", lease.key}, {"token", lease.token}, {"value", value}};
+  if (lease.fence >= 0) req["fence"] = lease.fence;
+  nlohmann::json a;
+  LockResult r = Call(req, MonotonicNow() + o_.release_timeout, &a);
+  ResourceResult out;
+  out.outcome = r.outcome;
+  out.detail = r.detail;
+  if (r.outcome == Outcome::kFail) {
+    if (!a.is_object()) return out;  // the driver did not start: nothing was sent
+    out.stale = a.contains("stale") && a["stale"].is_boolean() && a["stale"].get<bool>();
+    if (a.contains("newest") && IsValidCount(a, "newest")) out.newest = a["newest"].get<int64_t>();
+    return out;
+  }
+  if (r.outcome != Outcome::kOk) return out;
+  if (!a.contains("value") || !a["value"].is_number_integer() || !IsValidCount(a, "fence")) {
+    req["id"] = next_id_;
+    LockResult u = Unknown("work answered ok without an integer 'value' (or a bad 'fence')", req, false);
+    out.outcome = u.outcome;
+    out.detail = u.detail;
+    return out;
+  }
+  out.value = a["value"].get<int64_t>();
+  out.fence = a.value("fence", lease.fence);
+  return out;
 }
 
 }  // namespace locklab::locks

@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ struct DriverOptions {
   Millis release_timeout{
       0};  // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
   int64_t max_line_bytes = 65536;  // max_line_bytes: longer answer lines are a protocol error
+  std::string log_path;  // the driver's stderr; empty: the caller's (a client's log)
 };
 Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 
@@ -93,6 +95,11 @@ Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 // time). Blocks up to timeout + 500 ms; thread-safe.
 Status ProbeDriver(const std::string& path, const std::vector<std::string>& args, Millis timeout,
                    DriverHello* out);
+
+// The hello the last successful ProbeDriver of `path` with `args` read in this process: the
+// harness asks it after the run (does the driver own the resource?) instead of starting the
+// driver again. False when none was read. Thread-safe.
+bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out);
 
 // Kills a driver and its whole tree, as above, and reaps the driver (`driver` is then empty).
 // Returns how many processes besides the driver were killed.
@@ -123,6 +130,24 @@ class DriverLock : public Lock {
 
   // What the last hello announced (empty before the driver first started).
   const DriverHello& hello() const { return hello_; }
+
+  // A driver whose hello says "resource": true owns the guarded resource
+  // (docs/driver-protocol.md, "Your own resource"). `read` of the counter `counter` (with the
+  // lease it is read under, or none for the harness's final read) and `work`, the critical
+  // section's write of `value` under `lease`; both with release_timeout_ms. An ok read's
+  // value is unset for a counter never written; an ok work's value is what the resource
+  // holds now (and its fence, when the answer says, the fence it recorded); a fail with
+  // "stale": true is the resource refusing an older fence (newest: its newest, if said).
+  struct ResourceResult {
+    Outcome outcome = Outcome::kUnknown;
+    std::optional<int64_t> value;
+    int64_t fence = -1;
+    bool stale = false;
+    int64_t newest = -1;
+    std::string detail;
+  };
+  ResourceResult ReadResource(const std::string& counter, const Lease* lease);
+  ResourceResult Work(const std::string& counter, const Lease& lease, int64_t value);
 
   // The running driver's pid, -1 when none (tests check that nothing is left behind).
   pid_t driver_pid() const { return driver_.pid(); }

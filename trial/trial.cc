@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/numbers.h"
+#include "locks/driver_lock.h"
 #include "lab/process.h"
 #include "lab/run_store.h"
 #include "trial/interrupts.h"
@@ -146,6 +147,12 @@ void Trial::StopClients() {
 // harness's own read operations), for the lost-update and register checks.
 void Trial::FinalReads() {
   if (!lab_.cluster && !lab_.endpoints) return;
+  locks::DriverHello hello;
+  if (lab_.cluster && !driver_path_.empty() &&
+      locks::ProbedHello(driver_path_, o_.driver_args, &hello) && hello.resource) {
+    FinalReadsThroughDriver();
+    return;
+  }
   locks::RedisConnection conn(lab_.NodeEndpoint(0), Millis(500), Millis(500));
   for (int k = 0; k < o_.keys; ++k) {
     std::string key = workloads::CounterKey(k);
@@ -167,6 +174,42 @@ void Trial::FinalReads() {
       } else {
         event("info", {{"error", "not a number: " + r.str}});
       }
+    }
+  }
+}
+
+// A driver whose hello says "resource": true owns the guarded resource: the final values are
+// read through one more instance of it (docs/driver-protocol.md, "Your own resource"), straight
+// to the lock nodes (the run and its faults are over), its stderr in clients/final-reads.log.
+void Trial::FinalReadsThroughDriver() {
+  locks::LockConfig config;
+  config.algorithm = locks::kDriverPrefix + driver_path_;
+  config.driver_args = o_.driver_args;
+  config.knobs = o_.knobs;
+  config.ttl = o_.ttl;
+  config.retry_delay = o_.retry_delay;
+  config.command_timeout = o_.command_timeout;
+  for (int n = 1; n <= lab_.node_count(); ++n) config.nodes.push_back(lab_.NodeEndpoint(n));
+  locks::DriverOptions options;
+  Status ready = locks::ParseDriverOptions(config, &options);
+  options.log_path = run_dir_ + "/clients/final-reads.log";
+  locks::DriverLock driver(config, options);
+  if (ready.ok()) ready = driver.WaitReady();
+  for (int k = 0; k < o_.keys; ++k) {
+    const std::string key = workloads::CounterKey(k);
+    auto event = [&](const char* type, const nlohmann::json& v) {
+      recorder_.WriteLabEvent("harness", type, "read", key, v, MonotonicNow());
+    };
+    event("invoke", nullptr);
+    if (!ready.ok()) {
+      event("info", {{"error", "driver did not start: " + ready.message()}});
+      continue;
+    }
+    locks::DriverLock::ResourceResult r = driver.ReadResource(key, nullptr);
+    if (r.outcome != locks::Outcome::kOk) {
+      event("info", {{"error", r.detail.empty() ? std::string("read ") + locks::OutcomeName(r.outcome) : r.detail}});
+    } else {
+      event("ok", r.value ? nlohmann::json(*r.value) : nlohmann::json(nullptr));
     }
   }
 }

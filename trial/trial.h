@@ -61,6 +61,7 @@ class Trial : private ClientFleet::Listener {
   Nanos NextFaultWakeup() const;
   void StopClients();
   void FinalReads();
+  void FinalReadsThroughDriver();  // FinalReads of a driver that owns the resource
   void Teardown();
   // The lab's watch over its own ground (lab_watch.h): servers that died or stopped outside
   // the schedule and the harness's own stalls, recorded as infra events. At most every

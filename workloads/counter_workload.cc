@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/numbers.h"
+#include "locks/driver_lock.h"
 #include "workloads/fenced_resource.h"
 
 namespace locklab::workloads {
@@ -95,6 +96,13 @@ bool HoldWithRenewals(locks::Lock& lock, EventSink& sink, const std::string& key
   }
 }
 
+// The lock driver that owns the guarded resource (its hello's "resource": true), else null:
+// then the read and the write go to it instead of the lab's counter.
+locks::DriverLock* ResourceDriver(locks::Lock& lock) {
+  auto* driver = dynamic_cast<locks::DriverLock*>(&lock);
+  return driver != nullptr && driver->hello().resource ? driver : nullptr;
+}
+
 // The critical section of one lease: read, hold (renewing), write value+1. Returns false
 // when it stopped because the lease's validity had passed (still_valid(), checked before the
 // read, the write and, through the hold, each renewal): the rest is skipped, no write.
@@ -105,24 +113,57 @@ bool CriticalSection(locks::Lock& lock, locks::RedisConnection& resource, EventS
                      ValidFn& still_valid, Nanos* valid_until) {
   if (!still_valid()) return false;  // granted already over, or a pause at after-acquire
   sink.Emit("invoke", "read", counter, nullptr);
-  locks::Reply r = resource.Command({"GET", counter});
-  bool read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
+  locks::DriverLock* own = ResourceDriver(lock);
+  bool read_ok = false;
   long long value = 0;
-  if (read_ok && !r.is_nil) {
-    std::optional<int64_t> n = ParseInt(r.str);
-    read_ok = n.has_value();
-    value = n.value_or(0);
-  }
-  if (read_ok) {
-    sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));
+  if (own != nullptr) {
+    locks::DriverLock::ResourceResult rr = own->ReadResource(counter, &lease);
+    read_ok = rr.outcome == locks::Outcome::kOk;
+    value = rr.value.value_or(0);
+    if (read_ok) {
+      sink.Emit("ok", "read", counter, rr.value ? nlohmann::json(*rr.value) : nlohmann::json(nullptr));
+    } else {
+      sink.Emit(TypeOf(rr.outcome), "read", counter, ErrorValue(rr.detail));
+    }
   } else {
-    sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
-              ErrorValue(r.is_error ? r.str : r.transport_error));
+    locks::Reply r = resource.Command({"GET", counter});
+    read_ok = r.outcome == locks::Outcome::kOk && !r.is_error;
+    if (read_ok && !r.is_nil) {
+      std::optional<int64_t> n = ParseInt(r.str);
+      read_ok = n.has_value();
+      value = n.value_or(0);
+    }
+    if (read_ok) {
+      sink.Emit("ok", "read", counter, r.is_nil ? nlohmann::json(nullptr) : nlohmann::json(value));
+    } else {
+      sink.Emit(r.outcome == locks::Outcome::kOk ? "fail" : TypeOf(r.outcome), "read", counter,
+                ErrorValue(r.is_error ? r.str : r.transport_error));
+    }
   }
   if (!HoldWithRenewals(lock, sink, key, lease, o, sleep, valid_until)) return false;
   pause(kPointBeforeWrite);
   if (!still_valid()) return false;
-  if (read_ok && lease.fence >= 0) {
+  if (read_ok && own != nullptr) {
+    // The team's own resource: the driver writes, and says what its resource accepted. The
+    // events are the lab counter's (a fence rejected as older is "stale-fence"), so the
+    // checker judges lost updates and stale writes on that resource the same way.
+    const long long next = value + 1;
+    nlohmann::json v = lease.fence >= 0 ? nlohmann::json{{"value", next}, {"fence", lease.fence}}
+                                         : nlohmann::json(next);
+    sink.Emit("invoke", "write", counter, v);
+    locks::DriverLock::ResourceResult w = own->Work(counter, lease, next);
+    if (w.outcome == locks::Outcome::kOk) {
+      sink.Emit("ok", "write", counter,
+                w.fence >= 0 ? nlohmann::json{{"value", *w.value}, {"fence", w.fence}}
+                             : nlohmann::json(*w.value));
+    } else if (w.outcome == locks::Outcome::kFail && w.stale) {
+      nlohmann::json f = {{"error", "stale-fence"}, {"fence", lease.fence}};
+      if (w.newest >= 0) f["newest"] = w.newest;
+      sink.Emit("fail", "write", counter, f);
+    } else {
+      sink.Emit(TypeOf(w.outcome), "write", counter, ErrorValue(w.detail));
+    }
+  } else if (read_ok && lease.fence >= 0) {
     // The lock issued a fencing token: write through the resource's atomic token check,
     // whatever the algorithm (the workload does not need to know it).
     long long next = value + 1;

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <time.h>
 
 ld_node LD_NODES[LD_MAX_NODES];
 int LD_NNODES = 0;
 int64_t LD_TTL_MS = 1000, LD_RETRY_DELAY_MS = 20, LD_CONNECT_TIMEOUT_MS = 200, LD_COMMAND_TIMEOUT_MS = 200;
 
-static const char *log_name = "c-driver";
 
 static int64_t env_int(const char *name, int64_t dflt) {
   const char *v = getenv(name);
@@ -23,7 +23,10 @@ static int64_t env_int(const char *name, int64_t dflt) {
   return *end == '\0' ? (int64_t)n : dflt;
 }
 
-static void read_env(void) {
+void ld_init(void) {
+  static int done = 0;
+  if (done) return;
+  done = 1;
   LD_TTL_MS = env_int("LOCKLAB_TTL_MS", 1000);
   LD_RETRY_DELAY_MS = env_int("LOCKLAB_RETRY_DELAY_MS", 20);
   LD_CONNECT_TIMEOUT_MS = env_int("LOCKLAB_CONNECT_TIMEOUT_MS", 200);
@@ -61,7 +64,8 @@ void ld_sleep_ms(int64_t ms) {
 void ld_log(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s[%s]: ", log_name, getenv("LOCKLAB_PROCESS") ? getenv("LOCKLAB_PROCESS") : "?");
+  const char *name = program_invocation_short_name;
+  fprintf(stderr, "%s[%s]: ", name, getenv("LOCKLAB_PROCESS") ? getenv("LOCKLAB_PROCESS") : "?");
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -270,6 +274,7 @@ static void send_answer(int64_t id, const ld_answer *a) {
       else printf(",\"value\":%lld", (long long)a->value);
     }
   }
+  if (strcmp(outcome, "fail") == 0 && a->stale) fputs(",\"stale\":true", stdout);
   if (a->detail[0]) {
     fputs(",\"detail\":", stdout);
     put_json_string(stdout, a->detail);
@@ -281,8 +286,7 @@ static void send_answer(int64_t id, const ld_answer *a) {
 }
 
 int ld_run(const ld_lock *lock) {
-  read_env();
-  log_name = lock->name;
+  ld_init();
   printf("{\"hello\":\"locklab-driver\",\"protocol\":1,\"renew\":%s,\"name\":", lock->renew ? "true" : "false");
   put_json_string(stdout, lock->name);
   if (lock->read && lock->work) fputs(",\"resource\":true", stdout);

@@ -58,6 +58,7 @@ typedef struct {
   int64_t validity_ms; /* -1: none */
   int64_t value;       /* resource drivers: read / work */
   int has_value, value_null;
+  int stale; /* work refused as older than the resource's newest fence: "stale": true */
   char detail[512];
 } ld_answer;
 
@@ -81,6 +82,9 @@ extern int LD_NNODES;
 extern int64_t LD_TTL_MS, LD_RETRY_DELAY_MS, LD_CONNECT_TIMEOUT_MS, LD_COMMAND_TIMEOUT_MS;
 
 int ld_run(const ld_lock *lock);
+/* Reads the lab's environment (LD_NODES, ...); ld_run calls it, a driver that connects
+ * before its hello calls it first. */
+void ld_init(void);
 int64_t ld_now_ms(void);
 int64_t ld_give_up_at(const ld_request *r);
 void ld_sleep_ms(int64_t ms);
