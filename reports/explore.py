@@ -22,7 +22,9 @@ from .figstyle import HOLD_COLOR, KEY_COLORS, LIN_COLOR, OVERLAP_COLOR, UNKNOWN_
 from .history import T_FAIL, T_INFO, T_INVOKE, T_OK
 from .runfiles import targets_of
 
-MAX_OPS = 150_000
+MAX_OPS = 40_000      # about 2.5 MB of page; a longer run embeds its lock operations near overlaps
+MAX_HOLDS = 60_000
+NEAR_NS = 1_000_000_000
 OUTCOME = {T_OK: "ok", T_FAIL: "fail", T_INFO: "unknown"}
 
 
@@ -55,6 +57,20 @@ def _ops(run):
         keep = [i for i, f in enumerate(f_names) if f in ("acquire", "release", "renew")]
     keep = set(keep)
     pending, out = {}, []
+    # ops beyond MAX_OPS: only those within NEAR_NS of an overlap or of the unplaceable op
+    spans = [(ep.start - NEAR_NS, ep.end + NEAR_NS) for ep in run.episodes]
+    unp = getattr(run, "unplaceable", None)
+    if unp is not None:
+        spans.append((unp.op.invoke - NEAR_NS, (unp.op.complete or unp.op.invoke) + NEAR_NS))
+    spans.sort()
+    near = None
+    if int(client.sum()) > 2 * MAX_OPS:
+        import bisect
+        starts = [a for a, _ in spans]
+
+        def near(t):
+            i = bisect.bisect_right(starts, t) - 1
+            return i >= 0 and any(spans[j][1] >= t for j in range(max(0, i - 8), i + 1))
     tl, pl, yl, fl, kl = h.t.tolist(), h.proc.tolist(), h.type.tolist(), h.f.tolist(), h.key.tolist()
     for i in range(len(tl)):
         p = pl[i]
@@ -62,6 +78,8 @@ def _ops(run):
             continue
         k = (p, fl[i], kl[i])
         if yl[i] == T_INVOKE:
+            if near is not None and len(out) + len(pending) >= MAX_OPS // 4 and not near(tl[i]):
+                continue   # a long run: past its first ones, only the operations near an overlap
             if k in pending:   # a new call while one was open: the old one never completed
                 out.append(pending.pop(k))
             v = h.value(i)
@@ -80,7 +98,7 @@ def _ops(run):
             break
     out.extend(pending.values())
     out.sort(key=lambda o: o[3])
-    return out, f_names
+    return out, f_names, near is None and len(out) < MAX_OPS
 
 
 def data(run, sentences=()):
@@ -88,7 +106,7 @@ def data(run, sentences=()):
     row = {c: i for i, c in enumerate(run.clients)}
     keys = list(run.lock_keys)
     key_idx = {k: i for i, k in enumerate(keys)}
-    ops, f_names = _ops(run)
+    ops, f_names, complete = _ops(run)
     h = run.history
     # the op keys (resource keys too) are history key codes: ship the names used
     used = sorted({o[2] for o in ops})
@@ -98,7 +116,7 @@ def data(run, sentences=()):
         o[2] = remap[o[2]]
     holds = []
     for hd in run.holds:
-        if hd.process not in row:
+        if hd.process not in row or len(holds) >= MAX_HOLDS:
             continue
         holds.append([row[hd.process], key_idx.get(hd.key, 0), _ms(run, hd.start), _ms(run, hd.end),
                       1 if hd.open_at_end else 0])
@@ -126,7 +144,7 @@ def data(run, sentences=()):
                         "outcome": op.outcome, "value": _value_text(op.value)})
     return {
         "clients": run.clients, "keys": keys, "opKeys": op_keys, "fNames": f_names,
-        "durationMs": _ms(run, run.t_end), "holds": holds, "ops": ops, "opsComplete": len(ops) < MAX_OPS,
+        "durationMs": _ms(run, run.t_end), "holds": holds, "ops": ops, "opsComplete": complete, "holdsComplete": len(holds) == len(run.holds),
         "faults": [[f, faultstyle.color(f)] for f in faults], "windows": windows, "episodes": episodes,
         "lin": lin,
         "colors": {"hold": HOLD_COLOR, "keys": KEY_COLORS, "overlap": OVERLAP_COLOR, "lin": LIN_COLOR,
@@ -177,7 +195,7 @@ SCRIPT = r"""
   var LEFT = 78, RIGHT = 12, TOP = 46, ROW = D.clients.length > 10 ? 26 : D.clients.length > 5 ? 34 : 42, AXIS = 22;
   var full = [-D.durationMs * 0.01, D.durationMs * 1.01 + 1];
   var view = full.slice(), W = 800, pinned = null;
-  var MAX_OPS_DRAWN = 4000, MAX_HOLDS_DRAWN = 8000;
+  var MAX_OPS_DRAWN = 4000, MAX_HOLDS_DRAWN = 5000;
   function el(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -261,12 +279,33 @@ SCRIPT = r"""
         }
       }
     });
-    // holds
-    var nk = Math.max(1, D.keys.length), laneH = (ROW * 0.56) / nk, drawn = 0;
-    for (var i = 0; i < D.holds.length && drawn < MAX_HOLDS_DRAWN; i++) {
+    // holds: each as a bar, or, when too many are in view, binned: per row and 2 px of time,
+    // the share of it the client held a lock, as the bar's opacity
+    var nk = Math.max(1, D.keys.length), laneH = (ROW * 0.56) / nk, inViewHolds = 0;
+    for (var i = 0; i < D.holds.length; i++) if (visible(D.holds[i][2], D.holds[i][3])) inViewHolds++;
+    if (inViewHolds > MAX_HOLDS_DRAWN) {
+      var BIN = 2, nb = Math.ceil((W - LEFT - RIGHT) / BIN), msPerBin = (view[1] - view[0]) / nb;
+      var cover = D.clients.map(function () { return new Float32Array(nb); });
+      D.holds.forEach(function (h) {
+        if (!visible(h[2], h[3])) return;
+        var a = Math.max(h[2], view[0]), b = Math.min(h[3], view[1]);
+        var i0 = Math.floor((a - view[0]) / msPerBin), i1 = Math.min(nb - 1, Math.floor((b - view[0]) / msPerBin));
+        for (var k = i0; k <= i1; k++) {
+          var lo = view[0] + k * msPerBin, hi = lo + msPerBin;
+          cover[h[0]][k] += (Math.min(b, hi) - Math.max(a, lo)) / msPerBin;
+        }
+      });
+      cover.forEach(function (c, r) {
+        for (var k = 0; k < nb; k++) {
+          if (c[k] <= 0) continue;
+          el("rect", {x: LEFT + k * BIN, y: rowY(r) + ROW * 0.22, width: BIN, height: ROW * 0.56,
+                      fill: D.colors.hold, "fill-opacity": Math.min(1, 0.15 + c[k])}, g);
+        }
+      });
+    }
+    for (var i = 0; i < D.holds.length && inViewHolds <= MAX_HOLDS_DRAWN; i++) {
       var h = D.holds[i];
       if (!visible(h[2], h[3])) continue;
-      drawn++;
       var hx0 = x(h[2]), hx1 = Math.max(x(h[3]), hx0 + 1);
       el("rect", {x: hx0, y: rowY(h[0]) + ROW * 0.22 + h[1] * laneH, width: hx1 - hx0, height: laneH,
                   fill: nk > 1 ? D.colors.keys[h[1] % D.colors.keys.length] : D.colors.hold,
@@ -290,7 +329,9 @@ SCRIPT = r"""
       labels.push([i, Math.max(bx0, LEFT + 8), top]);
     });
     // numbered labels: each on the first of three levels where it collides with none placed
-    var placed = [];
+    var placed = [], MAX_LABELS = 120;
+    var epHidden = labels.length > MAX_LABELS ? labels.length : 0;
+    if (epHidden) labels = [];   // a wall of numbers: zoom in to read them
     labels.forEach(function (l) {
       var ep = D.episodes[l[0]], wlab = 8 + 6.5 * String(ep[0]).length;
       for (var lvl = 0; lvl < 3; lvl++) {
@@ -348,7 +389,11 @@ SCRIPT = r"""
       t.textContent = (o.main ? "cannot be placed: " : "conflicts: ") + "client " + D.clients[o.row] + "'s " + o.f;
     });
     rangeEl.textContent = "showing " + fmt(view[0] < 0 ? 0 : view[0]) + " \u2013 " + fmt(view[1]) +
-      " (" + span(view[1] - view[0]) + ")" + (opsShown ? "" : "; zoom in to see each of the " + inView.length + " operations");
+      " (" + span(view[1] - view[0]) + ")" + (opsShown ? "" : "; zoom in to see each of the " + inView.length + " operations") +
+      (inViewHolds > MAX_HOLDS_DRAWN ? " and " + inViewHolds + " holds (shaded by how much of the time each client held a lock)" : "") +
+      (epHidden ? "; " + epHidden + " overlaps in view: zoom in to read their numbers" : "") +
+      (D.opsComplete ? "" : "; a long run: past its start, only the operations within 1 s of an overlap are in this page") +
+      (D.holdsComplete ? "" : "; only its first " + D.holds.length + " holds are in this page");
     root.setAttribute("data-view", view[0].toFixed(3) + "," + view[1].toFixed(3));
     root.setAttribute("data-ops-drawn", opsShown ? inView.length : 0);
     if (pinned) {
