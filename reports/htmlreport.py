@@ -346,10 +346,9 @@ def _href(path, base, is_dir=False):
 def lock_label(lock):
     """(short label HTML, full id): a driver row by its file's name ("driver: redis_py_lock"),
     every other lock as it is."""
-    if lock.startswith("driver:"):
-        name = os.path.basename(lock[len("driver:"):].rstrip("/")) or lock
-        stem = os.path.splitext(name)[0] or name
-        return f'<span class="drv">driver: </span>{esc(stem)}', lock
+    short = matrixcells.short_lock(lock)
+    if short != lock and short.startswith("driver: "):
+        return f'<span class="drv">driver: </span>{esc(short[len("driver: "):])}', lock
     return esc(lock), lock
 
 
