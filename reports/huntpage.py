@@ -405,6 +405,22 @@ def hunt_page(h, failing_report, corpus_entry):
                      'made without one.</p>')
     b.append("<h2>The runs in time</h2>")
     b.append(timeline_svg(h, base))
+    trials = [r for r in h.runs if r.sub == "trials"]
+    if trials:
+        b.append(f"<details><summary>The search's {len(trials)} trials, one by one</summary>"
+                 "<table><tr><th>trial</th><th>started</th><th>lasted</th><th>faults</th><th>verdict</th>"
+                 "<th>why</th></tr>")
+        for r in sorted(trials, key=lambda r: (r.start is None, r.start or 0, r.name)):
+            res = r.results or {}
+            faults = res.get("faults")
+            faults = " + ".join(map(str, faults)) if isinstance(faults, list) and faults else "no fault"
+            when = f"{h.sec(r.start):.1f} s" if r.start is not None else "\u2013"
+            took = f"{(r.end - r.start) / 1e9:.1f} s" if r.start is not None else "\u2013"
+            late = "" if r.trusted else " (the lab ran late: not counted)"
+            b.append(f"<tr><td><a href=\"{esc(_target(r, base))}\">{esc(r.name)}</a></td><td class=\"num\">{when}</td>"
+                     f"<td class=\"num\">{took}</td><td>{esc(faults)}</td><td>{WORD[r.letter()]}{late}</td>"
+                     f"<td>{esc(res.get('verdict_reason') or '')}</td></tr>")
+        b.append("</table></details>")
     # finds
     found = [f for f in d.get("found") or [] if isinstance(f, dict)]
     b.append("<h2>Failing scenarios found</h2>")
