@@ -1,7 +1,8 @@
 // locklab_driver: the protocol loop of a locklab lock driver (docs/driver-protocol.md), so
 // that a Node.js driver is only its acquire, release and renew.
 //
-//   const ld = require('../locklab_driver.js');
+//   const ld = require('locklab-driver');  // npm install path/to/locklab/examples/drivers/node
+//   // (or require('path/to/locklab/examples/drivers/locklab_driver.js'), the same file)
 //   ld.run({
 //     name: 'my lock 1.0',
 //     acquire: async (req) => ({ outcome: 'ok', token, validity_ms }),  // req: the request
@@ -11,6 +12,9 @@
 //     onClose: () => {},                                               // optional
 //     ttlMs: 30000,                 // optional: the TTL the lock really sets (hello ttl_ms)
 //     points: ['between-a-and-b'],  // optional: the pause points it announces with point()
+//     backend: 'zookeeper', nodes: 3,  // optional: the servers the lab starts (hello)
+//     read: async (req) => ({ outcome: 'ok', value }),   // optional, with work: the driver
+//     work: async (req) => ({ outcome: 'ok', value }),   // owns the resource (hello "resource")
 //   });
 //
 // Pause points: `await ld.point('NAME')` (NAME one of run()'s points) between two steps of
@@ -92,10 +96,14 @@ function point(name) {
   });
 }
 
-function run({ name, acquire, release, renew, errors, onClose, ttlMs, points }) {
+function run({ name, acquire, release, renew, errors, onClose, ttlMs, points, backend, nodes, read, work }) {
+  if (Boolean(read) !== Boolean(work)) {
+    throw new Error('run(): give both read and work (a resource of your own), or neither');
+  }
   for (const p of points || []) declaredPoints.add(p);
   const handlers = { acquire, release };
   if (renew) handlers.renew = renew;
+  if (read) Object.assign(handlers, { read, work });
   const answer = async (req) => {
     const handler = Object.prototype.hasOwnProperty.call(handlers, req.op) ? handlers[req.op] : null;
     if (!handler) return { outcome: 'fail', detail: `unknown op ${req.op}` };
@@ -150,6 +158,9 @@ function run({ name, acquire, release, renew, errors, onClose, ttlMs, points }) 
   const hello = { hello: 'locklab-driver', protocol: PROTOCOL, renew: Boolean(renew), name };
   if (ttlMs !== undefined) hello.ttl_ms = Math.trunc(ttlMs);
   if (points && points.length > 0) hello.points = points;
+  if (backend !== undefined) hello.backend = backend;
+  if (nodes !== undefined) hello.nodes = Math.trunc(nodes);
+  if (read) hello.resource = true;
   send(hello);
 }
 

@@ -12,12 +12,16 @@ that a Python driver is only its acquire, release and renew.
         return {"outcome": "ok"}
 
     ld.run("my lock 1.0", acquire, release, renew=None, errors=None,
-           ttl_ms=None, points=(), backend=None, nodes=None)
+           ttl_ms=None, points=(), backend=None, nodes=None, read=None, work=None)
+
+Installed (pip install examples/drivers/python, offline: it is this one file) or not (next to
+your driver, or on PYTHONPATH), it is `import locklab_driver`.
 
 run() prints the hello (`"renew": true` when a renew callable is given; `"ttl_ms"` when the
 lock sets a TTL of its own rather than the lab's LOCKLAB_TTL_MS; `"points"`, the pause points
 the callables announce with point(); `"backend"` and `"nodes"`, the servers the lab should
-start for it, e.g. backend="zookeeper", nodes=3), reads requests line
+start for it, e.g. backend="zookeeper", nodes=3; `"resource": true` when read and work
+are given: the driver owns the guarded resource, docs/driver-protocol.md), reads requests line
 by line, calls the callable of each request's op, and prints its answer with the request's
 id, one line each, flushed. The callables return an answer dict (outcome, and token /
 fence / validity_ms / detail as the protocol says), or raise:
@@ -159,10 +163,18 @@ def _answer(handler, req, errors):
 
 
 def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=None,
-        points=(), backend=None, nodes=None):
-    """The driver's main loop: hello, then one answer per request until EOF."""
+        points=(), backend=None, nodes=None, read=None, work=None):
+    """The driver's main loop: hello, then one answer per request until EOF. With read and
+    work (both), the driver owns the guarded resource: read(req) answers {"outcome": "ok",
+    "value": N or None}, work(req) writes req["value"] under req["token"] / req.get("fence")
+    and answers {"outcome": "ok", "value": what the resource holds now}, or a fail with
+    "stale": True when the resource refused an older fence."""
+    if (read is None) != (work is None):
+        raise ValueError("run(): give both read and work (a resource of your own), or neither")
     hello = {"hello": "locklab-driver", "protocol": PROTOCOL, "renew": renew is not None,
              "name": name}
+    if read is not None:
+        hello["resource"] = True
     if ttl_ms is not None:
         hello["ttl_ms"] = int(ttl_ms)
     if points:
@@ -176,6 +188,9 @@ def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=N
     handlers = {"acquire": acquire, "release": release}
     if renew is not None:
         handlers["renew"] = renew
+    if read is not None:
+        handlers["read"] = read
+        handlers["work"] = work
     while True:
         raw = sys.stdin.readline()  # readline, not iteration: point() reads stdin too
         if not raw:

@@ -1,0 +1,1 @@
+node/locklab_driver.js

@@ -1,0 +1,1 @@
+python/locklab_driver.py
