@@ -339,10 +339,15 @@ void ClientFleet::AskToStop() {
   }
 }
 
-void ClientFleet::Reap() {
+void ClientFleet::Reap(Millis exit_wait) {
+  // A client that closed its output may still be tearing its lock down (a driver is given
+  // 500 ms to exit on its closed stdin): the clients share `exit_wait` to exit before the
+  // ones left are killed.
+  const Nanos exit_by = MonotonicNow() + exit_wait;
   for (auto& c : clients_) {
     if (c.pid <= 0) continue;
-    if (!WaitExit(c.pid, Millis(0))) {
+    const Millis left = std::max(Millis(0), std::chrono::duration_cast<Millis>(exit_by - MonotonicNow()));
+    if (!WaitExit(c.pid, left)) {
       recorder_->Log("client " + std::to_string(c.process) + " did not stop in time: killed");
       KillAndReap(c.pid);
     }

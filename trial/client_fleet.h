@@ -124,9 +124,9 @@ class ClientFleet {
   bool Poll(int wake_fd, Millis timeout, Listener* listener);
 
   // Asks every client to stop (SIGCONT, SIGTERM, control pipe closed); Reap() then kills
-  // (and logs) the ones that did not exit and closes their streams.
+  // (and logs) the ones that did not exit within `exit_wait` and closes their streams.
   void AskToStop();
-  void Reap();
+  void Reap(Millis exit_wait);
   void KillAll();
 
  private:

@@ -140,7 +140,7 @@ void Trial::StopClients() {
   if (interrupted_ || !recorder_.history_error().ok()) grace = std::min(grace, Millis(500));
   phase_ = Phase::kStopping;
   EventLoop(MonotonicNow() + grace);
-  clients_.Reap();
+  clients_.Reap(interrupted_ ? Millis(0) : Millis(1000));
 }
 
 // The guarded counters' final values, read from the resource node into the history (the
