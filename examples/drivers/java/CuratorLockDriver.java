@@ -5,6 +5,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import locklab.LockUnderTest;
+import locklab.LocklabDriver;
 
 /**
  * locklab lock driver: Apache Curator's InterProcessMutex (Debian libcurator-recipes-java 5.4)

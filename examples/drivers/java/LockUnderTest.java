@@ -1,3 +1,5 @@
+package locklab;
+
 /**
  * The lock a Java driver puts under test: what {@link LocklabDriver} calls for each request of
  * the locklab driver protocol (docs/driver-protocol.md). Implement acquire and release (and
@@ -28,6 +30,24 @@ public interface LockUnderTest {
   /** Extend the lock held with r.token to r.ttlMs from now, only if still owned. */
   default LocklabDriver.Answer renew(LocklabDriver.Request r) throws Exception {
     throw new LocklabDriver.Fail("renew is not implemented");
+  }
+
+  /**
+   * Whether the driver owns the guarded resource (the hello's "resource": true;
+   * docs/driver-protocol.md, "Your own resource"): the workload then reads the counter with
+   * read(r) (r.key, the counter) and does the critical section's write with work(r)
+   * (r.fields.get("value") under r.token and r.fence), each answering Answer.ok().value(v).
+   */
+  default boolean ownsResource() {
+    return false;
+  }
+
+  default LocklabDriver.Answer read(LocklabDriver.Request r) throws Exception {
+    throw new LocklabDriver.Fail("read is not implemented");
+  }
+
+  default LocklabDriver.Answer work(LocklabDriver.Request r) throws Exception {
+    throw new LocklabDriver.Fail("work is not implemented");
   }
 
   /** The servers the lab should start: "redis" (default), "zookeeper", "etcd", ... */

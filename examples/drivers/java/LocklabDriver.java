@@ -1,3 +1,5 @@
+package locklab;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -17,6 +19,7 @@ import java.util.Map;
  * flat JSON objects, read and written here by hand.
  *
  * <pre>
+ *   import locklab.LocklabDriver;  // build/java-drivers/locklab-driver.jar (./locklab setup)
  *   public static void main(String[] args) { LocklabDriver.run(new MyLock()); }
  * </pre>
  *
@@ -138,6 +141,19 @@ public final class LocklabDriver {
       return this;
     }
 
+    /** read / work ok (a driver that owns the resource): the counter's value; null: never written. */
+    public Answer value(Long value) {
+      fields.put("value", value);
+      return this;
+    }
+
+    /** work fail: the resource refused the write's fence as older than its newest. */
+    public Answer stale(Long newest) {
+      fields.put("stale", Boolean.TRUE);
+      if (newest != null) fields.put("newest", newest);
+      return this;
+    }
+
     public Answer detail(String detail) {
       fields.put("detail", detail == null ? "" : detail);
       return this;
@@ -180,6 +196,7 @@ public final class LocklabDriver {
     hello.put("name", lock.name());
     if (!"redis".equals(lock.backend())) hello.put("backend", lock.backend());
     if (lock.nodes() > 0) hello.put("nodes", (long) lock.nodes());
+    if (lock.ownsResource()) hello.put("resource", Boolean.TRUE);
     send(hello);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     try {
@@ -221,6 +238,12 @@ public final class LocklabDriver {
         case "renew":
           if (lock.renews()) return lock.renew(r);
           return Answer.fail("unknown op 'renew' (this driver does not renew)");
+        case "read":
+          if (lock.ownsResource()) return lock.read(r);
+          return Answer.fail("unknown op 'read' (this driver does not own the resource)");
+        case "work":
+          if (lock.ownsResource()) return lock.work(r);
+          return Answer.fail("unknown op 'work' (this driver does not own the resource)");
         default:
           return Answer.fail("unknown op '" + r.op + "'");
       }

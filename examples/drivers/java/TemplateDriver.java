@@ -8,6 +8,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import locklab.LockUnderTest;
+import locklab.LocklabDriver;
 
 /**
  * A template for your own Java lock as a locklab lock driver: copy this file, replace the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Compiles the Java example drivers (examples/drivers/java/*.java) into build/java-drivers
-# (java_env.sh), unless every class there is newer than every source: run by ./locklab setup
+# (java_env.sh), with the helper (LocklabDriver, LockUnderTest: package locklab) also as
+# build/java-drivers/locklab-driver.jar, unless every class there is newer than every source: run by ./locklab setup
 # and by the launchers when the classes are missing or stale. Exit 0 when built or up to date,
 # 69 when javac is missing or fails (the reason on stderr). Concurrent callers take turns.
 set -euo pipefail
@@ -22,5 +23,10 @@ if ! javac -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -Xlint:all -Xlint:-path 
   echo "java drivers: javac failed" >&2
   exit 69
 fi
-cp -r "$tmp"/*.class "$JAVA_DRIVERS_CLASSES"/
+# The helper (package locklab) also as a jar, for a team's own driver outside this folder:
+# javac -cp build/java-drivers/locklab-driver.jar MyLock.java (README.md).
+(cd "$tmp" && jar cf locklab-driver.jar locklab) || { echo "java drivers: jar failed" >&2; exit 69; }
+# The helper was in the default package before it had one: its old classes must not linger.
+rm -f "$JAVA_DRIVERS_CLASSES"/LocklabDriver*.class "$JAVA_DRIVERS_CLASSES"/LockUnderTest.class
+cp -r "$tmp"/*.class "$tmp"/locklab "$tmp"/locklab-driver.jar "$JAVA_DRIVERS_CLASSES"/
 touch -r "$tmp/.started" "$stamp"
