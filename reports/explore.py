@@ -179,7 +179,7 @@ padding:6px 9px;border-radius:5px;max-width:440px;box-shadow:0 2px 8px rgba(0,0,
 #tl-tip b{color:#ffd479} #tl-tip .k{color:#bbb}
 #tl .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.8em;color:#444;margin-top:4px}
 #tl .legend i{display:inline-block;width:14px;height:9px;margin-right:5px;vertical-align:middle;border-radius:2px}
-a.moment{color:inherit;text-decoration:underline dotted #1d5fb4;text-underline-offset:3px}
+a.moment{color:inherit;text-decoration:underline dotted #8fb0dd;text-underline-offset:3px}
 a.moment:hover{background:#eef4ff}
 #tl.flash{box-shadow:0 0 0 3px #9ec5ff}
 """
@@ -192,7 +192,7 @@ SCRIPT = r"""
   var root = document.getElementById("tl"), svg = document.getElementById("tl-svg");
   var tip = document.getElementById("tl-tip"), rangeEl = document.getElementById("tl-range");
   var NS = "http://www.w3.org/2000/svg";
-  var LEFT = 78, RIGHT = 12, TOP = 46, ROW = D.clients.length > 10 ? 26 : D.clients.length > 5 ? 34 : 42, AXIS = 22;
+  var LEFT = 78, RIGHT = 12, TOP = 46, ROW = D.clients.length > 12 ? 26 : D.clients.length > 8 ? 34 : D.clients.length > 4 ? 42 : 54, AXIS = 22;
   var full = [-D.durationMs * 0.01, D.durationMs * 1.01 + 1];
   var view = full.slice(), W = 800, pinned = null;
   var MAX_OPS_DRAWN = 4000, MAX_HOLDS_DRAWN = 5000;
