@@ -86,9 +86,12 @@ class RunPageInChromiumTest(TempDirMixin, unittest.TestCase):
         url = "file://" + os.path.join(d, "report", "index.html")
         p, console = chromium.dump_dom(url)
         self.assertEqual(console, [])
-        self.assertEqual(len(boxes(p.stdout, "lin")), 3)
-        self.assertIn("cannot be placed: client 3's acquire", p.stdout)
-        self.assertIn("conflicts: client 1's release", p.stdout)
+        from reports import runfiles
+        u = runfiles.Run(d).unplaceable
+        self.assertEqual(len(boxes(p.stdout, "lin")), 1 + len(u.conflicts))
+        self.assertIn(f"cannot be placed: client {u.op.process}'s {u.op.f}", p.stdout)
+        for c in u.conflicts:
+            self.assertIn(f"conflicts: client {c.process}'s {c.f}", p.stdout)
         shot, console, _ = chromium.screenshot(url, "run-report-linearizability.png")
         self.assertEqual(console, [])
 
