@@ -147,7 +147,7 @@ def report_matrix(matrix_dir, make_trials=True):
 
 def report_hunt(hunt_dir, corpus=None):
     """Writes HUNT_DIR/hunt.html, and the failing run's report when it has none (a hunt that
-    was interrupted, or run with --no-report). Returns (hunt.html path, failing run's report
+    was interrupted, or run with --no-report), and each find's trial's. Returns (hunt.html path, failing run's report
     made or None)."""
     hunt_dir = os.path.abspath(hunt_dir)
     if not os.path.isdir(hunt_dir):
@@ -162,6 +162,14 @@ def report_hunt(hunt_dir, corpus=None):
             report = made = path
             if error:
                 print(f"report: {failing}: no report: {error}", file=sys.stderr)
+    # each find's trial gets its report too: a find is a few runs at most, and its timeline is
+    # what a reader opens next
+    for r in h.find_runs():
+        if r.run_dir and not r.report:
+            path, error = _trial_report(r.run_dir)
+            r.report = path
+            if error:
+                print(f"report: {r.run_dir}: no report: {error}", file=sys.stderr)
     out = os.path.join(hunt_dir, "hunt.html")
     _write(out, huntpage.hunt_page(h, report, h.corpus_entry(corpus)))
     return out, made

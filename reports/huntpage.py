@@ -171,6 +171,17 @@ class Hunt:
                 return os.path.realpath(cand)
         return None
 
+    def find_runs(self):
+        """The trial run of each find in hunt.json "found" (those whose run is here)."""
+        out = []
+        for f in self.doc.get("found") or []:
+            if isinstance(f, dict):
+                stem = os.path.splitext(os.path.basename(str(f.get("scenario", ""))))[0]
+                r = self.by_name.get(("trials", stem))
+                if r is not None:
+                    out.append(r)
+        return out
+
     def attempt_prefix(self):
         """Shrink and rerun files of the minimal's find: '' for the first find shrunk, else
         'tNNNN-' (hunt/hunt.cc ShrinkUntilOneReproduces)."""

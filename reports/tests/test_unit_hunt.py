@@ -3,8 +3,8 @@ directory.
 
 Fixture hunt-plain-del: a real hunt (`locklab hunt --lock mutant:plain-del --budget 90s --jobs 1
 --seed 1`), its run directories slimmed to what the page reads (results.json's verdict fields,
-history.jsonl's first and last lines), but for the minimal's failing rerun, kept whole and
-without its report: the page makes it."""
+history.jsonl's first and last lines), but for the find's trial and the minimal's failing
+rerun, kept whole and without their reports: the page makes them."""
 
 import os
 import re
@@ -40,6 +40,8 @@ class HuntPageTest(TempDirMixin, unittest.TestCase):
                     for s in ("trials", "shrink", "reruns"))
         self.assertEqual(len(runs), tomls)
         self.assertIn("find t0004", html)
+        # the find's trial got its report, and the finds table opens it
+        self.assertRegex(html, r'<td><a href="trials/t0004/[^"]+/report/index.html">report</a></td></tr>')
         # shrink steps: kept, not kept, and the undone one; their runs linked
         rows = re.findall(r'<tr class="(kept|refused|undone)"><td class="num">(\d+)</td><td>([^<]*)</td>', html)
         self.assertEqual([(c, n) for c, n, _ in rows], [("refused", "1"), ("kept", "2"), ("kept", "3"),
