@@ -39,7 +39,7 @@ from .runfiles import Run, disagreement_line
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
 
 USAGE = ("usage: python3 -m reports RUN_DIR | python3 -m reports --matrix MATRIX_DIR [--no-trials]\n"
-         "       python3 -m reports --hunt HUNT_DIR [--corpus FILE|DIR]\n"
+         "       python3 -m reports --hunt HUNT_DIR [--corpus FILE|DIR]   (or: hunt HUNT_DIR)\n"
          "  writes RUN_DIR/report/ (timeline.png, latency.png, index.html)\n"
          "  or MATRIX_DIR/report/ (heatmap.png, index.html linking every cell to its trials), and a\n"
          "  report for each trial that has none (--no-trials: only the violated and stuck ones)\n"
@@ -183,6 +183,8 @@ def main(argv):
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stdout if args else sys.stderr)
         return 0 if args else 64
+    if args[0] == "hunt" and len(args) > 1 and not os.path.isdir("hunt"):
+        args = ["--hunt"] + args[1:]   # `python3 -m reports hunt HUNT_DIR`, the same as --hunt
     t0 = time.monotonic()
     extra = ""
     try:
