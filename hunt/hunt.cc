@@ -898,14 +898,8 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
     if (s.ok()) {
       flags.lock_renews = hello.renew;
-      for (const auto& p : hello.points) space.lock_points.push_back(p);
-      // The servers it asks for are the space's nodes: node subsets, quorum-sized
-      // partitions and per-node faults are drawn over them.
-      if (hello.nodes) space.nodes = *hello.nodes;
-      if (hello.ttl && !flags.ttl_given) {  // that TTL only, not the drawn ones
-        space.ttl = flags.ttl = *hello.ttl;
-        space.ttls.clear();
-      }
+      ApplyDriverHello(hello, flags.ttl_given, &space);
+      flags.ttl = space.ttl;
     }
   }
   if (s.ok() && !flags.baseline.empty()) s = BaselineRenews(flags, &flags.baseline_renews);

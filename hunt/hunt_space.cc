@@ -133,6 +133,15 @@ Millis DrawTwoEvents(const SearchSpace& s, Rng& rng, const std::vector<std::stri
 
 }  // namespace
 
+void ApplyDriverHello(const locks::DriverHello& hello, bool ttl_given, SearchSpace* space) {
+  for (const auto& p : hello.points) space->lock_points.push_back(p);
+  if (hello.nodes) space->nodes = *hello.nodes;
+  if (hello.ttl && !ttl_given) {
+    space->ttl = *hello.ttl;
+    space->ttls.clear();
+  }
+}
+
 bool CanBeArmed(const std::string& id) { return faults::FindFaultParam(id, "point") != nullptr; }
 
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {

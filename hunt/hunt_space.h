@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "locks/driver_protocol.h"
 #include "scenario/run_options.h"
 
 namespace locklab::harness {
@@ -80,6 +81,11 @@ struct SearchSpace {
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
 };
+
+// What a driver's hello tells the space: the points it stops at (added to lock_points), the
+// servers it asks for (nodes: subsets, quorum-sized partitions and per-node faults are drawn
+// over them), and unless `ttl_given` (hunt --ttl) the TTL it really sets (that TTL only).
+void ApplyDriverHello(const locks::DriverHello& hello, bool ttl_given, SearchSpace* space);
 
 // Whether fault `id` can be armed at a pause point (it has a `point` parameter).
 bool CanBeArmed(const std::string& id);

@@ -160,6 +160,46 @@ TEST(HuntSpaceTest, TwoEventDrawsDisturbAHolderThenOutlastTheTtl) {
   EXPECT_EQ(FirstPassSpace(space, {"reply-loss", ""}).two_event_share, 0);
 }
 
+// A driver whose hello asks for five servers is searched over five: node subsets of one, a
+// minority (2) and a majority (3) of them, partitions that cut a majority, the majorities
+// ring; its points join the lock's and its TTL is the only one drawn (unless --ttl).
+TEST(HuntSpaceTest, ADriversHelloSetsTheNodesPointsAndTtlOfItsSpace) {
+  SearchSpace space;
+  space.lock = "driver:multi.py";
+  space.faults = {"partition", "server-pause"};
+  space.ttls = {Millis(500), Millis(750)};
+  locks::DriverHello hello;
+  hello.nodes = 5;
+  hello.points = {"between-votes"};
+  hello.ttl = Millis(900);
+  ApplyDriverHello(hello, false, &space);
+  EXPECT_EQ(space.nodes, 5);
+  EXPECT_EQ(space.lock_points, std::vector<std::string>{"between-votes"});
+  EXPECT_EQ(space.ttl, Millis(900));
+  EXPECT_TRUE(space.ttls.empty());
+  std::set<size_t> sizes;
+  std::set<int> nodes_seen;
+  bool ring = false, majority_cut = false;
+  Rng rng(3);
+  for (int i = 0; i < 300; ++i) {
+    for (const auto& f : DrawScenario(space, rng, "t").faults) {
+      if (!f.nodes.empty()) sizes.insert(f.nodes.size());
+      nodes_seen.insert(f.nodes.begin(), f.nodes.end());
+      ring |= f.Param("shape", "") == "majorities-ring";
+      majority_cut |= f.id == "partition" && f.Param("shape", "") == "isolate-node" && f.nodes.size() == 3;
+    }
+  }
+  EXPECT_EQ(sizes, (std::set<size_t>{1, 2, 3}));
+  EXPECT_EQ(nodes_seen, (std::set<int>{1, 2, 3, 4, 5}));
+  EXPECT_TRUE(ring);
+  EXPECT_TRUE(majority_cut);
+  // --ttl given: the hello's TTL does not replace it.
+  SearchSpace fixed;
+  fixed.ttl = Millis(1250);
+  ApplyDriverHello(hello, true, &fixed);
+  EXPECT_EQ(fixed.ttl, Millis(1250));
+}
+
 // A drawn scenario too long for a trial loses windows from the fault that ends last: a
 // partition that fits keeps its three windows when a long drift is what is too long.
 TEST(HuntSpaceTest, WindowsAreTrimmedOffTheFaultThatEndsLast) {
