@@ -107,6 +107,64 @@ class DriverLockTest : public testing::LabNodeTest {
   harness::LabNode* node_ = nullptr;
 };
 
+// A driver that owns the resource: read and work go to it with the lease, and its answers
+// come back as what the resource holds, a stale refusal, or unknown for a malformed ok.
+TEST(DriverResourceTest, ReadAndWorkCarryTheLeaseAndReportWhatTheResourceAccepted) {
+  char tmpl[] = "/tmp/locklab-driver-resource-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/d.py";
+  // value 5 on read; work accepts fence >= 3 (answers the value and fence), refuses older
+  // ones as stale, and answers ok without a value for fence 99 (malformed).
+  std::ofstream(path) << "#!/usr/bin/python3\n"
+                         "import json, sys\n"
+                         "def send(o):\n"
+                         "    sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+                         "send({'hello': 'locklab-driver', 'protocol': 1, 'resource': True})\n"
+                         "for line in sys.stdin:\n"
+                         "    r = json.loads(line); a = {'id': r['id'], 'outcome': 'ok'}\n"
+                         "    if r['op'] == 'read': a['value'] = 5 if r.get('token') == 't' else None\n"
+                         "    elif r['op'] == 'work' and r.get('fence') == 99: pass\n"
+                         "    elif r['op'] == 'work' and r.get('fence', 0) >= 3 and r['lock'] == 'lock:0':\n"
+                         "        a.update(value=r['value'], fence=r['fence'])\n"
+                         "    elif r['op'] == 'work': a = {'id': r['id'], 'outcome': 'fail', 'stale': True, 'newest': 3}\n"
+                         "    send(a)\n";
+  chmod(path.c_str(), 0755);
+  LockConfig c;
+  c.algorithm = std::string(kDriverPrefix) + path;
+  c.nodes = {Endpoint{"127.0.0.1", 1}};
+  c.knobs = {{"start_timeout_ms", "30000"}};
+  DriverOptions o;
+  ASSERT_TRUE(ParseDriverOptions(c, &o).ok());
+  DriverLock lock(c, o);
+  ASSERT_TRUE(lock.WaitReady().ok());
+  EXPECT_TRUE(lock.hello().resource);
+  Lease lease;
+  lease.key = "lock:0";
+  lease.token = "t";
+  lease.fence = 4;
+  DriverLock::ResourceResult r = lock.ReadResource("counter:0", &lease);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(r.value, std::optional<int64_t>(5));
+  r = lock.ReadResource("counter:0", nullptr);  // the harness's final read: no lease
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_FALSE(r.value.has_value()) << "null: never written";
+  r = lock.Work("counter:0", lease, 6);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(r.value, std::optional<int64_t>(6));
+  EXPECT_EQ(r.fence, 4);
+  lease.fence = 2;
+  r = lock.Work("counter:0", lease, 7);
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_TRUE(r.stale);
+  EXPECT_EQ(r.newest, 3);
+  lease.fence = 99;
+  r = lock.Work("counter:0", lease, 8);
+  EXPECT_EQ(r.outcome, Outcome::kUnknown);
+  EXPECT_NE(r.detail.find("without an integer 'value'"), std::string::npos) << r.detail;
+  int rc = std::system(("rm -rf '" + dir + "'").c_str());
+  (void)rc;
+}
+
 TEST_F(DriverLockTest, GarbageAnswerIsUnknownAndTheDriverIsReplaced) {
   ExpectUnknownThenRecovery("garbage", "not a JSON object: 'this is not json {'", true);
 }

@@ -12,6 +12,16 @@
 namespace locklab::locks {
 namespace {
 
+TEST(DriverProtocolTest, HelloResource) {
+  DriverHello h;
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1})", &h), "");
+  EXPECT_FALSE(h.resource) << "the lab's counter unless the hello says otherwise";
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"resource":true})", &h), "");
+  EXPECT_TRUE(h.resource);
+  EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"resource":1})", &h),
+            "hello: field 'resource' must be true or false");
+}
+
 TEST(DriverProtocolTest, Hello) {
   DriverHello h;
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"renew":true})", &h), "");

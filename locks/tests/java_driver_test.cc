@@ -1,8 +1,9 @@
 // The Java driver helper (examples/drivers/java/LocklabDriver.java) at the protocol level,
-// through the shipped template (TemplateDriver: a stub whose acquire is `fail`): the hello,
+// through the shipped template (TemplateDriver: SET NX PX over its own RESP client, here
+// given a node nobody listens on, so every operation is a certain `fail`): the hello,
 // one answer per request with its id, JSON it must read (escapes, unicode, nested arrays,
 // fields it does not know), lines it must skip (garbage, no id, blank), unknown ops, and a
-// clean exit on EOF. No server is needed: the stub never connects.
+// clean exit on EOF. No server is needed: its connects are refused.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -49,9 +50,9 @@ class JavaTemplateDriverTest : public ::testing::Test {
 TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   DriverHello hello;
   ASSERT_EQ(CheckHello(Next(Millis(60000)), &hello), "");
-  EXPECT_EQ(hello.name, "template (not implemented)");
+  EXPECT_EQ(hello.name, "template (SET NX PX, Lua release)");
   EXPECT_EQ(hello.backend, Backend::kRedis) << "the template asks for nothing special";
-  EXPECT_FALSE(hello.renew);
+  EXPECT_TRUE(hello.renew);
 
   // Lines it must skip without answering: garbage, an object without an integer id, blank.
   Send("this is not json");
@@ -65,7 +66,7 @@ TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   ASSERT_TRUE(a.is_object());
   EXPECT_EQ(a["id"], 1) << "the skipped lines were not answered";
   EXPECT_EQ(a["outcome"], "fail");
-  EXPECT_EQ(a["detail"], "not implemented: fill in TemplateDriver.acquire");
+  EXPECT_EQ(a["detail"].get<std::string>().rfind("connection refused", 0), 0u) << a.dump();
 
   Send(R"({"id":2,"op":"release","key":"k","token":"t","timeout_ms":1000})");
   std::string line = Next();
@@ -77,7 +78,7 @@ TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   Send(R"({"id":3,"op":"renew","key":"k","token":"t","ttl_ms":500,"timeout_ms":1000})");
   line = Next();
   EXPECT_EQ(CheckAnswer(line, 3, &answer, &outcome), "") << line;
-  EXPECT_EQ(outcome, "fail") << "it does not renew";
+  EXPECT_EQ(outcome, "fail") << "refused: nothing was sent";
   Send(R"({"id":4,"op":"frobnicate"})");
   line = Next();
   EXPECT_EQ(CheckAnswer(line, 4, &answer, &outcome), "") << line;
@@ -91,7 +92,8 @@ TEST_F(JavaTemplateDriverTest, SpeaksTheProtocol) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
-// Through DriverLock, as a client runs it: started, greeted, an acquire that certainly failed.
+// Through DriverLock, as a client runs it: started, greeted, an acquire that certainly failed
+// (every connect refused).
 TEST(JavaTemplateDriverLockTest, AcquireIsACertainFailure) {
   if (access("/usr/bin/javac", X_OK) != 0) GTEST_SKIP() << "no javac (openjdk-17-jdk-headless)";
   LockConfig c;
@@ -106,7 +108,7 @@ TEST(JavaTemplateDriverLockTest, AcquireIsACertainFailure) {
   ASSERT_TRUE(s.ok()) << s.message();
   LockResult r = lock.Acquire("k", MonotonicNow() + Millis(2000));
   EXPECT_EQ(r.outcome, Outcome::kFail) << r.detail;
-  EXPECT_NE(r.detail.find("not implemented"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("connection refused"), std::string::npos) << r.detail;
 }
 
 }  // namespace
