@@ -30,10 +30,10 @@ struct Event {
   Nanos time{0};
   int64_t process = 0;
   EventType type = EventType::kInvoke;
+  int line = 0;     // 1-based source line, for messages (here: no padding after `type`)
   std::string f;    // acquire release renew | read write cas | start stop (nemesis)
   std::string key;  // lock key, resource key; for nemesis events the fault id
   nlohmann::json value;  // null when absent
-  int line = 0;          // 1-based source line, for messages
 };
 
 using History = std::vector<Event>;

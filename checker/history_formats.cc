@@ -536,6 +536,20 @@ Status ReadHistoryFile(const std::string& path, HistoryFormat* format, bool dete
   std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
   std::string text;
+  if (size > 0 && (*format == HistoryFormat::kJsonl || detect)) {
+    // A lab history (jsonl) is read line by line from the file instead (ReadJsonlHistory):
+    // holding the whole text beside its events was the file's size again.
+    std::string head(static_cast<size_t>(std::min<std::streamoff>(size, 1 << 16)), '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    HistoryFormat f = detect ? DetectHistoryFormat(path, head) : *format;
+    if (f == HistoryFormat::kJsonl) {
+      *format = f;
+      in.close();
+      return ReadJsonlHistory(path, out);
+    }
+    in.seekg(0, std::ios::beg);
+  }
   if (size > 0) {
     text.resize(static_cast<size_t>(size));
     in.read(text.data(), size);

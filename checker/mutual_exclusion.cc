@@ -173,6 +173,13 @@ std::vector<CutHoldRelease> CutHoldReleases(const History& sorted, const std::ve
 
 }  // namespace
 
+bool HasValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
+  for (const auto& c : CutHoldReleases(sorted, holds)) {
+    if (!c.released_ok()) return true;
+  }
+  return false;
+}
+
 History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds) {
   // The holds the validity rule cut each get a release at their end unless the client's own
   // release of that lease then succeeded (the lock was still its own on the server: nobody

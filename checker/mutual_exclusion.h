@@ -121,6 +121,8 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
 // lease then succeeded (the lock was still its own on the server). Returns a new sorted
 // history; `sorted` itself when none is added.
 History WithValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
+// Whether WithValidityReleases would add anything (else it returns a plain copy).
+bool HasValidityReleases(const History& sorted, const std::vector<HoldInterval>& holds);
 
 std::vector<FaultWindow> ComputeFaultWindows(const History& sorted);
 MutualExclusionReport CheckMutualExclusion(const std::vector<HoldInterval>& holds);
