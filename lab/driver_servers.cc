@@ -36,7 +36,23 @@ DriverServers ServersFromHello(const locks::DriverHello& hello) {
   out.nodes = hello.nodes;
   out.sentinel = hello.sentinel;
   out.probed = true;
+  out.hello_line = hello.line;
   return out;
+}
+
+Status DriverServersOf(const std::string& path, const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& knobs, DriverServers* out) {
+  auto known = knobs.find("hello");
+  if (known == knobs.end() || known->second.empty()) {
+    return ProbeDriverServers(path, args, DriverStartTimeout(knobs), out);
+  }
+  locks::DriverHello hello;
+  std::string bad = locks::CheckHello(known->second, &hello);
+  if (!bad.empty()) return Status::Usage("driver " + path + ": knob 'hello': " + bad);
+  locks::RememberProbedHello(path, args, hello);
+  *out = ServersFromHello(hello);
+  out->from_knob = true;
+  return Status::Ok();
 }
 
 bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id) {

@@ -32,6 +32,8 @@ struct DriverServers {
   bool sentinel = false;
   bool probed = false;            // false: the driver said nothing (the defaults above)
   std::string why_not_probed;     // then: what the probe saw (for a log line)
+  std::string hello_line;         // the hello they come from, as the driver printed it
+  bool from_knob = false;         // read from the run's knob "hello", not from the driver
 };
 
 // What a hello asks of the lab (probed = true).
@@ -44,6 +46,14 @@ Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
 // Probes the driver at `path` (absolute) with `args`; see above for what an error means.
 Status ProbeDriverServers(const std::string& path, const std::vector<std::string>& args,
                           Millis timeout, DriverServers* out);
+
+// The servers of a run's driver: from its knob "hello" when the run has one (the hello a
+// matrix read once for the row, handed to each of its trials: no start of the driver, an
+// interpreter or a JVM, per trial; the hello is remembered as if probed, for
+// locks::ProbedHello), else ProbeDriverServers. A knob that is not a hello is the run's
+// bad input (Status::Usage, naming the knob).
+Status DriverServersOf(const std::string& path, const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& knobs, DriverServers* out);
 
 // Whether fault `fault_id` applies to a driver whose nodes are `backend` servers: a fact of
 // the fault and the servers, never of "a driver". Redis: any (the lab runs the lab Redis,

@@ -34,7 +34,11 @@ const LockInfo& DriverLockInfo() {
        {"start_timeout_ms", "5000", "how long a started driver has to print its hello line"},
        {"release_timeout_ms", "0",
         "deadline of a release or renew; 0 = max(1000, 4 x command timeout)"},
-       {"max_line_bytes", "65536", "longest answer line accepted; longer is a protocol error"}},
+       {"max_line_bytes", "65536", "longest answer line accepted; longer is a protocol error"},
+       {"hello", "",
+        "the driver's hello line as locklab matrix read it for the row: the run starts the "
+        "servers it asks for without starting the driver once more to ask; a driver that then "
+        "says another hello fails to start"}},
       1};
   return kInfo;
 }
@@ -51,6 +55,12 @@ Status ParseDriverOptions(const LockConfig& config, DriverOptions* o) {
   k.Duration("release_timeout_ms", Millis(0), Millis(600000), &o->release_timeout);
   k.Int("max_line_bytes", 64, 64 << 20, &o->max_line_bytes);
   if (!k.status().ok()) return k.status();
+  if (auto known = config.knobs.find("hello"); known != config.knobs.end() && !known->second.empty()) {
+    DriverHello hello;
+    std::string bad = CheckHello(known->second, &hello);
+    if (!bad.empty()) return Status::Usage("lock '" + config.algorithm + "': knob 'hello': " + bad);
+    o->known_hello = hello;
+  }
   if (o->release_timeout == Millis(0)) {
     o->release_timeout = std::max(Millis(1000), 4 * config.command_timeout);
   }
@@ -146,6 +156,27 @@ namespace {
 std::mutex probed_mu;
 std::map<std::pair<std::string, std::vector<std::string>>, DriverHello> probed;
 }  // namespace
+
+void RememberProbedHello(const std::string& path, const std::vector<std::string>& args,
+                         const DriverHello& hello) {
+  std::lock_guard<std::mutex> lock(probed_mu);
+  probed[{path, args}] = hello;
+}
+
+std::string HelloServersDiffer(const DriverHello& said, const DriverHello& known) {
+  std::string out;
+  auto differ = [&out](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
+  if (said.backend != known.backend) {
+    differ("backend " + BackendName(said.backend) + ", not " + BackendName(known.backend));
+  }
+  if (said.nodes != known.nodes) {
+    auto n = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("unset"); };
+    differ("nodes " + n(said.nodes) + ", not " + n(known.nodes));
+  }
+  if (said.sentinel != known.sentinel) differ(std::string("sentinel ") + (said.sentinel ? "true" : "false"));
+  if (said.resource != known.resource) differ(std::string("resource ") + (said.resource ? "true" : "false"));
+  return out;
+}
 
 bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out) {
   std::lock_guard<std::mutex> lock(probed_mu);
@@ -255,6 +286,14 @@ Status DriverLock::Start() {
     bad = "before its hello line: " + why;
   } else {
     bad = CheckHello(line, &hello_);
+    if (bad.empty() && o_.known_hello) {
+      // The run's servers were set up for the hello its matrix read (knob "hello").
+      std::string differ = HelloServersDiffer(hello_, *o_.known_hello);
+      if (!differ.empty()) {
+        bad = "its hello asks for other servers than the run was set up for (" + differ +
+              "; the knob 'hello' is older than the driver: drop it)";
+      }
+    }
     greeted_ = bad.empty();
   }
   if (!bad.empty()) {

@@ -78,6 +78,11 @@ struct DriverOptions {
       0};  // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
   int64_t max_line_bytes = 65536;  // max_line_bytes: longer answer lines are a protocol error
   std::string log_path;  // the driver's stderr; empty: the caller's (a client's log)
+  // hello: the hello the driver said when the harness last read it (locklab matrix, once per
+  // row), so that a trial need not start the driver once more to learn its servers. A
+  // running driver whose hello asks for other servers (backend, nodes, sentinel, resource)
+  // than this one fails to start: the run was set up for the other.
+  std::optional<DriverHello> known_hello;
 };
 Status ParseDriverOptions(const LockConfig& config, DriverOptions* out);
 
@@ -100,6 +105,15 @@ Status ProbeDriver(const std::string& path, const std::vector<std::string>& args
 // harness asks it after the run (does the driver own the resource?) instead of starting the
 // driver again. False when none was read. Thread-safe.
 bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out);
+
+// Records `hello` as what ProbeDriver of `path` with `args` read (ProbedHello returns it): a
+// trial given the hello its matrix read (the knob "hello") does not start the driver again.
+void RememberProbedHello(const std::string& path, const std::vector<std::string>& args,
+                         const DriverHello& hello);
+
+// "" when the two hellos ask for the same servers and resource (backend, nodes, sentinel,
+// resource), else what differs ("backend zookeeper, not redis").
+std::string HelloServersDiffer(const DriverHello& said, const DriverHello& known);
 
 // Kills a driver and its whole tree, as above, and reaps the driver (`driver` is then empty).
 // Returns how many processes besides the driver were killed.

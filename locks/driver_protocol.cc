@@ -152,6 +152,7 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
     if (!j["name"].is_string()) return "hello: field 'name' must be a string";
     h.name = j["name"].get<std::string>();
   }
+  h.line = line;
   *out = std::move(h);
   return "";
 }

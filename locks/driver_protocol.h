@@ -62,6 +62,9 @@ struct DriverHello {
   // (the failover fault): it then gets LOCKLAB_SENTINELS, LOCKLAB_SENTINEL_MASTER and
   // LOCKLAB_NODE_MAP in its environment (docs/driver-protocol.md), and failover applies.
   bool sentinel = false;
+  // The hello line itself, as the driver printed it (a matrix hands it to its trials: the
+  // driver's knob "hello", driver_lock.h).
+  std::string line;
 };
 
 // The backends a hello may ask for: "redis", "mariadb", "postgres", "etcd", "zookeeper"

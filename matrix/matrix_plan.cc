@@ -285,6 +285,10 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
     // charged to the run (its clock starts when every client is ready), so a wider limit
     // costs nothing but the wait for a driver that never says hello.
     o.knobs.emplace("start_timeout_ms", std::to_string(kMatrixDriverStartTimeout.count()));
+    // The hello the matrix read for the row: each trial starts the servers it asks for
+    // without starting the driver once more to ask (0.1 to 2 s a trial, a JVM's start for a
+    // Java driver); its clients check that their drivers still say it.
+    if (servers.probed && !servers.hello_line.empty()) o.knobs.emplace("hello", servers.hello_line);
   }
   // A driver row runs every fault that applies to its servers, as any lock does: which
   // faults apply is a fact of the fault and the backend (DriverFaultWhyNot), not of the

@@ -41,7 +41,7 @@ Status Trial::Setup() {
     // A driver:PATH lock's clients get the program's absolute path (checked here: exit 64).
     Status ps = ResolveDriverPath(o_.lock, &driver_path_);
     if (!ps.ok()) return ps;
-    ps = ProbeDriverServers(driver_path_, o_.driver_args, DriverStartTimeout(o_.knobs), &asked);
+    ps = DriverServersOf(driver_path_, o_.driver_args, o_.knobs, &asked);
     if (!ps.ok()) return Status::Usage("lock " + o_.lock + ": " + ps.message());
     lab_info.backend = asked.backend;
     if (o_.nodes == 0 && asked.nodes) o_.nodes = *asked.nodes;

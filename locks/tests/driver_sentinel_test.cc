@@ -101,5 +101,34 @@ TEST_F(DriverSentinelEnvTest, WithoutSentinelsTheDriverGetsNone) {
   EXPECT_EQ(env.value("LOCKLAB_NODES", ""), "127.0.0.1:6390");
 }
 
+// The knob "hello" (a matrix hands each trial the hello it read for the row): a driver that
+// still says it starts; one whose hello asks for other servers does not, saying what differs.
+TEST_F(DriverSentinelEnvTest, AKnownHelloMustStillBeWhatTheDriverSays) {
+  auto start = [&](const std::string& known) {
+    LockConfig c;
+    c.algorithm = std::string(kDriverPrefix) + driver_;
+    c.nodes = {Endpoint{"127.0.0.1", 6390}};
+    c.knobs = {{"hello", known}};
+    DriverOptions o;
+    Status parsed = ParseDriverOptions(c, &o);
+    if (!parsed.ok()) return parsed;
+    DriverLock lock(c, o);
+    return lock.WaitReady();
+  };
+  EXPECT_TRUE(start(R"({"hello":"locklab-driver","protocol":1,"sentinel":true})").ok());
+  Status s = start(R"({"hello":"locklab-driver","protocol":1})");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("its hello asks for other servers than the run was set up for "
+                             "(sentinel true; the knob 'hello' is older than the driver: drop it)"),
+            std::string::npos)
+      << s.message();
+  s = start(R"({"hello":"locklab-driver","protocol":1,"sentinel":true,"backend":"zookeeper","nodes":3})");
+  EXPECT_NE(s.message().find("backend redis, not zookeeper, nodes unset, not 3"), std::string::npos)
+      << s.message();
+  s = start("not a hello");
+  EXPECT_EQ(s.code(), Status::Code::kUsage) << s.message();
+  EXPECT_NE(s.message().find("knob 'hello': first line is not a hello"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace locklab::locks

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "locks/driver_lock.h"
 #include "locks/lock.h"
 #include "matrix/matrix_plan.h"
 
@@ -91,6 +92,44 @@ TEST(DriverServersTest, PlanGivesADriverRowTheNodesAndFaultsOfItsBackend) {
   const Cell& none = CellOf(with_endpoints, kDriver, "none");
   EXPECT_TRUE(none.trials.empty());
   EXPECT_NE(none.why_not.find("runs on etcd servers the lab starts"), std::string::npos) << none.why_not;
+}
+
+// A matrix hands each driver trial the hello it read for the row (knob "hello"): the trial
+// learns its servers from it and does not start the driver to ask again.
+TEST(DriverServersTest, APlannedDriverTrialCarriesItsRowsHelloAndIsNotProbedAgain) {
+  locks::DriverHello hello;
+  ASSERT_EQ(locks::CheckHello(R"({"hello":"locklab-driver","protocol":1,"backend":"zookeeper","nodes":3})",
+                              &hello),
+            "");
+  PlanRequest r = Request(ServersFromHello(hello));
+  Plan plan = BuildPlan(r);
+  const Cell& pause = CellOf(plan, kDriver, "client-pause");
+  ASSERT_FALSE(pause.trials.empty());
+  const RunOptions& o = plan.all.at(pause.trials[0]).options;
+  ASSERT_TRUE(o.knobs.count("hello"));
+  EXPECT_EQ(o.knobs.at("hello"), hello.line);
+  EXPECT_FALSE(plan.all.at(CellOf(plan, "set-nx-px-lua", "client-pause").trials.at(0)).options.knobs.count("hello"));
+  // A driver never probed (it said nothing): no knob, its trials ask it themselves.
+  Plan unprobed = BuildPlan(Request(DriverServers()));
+  EXPECT_FALSE(unprobed.all.at(CellOf(unprobed, kDriver, "none").trials.at(0)).options.knobs.count("hello"));
+
+  // With the knob a program that does not exist is never started: the servers are the knob's.
+  DriverServers servers;
+  Status s = DriverServersOf("/nonexistent/driver", {}, o.knobs, &servers);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(servers.from_knob);
+  EXPECT_EQ(servers.backend, locks::Backend::kZookeeper);
+  EXPECT_EQ(servers.nodes, 3);
+  locks::DriverHello remembered;
+  EXPECT_TRUE(locks::ProbedHello("/nonexistent/driver", {}, &remembered)) << "as if probed";
+  // Without it the driver is started to ask (here: it cannot be, so the defaults).
+  s = DriverServersOf("/nonexistent/driver2", {}, {{"start_timeout_ms", "500"}}, &servers);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(servers.probed);
+  EXPECT_FALSE(servers.from_knob);
+  // A knob that is not a hello is the run's bad input.
+  s = DriverServersOf("/nonexistent/driver", {}, {{"hello", "{}"}}, &servers);
+  EXPECT_EQ(s.code(), Status::Code::kUsage) << s.message();
 }
 
 // The applicable faults of the rows of `lock` in `plan`.
