@@ -1,8 +1,10 @@
 // The servers a driver:PATH lock asks for: its hello may say "backend" (a LabCluster kind:
-// "redis", "mariadb", "postgres", "etcd", "zookeeper") and "nodes" (docs/driver-protocol.md).
-// The harness learns them by starting the driver once (locks::ProbeDriver) before it starts
-// any server: `locklab run` in Trial::Setup (trial_setup.cc), `locklab matrix` once per
-// driver row (matrix.cc), which writes the row's node count into its cells' scenarios.
+// "redis", "mariadb", "postgres", "etcd", "zookeeper"), "nodes" and "sentinel"
+// (docs/driver-protocol.md). The harness learns them by starting the driver once
+// (locks::ProbeDriver) before it starts any server: `locklab matrix` once per driver row
+// (matrix.cc), which writes the row's node count and the hello itself (the knob "hello")
+// into its cells' scenarios; `locklab run` in Trial::Setup (trial_setup.cc) unless its
+// scenario carries that knob (DriverServersOf).
 //
 // A driver that cannot say anything (it cannot start, exits, no line in time) gets the
 // defaults (Redis): its clients then fail to start it and the run says why, as before. A
