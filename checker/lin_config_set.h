@@ -40,9 +40,34 @@ struct UnknownCount {
   bool operator==(const UnknownCount& o) const { return cls == o.cls && count == o.count; }
 };
 
+// A bitset over the open slots: two words inline (up to 128 operations open at once, every
+// history seen so far), more on the heap. Configurations are made and dropped by the million
+// on wide windows; a heap block each was most of their cost, and of freeing them.
+class SlotBits {
+ public:
+  void assign(int32_t words, uint64_t v) {
+    n_ = words;
+    inline_[0] = inline_[1] = v;
+    if (words > kInline) heap_.assign(static_cast<size_t>(words), v);
+  }
+  uint64_t& operator[](size_t i) { return n_ > kInline ? heap_[i] : inline_[i]; }
+  uint64_t operator[](size_t i) const { return n_ > kInline ? heap_[i] : inline_[i]; }
+  const uint64_t* begin() const { return n_ > kInline ? heap_.data() : inline_; }
+  const uint64_t* end() const { return begin() + n_; }
+  size_t capacity() const { return n_ > kInline ? heap_.capacity() : 0; }
+  bool operator==(const SlotBits& o) const { return n_ == o.n_ && std::equal(begin(), end(), o.begin()); }
+  bool operator!=(const SlotBits& o) const { return !(*this == o); }
+
+ private:
+  static constexpr int32_t kInline = 2;
+  int32_t n_ = 0;
+  uint64_t inline_[kInline] = {0, 0};
+  std::vector<uint64_t> heap_;
+};
+
 struct Config {
   State s;
-  std::vector<uint64_t> linearized;    // by open slot
+  SlotBits linearized;                 // by open slot
   std::vector<UnknownCount> pool;      // by class, ascending; counts > 0
   std::array<int32_t, kTailLength> tail{};  // the last ops linearized on one path (ring)
   uint8_t tail_size = 0, tail_pos = 0;
@@ -85,38 +110,56 @@ inline bool PoolCovers(const std::vector<UnknownCount>& a, const std::vector<Unk
 }
 
 // A set of configurations without dominated members. Reused between steps (clear()).
+// Indexed by an open-addressing table over CoreHash (linear probing): configurations with one
+// core hash lie on one probe run, which Insert walks for the dominance checks. A table of
+// indices instead of a map of small vectors: a wide window holds millions of configurations,
+// and allocating and freeing a bucket each was a large part of a step (and of the wait
+// between the time budget running out and the answer).
 class ConfigSet {
  public:
   // False when `c` (or one that covers it) is already in.
   bool Insert(Config&& c) {
     uint64_t h = CoreHash(c);
-    auto& bucket = index_[h];
-    for (int32_t i : bucket) {
-      const Config& o = items_[i];
-      if (dead_[i] || !(o.s == c.s) || o.linearized != c.linearized) continue;
+    if ((items_.size() + 1) * 2 > table_.size()) Grow();
+    const size_t mask = table_.size() - 1;
+    size_t i = static_cast<size_t>(h) & mask;
+    for (; table_[i] >= 0; i = (i + 1) & mask) {
+      int32_t k = table_[i];
+      if (hashes_[k] != h || dead_[k]) continue;
+      const Config& o = items_[k];
+      if (!(o.s == c.s) || o.linearized != c.linearized) continue;
       if (PoolCovers(o.pool, c.pool)) return false;
     }
     if (!c.pool.empty()) {  // drop the ones the newcomer covers
-      for (int32_t i : bucket) {
-        const Config& o = items_[i];
-        if (dead_[i] || !(o.s == c.s) || o.linearized != c.linearized) continue;
+      for (size_t j = static_cast<size_t>(h) & mask; table_[j] >= 0; j = (j + 1) & mask) {
+        int32_t k = table_[j];
+        if (hashes_[k] != h || dead_[k]) continue;
+        const Config& o = items_[k];
+        if (!(o.s == c.s) || o.linearized != c.linearized) continue;
         if (PoolCovers(c.pool, o.pool)) {
-          dead_[i] = true;
+          dead_[k] = true;
           --live_;
         }
       }
     }
-    bytes_ += c.Bytes() + 16;
-    bucket.push_back(static_cast<int32_t>(items_.size()));
+    bytes_ += c.Bytes() + 2 * sizeof(int32_t) + sizeof(uint64_t) + 1;
+    table_[i] = static_cast<int32_t>(items_.size());
     items_.push_back(std::move(c));
+    hashes_.push_back(h);
     dead_.push_back(false);
     ++live_;
     return true;
   }
   void clear() {
+    // A table left large by one wide step would cost its size at every later clear.
+    if (table_.size() > 64 && table_.size() > 8 * items_.size()) {
+      table_.assign(64, -1);
+    } else {
+      std::fill(table_.begin(), table_.end(), -1);
+    }
     items_.clear();
+    hashes_.clear();
     dead_.clear();
-    index_.clear();
     live_ = 0;
     bytes_ = 0;
   }
@@ -124,7 +167,7 @@ class ConfigSet {
   size_t live() const { return live_; }
   bool dead(size_t i) const { return dead_[i]; }
   const Config& operator[](size_t i) const { return items_[i]; }
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const { return bytes_ + table_.size() * sizeof(int32_t); }
   // Moves the live configurations out.
   void TakeLive(std::vector<Config>* out) {
     out->clear();
@@ -135,9 +178,20 @@ class ConfigSet {
   }
 
  private:
+  void Grow() {
+    table_.assign(std::max<size_t>(64, table_.size() * 2), -1);
+    const size_t mask = table_.size() - 1;
+    for (size_t k = 0; k < items_.size(); ++k) {
+      size_t i = static_cast<size_t>(hashes_[k]) & mask;
+      while (table_[i] >= 0) i = (i + 1) & mask;
+      table_[i] = static_cast<int32_t>(k);
+    }
+  }
+
   std::vector<Config> items_;
+  std::vector<uint64_t> hashes_;  // CoreHash of each item
   std::vector<bool> dead_;
-  std::unordered_map<uint64_t, std::vector<int32_t>> index_;
+  std::vector<int32_t> table_;    // item index, -1: empty; a power of two, at most half full
   size_t live_ = 0;
   size_t bytes_ = 0;
 };

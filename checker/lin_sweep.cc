@@ -334,8 +334,38 @@ class Sweep {
     uint64_t a, b;
     bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
   };
-  struct FingerprintHash {
-    size_t operator()(const Fingerprint& f) const { return static_cast<size_t>(f.a); }
+  // Seen fingerprints, open addressing in one array (a node per entry made the probe's
+  // give-up, freeing them, outlast the time budget by half a second).
+  class FingerprintSet {
+   public:
+    bool Insert(Fingerprint f) {
+      f.a |= 1;  // {0, 0} marks an empty slot
+      if ((size_ + 1) * 2 > slots_.size()) Grow();
+      size_t mask = slots_.size() - 1, i = static_cast<size_t>(f.b) & mask;
+      for (; slots_[i].a != 0; i = (i + 1) & mask) {
+        if (slots_[i] == f) return false;
+      }
+      slots_[i] = f;
+      ++size_;
+      return true;
+    }
+    size_t size() const { return size_; }
+    size_t bytes() const { return slots_.size() * sizeof(Fingerprint); }
+
+   private:
+    void Grow() {
+      std::vector<Fingerprint> old(std::max<size_t>(1024, slots_.size() * 2), Fingerprint{0, 0});
+      old.swap(slots_);
+      size_t mask = slots_.size() - 1;
+      for (const Fingerprint& f : old) {
+        if (f.a == 0) continue;
+        size_t i = static_cast<size_t>(f.b) & mask;
+        while (slots_[i].a != 0) i = (i + 1) & mask;
+        slots_[i] = f;
+      }
+    }
+    std::vector<Fingerprint> slots_;
+    size_t size_ = 0;
   };
   // Two independent 64-bit hashes: a false "seen" (which could hide a linearization) would
   // need both to collide, about 2^-128 per pair.
@@ -393,7 +423,13 @@ class Sweep {
     const size_t bound = std::min(options_.memory_budget_bytes, kProbeBytes);
     open_.clear();
     cursor_ = from;
-    std::unordered_set<Fingerprint, FingerprintHash> seen;
+    FingerprintSet seen;
+    // The probe is for windows that have a linearization it finds at once; on one that has
+    // none it would search as widely as the sweep, slower (a memo entry per node, kept), so
+    // it gives up after a bound of nodes proportional to the history and leaves the rest to
+    // the sweep.
+    const uint64_t max_nodes = 50000 + 16 * static_cast<uint64_t>(n);
+    uint64_t nodes = 0;
     std::vector<Frame> frames;
     size_t frame_bytes = 0;
     int32_t deepest = -1;
@@ -403,8 +439,9 @@ class Sweep {
     auto enter = [&](int32_t k, Config c) -> bool {
       int32_t b = Advance(k, &c);
       if (b == n) return true;
-      if (!seen.insert(FingerprintOf(b, c)).second) return false;
+      if (!seen.Insert(FingerprintOf(b, c))) return false;
       ++states_;
+      ++nodes;
       MoveCursor(b);
       if (b > deepest) {
         deepest = b;
@@ -443,7 +480,7 @@ class Sweep {
       return false;
     };
     auto give_up = [&] {
-      probe_bytes_ = std::max(probe_bytes_, seen.size() * 48 + frame_bytes);
+      probe_bytes_ = std::max(probe_bytes_, seen.bytes() + frame_bytes);
       open_.clear();
       return false;
     };
@@ -452,8 +489,10 @@ class Sweep {
       while (!frames.empty()) {
         if ((++ticks_ & 1023) == 0) {
           if (Clock::now() > deadline_) out_of_time_ = true;
-          probe_bytes_ = std::max(probe_bytes_, seen.size() * 48 + frame_bytes);
-          if (out_of_time_ || seen.size() * 48 + frame_bytes > bound) return give_up();
+          probe_bytes_ = std::max(probe_bytes_, seen.bytes() + frame_bytes);
+          if (out_of_time_ || nodes > max_nodes || seen.bytes() + frame_bytes > bound) {
+            return give_up();
+          }
         }
         Frame& f = frames.back();
         if (f.next == f.moves.size()) {
@@ -476,7 +515,7 @@ class Sweep {
         if (enter(k, std::move(c))) return Linearized();
       }
     }
-    probe_bytes_ = std::max(probe_bytes_, seen.size() * 48);
+    probe_bytes_ = std::max(probe_bytes_, seen.bytes());
     open_.clear();
     res_.verdict = LinVerdict::kInvalid;
     res_.failed_op = entries_[deepest].op;

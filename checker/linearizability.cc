@@ -46,7 +46,12 @@ LinOperation Display(const Op& op) {
 
 std::string Seconds(Nanos t, Nanos start) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f s", std::chrono::duration<double>(t - start).count());
+  double s = std::chrono::duration<double>(t - start).count();
+  if (s >= 0.01 || s <= -0.01 || s == 0) {
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  } else {  // a generated or very fast history: 2.23 s would read as 0.00 s
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  }
   return buf;
 }
 
