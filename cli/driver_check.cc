@@ -35,8 +35,9 @@ using nlohmann::json;
 constexpr Millis kDefaultAnswerGrace{250};
 // How long past the grace the check still reads, to tell a late answer from none at all.
 constexpr Millis kReadSlack{2000};
-// How long a driver at a point must stay silent before its go.
-constexpr Millis kPointHold{300};
+// How long a driver at a point must stay silent before its go (a driver that goes on without
+// it answers within this on a busy machine too; the requests' timeouts leave room for it).
+constexpr Millis kPointHold{1000};
 // After stdin closes, the lab kills a driver after 500 ms; the check allows a busy machine more.
 constexpr Millis kExitWait{3000};
 
@@ -261,7 +262,9 @@ class CheckedDriver {
         points_reached_.insert(point);
         // At a point the driver waits for its go: anything it prints meanwhile is not waiting.
         std::string early;
-        auto w = ReadLine(MonotonicNow() + kPointHold, &early, &why);
+        // (At most a third of the request's timeout: a correct driver still answers in time.)
+        const Millis hold = std::min(kPointHold, timeout / 3);
+        auto w = ReadLine(MonotonicNow() + hold, &early, &why);
         if (w == locks::DriverLineReader::Result::kLine) {
           cases_->Fail("point-waits-for-go", "at point '" + point + "' it printed '" + locks::LineExcerpt(early, 80) +
                                                  "' before the go");
@@ -270,7 +273,7 @@ class CheckedDriver {
           return a;
         }
         cases_->Pass("point-waits-for-go");
-        read_until += kPointHold;
+        read_until += hold;
         std::string unsent = Write(locks::PointGoLine(point), read_until);
         if (!unsent.empty()) {
           a.error = unsent;

@@ -74,8 +74,14 @@ def main():
             ld.sleep(ld.RETRY_DELAY_MS / 1000)
 
     def release(req):
+        answer = release_step(req)
         if mistake == "point-no-wait":
-            ld.send({"point": "before-del"})  # and on, without reading the go
+            # The point, and the answer right after it, without reading the go (announced
+            # last, so that the answer follows it at once however slow the machine is).
+            ld.send({"point": "before-del"})
+        return answer
+
+    def release_step(req):
         if mistake == "stateful-release" and req["token"] not in mine:
             raise ld.Fail("not acquired by this process")
         if mistake == "plain-del":
