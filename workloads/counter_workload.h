@@ -13,6 +13,9 @@
 // When the lease carries a fencing token (fence >= 0) the write goes through the fenced
 // resource (workloads/fenced_resource.h): recorded as {"value":n,"fence":k}, and a rejection
 // as `fail` with {"error":"stale-fence","fence":k} (what checker/ counts as stale writes).
+// A lock driver whose hello says "resource": true owns the guarded resource: the read and the
+// write go to it (DriverLock::ReadResource / Work, docs/driver-protocol.md "Your own
+// resource") instead of the resource node, recorded as the same events from its answers.
 // With honour_validity, the client uses a lease only while MonotonicNow() < acquired_at +
 // validity (the lock's own belief; refreshed by each ok renewal): before the read, before the
 // write and before each renewal. Past it, it skips what is left of the critical section (no
