@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """`locklab driver-check` against a lab redis-server it starts: it passes a correct driver in
-a language the lab has no helper for (examples/drivers/c/hiredis_lock) and the control of
-tests/drivers/conformance_mistakes.py, and fails each of that driver's mistakes naming the
+a language the lab has no helper for (examples/drivers/c/hiredis_lock), the control of
+tests/drivers/conformance_mistakes.py and a driver owning its resource through the Python
+helper (resource_toy_driver.py: driver-check's read / work cases), and fails each of that driver's mistakes naming the
 case the mistake breaks (exit 1, a line "FAIL CASE: ..."); bad flags exit 64.
 
 Needs the binary (LOCKLAB_BINARY, set by ctest) and a lab redis-server (LOCKLAB_REDIS_SERVER
@@ -56,16 +57,20 @@ class DriverCheckTest(unittest.TestCase):
                 for m in MISTAKES}
         runs["control"] = ("--lock", MISTAKES_DRIVER, "--answer-grace", "1s")
         runs["c"] = ("--lock", "driver:examples/drivers/c/hiredis_lock", "--answer-grace", "1s")
+        # The Python helper's read= / work=: a driver that owns its resource.
+        runs["resource"] = ("--lock", "driver:" + os.path.join(HERE, "resource_toy_driver.py"),
+                            "--answer-grace", "1s", "--verbose")
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {name: pool.submit(driver_check, *args) for name, args in runs.items()}
             cls.results = {name: f.result() for name, f in futures.items()}
 
     def test_correct_drivers_pass(self):
-        for name in ("control", "c"):
+        for name in ("control", "c", "resource"):
             with self.subTest(driver=name):
                 rc, out, err = self.results[name]
                 self.assertEqual(rc, 0, out + err)
                 self.assertIn(" 0 failed", out)
+        self.assertIn("ok   resource-read-work", self.results["resource"][1])
 
     def test_each_mistake_fails_naming_its_case(self):
         for mistake, cases in MISTAKES.items():
