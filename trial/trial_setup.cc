@@ -51,6 +51,13 @@ Status Trial::Setup() {
                              why_not);
       }
     }
+    locks::DriverHello hello;
+    if (!o_.endpoints.empty() && locks::ProbedHello(driver_path_, o_.driver_args, &hello) &&
+        hello.resource) {
+      // Its final values are read through the driver from the servers the lab starts.
+      return Status::Usage("lock " + o_.lock +
+                           " owns its resource (its hello's resource); --endpoints is not offered for it");
+    }
     if (!o_.endpoints.empty() && asked.backend != locks::Backend::kRedis) {
       return Status::Usage("lock " + o_.lock + " asks for " + locks::BackendName(asked.backend) +
                            " servers (its hello's backend); --endpoints takes Redis servers only");

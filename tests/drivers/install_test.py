@@ -60,9 +60,13 @@ class InstallTest(unittest.TestCase):
         driver = os.path.join(self.dir, "driver.py")
         with open(driver, "w") as f:
             f.write("#!%s\nimport locklab_driver as ld\n"
-                    "ld.run('installed py', lambda r: None, lambda r: None)\n" % os.path.join(venv, "bin", "python"))
+                    "ld.run('installed py', lambda r: None, lambda r: None,\n"
+                    "       read=lambda r: {'outcome': 'ok', 'value': 3}, work=lambda r: None)\n"
+                    % os.path.join(venv, "bin", "python"))
         os.chmod(driver, 0o755)
-        self.check_session(*talk([driver], self.dir), "installed py")
+        rc, lines, err = talk([driver], self.dir)
+        self.check_session(rc, lines, err, "installed py")
+        self.assertIs(lines[0].get("resource"), True, "read and work make the hello's resource")
         # Installed, not found beside the driver: it lives in the venv.
         where = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
                                 "import locklab_driver; print(locklab_driver.__file__)"],
@@ -83,8 +87,11 @@ class InstallTest(unittest.TestCase):
         driver = os.path.join(project, "driver.js")
         with open(driver, "w") as f:
             f.write("const ld = require('locklab-driver');\n"
-                    "ld.run({name: 'installed js', acquire: async () => ({}), release: async () => ({})});\n")
-        self.check_session(*talk(["node", driver], project), "installed js")
+                    "ld.run({name: 'installed js', acquire: async () => ({}), release: async () => ({}),\n"
+                    "        read: async () => ({outcome: 'ok', value: 3}), work: async () => ({})});\n")
+        rc, lines, err = talk(["node", driver], project)
+        self.check_session(rc, lines, err, "installed js")
+        self.assertIs(lines[0].get("resource"), True, "read and work make the hello's resource")
 
     def test_java_jar(self):
         if shutil.which("javac") is None or shutil.which("jar") is None:
