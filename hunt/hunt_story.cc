@@ -166,8 +166,11 @@ std::string ListWords(const std::vector<std::string>& words) {
 }
 
 // A moment of the run: "740 ms" below a second, "2.23 s" above.
+// When in the run, as a phrase: "at the start of the run", "320 ms into the run",
+// "1.95 s into the run".
 std::string Moment(double ms) {
-  return ms < 1000 ? Fixed(ms, 0) + " ms" : Fixed(ms / 1000.0, 2) + " s";
+  if (ms < 0.5) return "at the start of the run";
+  return (ms < 1000 ? Fixed(ms, 0) + " ms" : Fixed(ms / 1000.0, 2) + " s") + " into the run";
 }
 
 // The sentence of a minimal with no fault left: what the workload alone does to the lock.
@@ -214,7 +217,7 @@ std::string Narrative(const HuntStory& story) {
     who.erase(std::unique(who.begin(), who.end()), who.end());
     p << " In a failing rerun, clients " << ListWords(who) << (who.size() > 2 ? " all" : " both") << " held "
       << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
-      << " ms, " << Moment(r.value("first_violation_ms", 0.0)) << " into the run"
+      << " ms, " << Moment(r.value("first_violation_ms", 0.0))
       << (active.empty() ? (o.faults.empty() ? std::string() : ", with no fault window open")
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";

@@ -785,6 +785,26 @@ TEST(HuntStoryTest, RerunsThatCouldNotRunAreNotCalledFailures) {
       << Narrative(s);
 }
 
+// A violation at the run's first millisecond is "at the start of the run", not "0 ms into".
+TEST(HuntStoryTest, AViolationAtTimeZeroIsAtTheStartOfTheRun) {
+  HuntStory s;
+  s.lock = "setnx";
+  RunOptions m;
+  m.lock = s.lock;
+  m.ttl = Millis(500);
+  m.clients = 2;
+  m.duration = Millis(2000);
+  s.minimal = m;
+  s.reproduced = 10;
+  s.reruns = 10;
+  s.failing_results = nlohmann::ordered_json::parse(R"({
+    "first_violation": {"key": "lock:0", "overlap_ms": 12.0, "holds": [{"process": 1}, {"process": 2}]},
+    "first_violation_ms": 0.2})");
+  const std::string text = Narrative(s);
+  EXPECT_NE(text.find("clients 1 and 2 both held lock:0 for 12 ms, at the start of the run"), std::string::npos) << text;
+  EXPECT_EQ(text.find("into the run"), std::string::npos) << text;
+}
+
 TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
   HuntStory s;
   s.lock = "mutant:fence-read-then-set";
