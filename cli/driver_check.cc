@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -23,6 +24,8 @@
 #include "locks/driver_lock.h"
 #include "locks/driver_protocol.h"
 #include "scenario/run_options.h"
+
+extern char** environ;
 
 namespace locklab::harness {
 
@@ -180,6 +183,11 @@ class CheckedDriver {
     so.argv = {o_.path};
     so.argv.insert(so.argv.end(), o_.args.begin(), o_.args.end());
     so.env = env;
+    // As a client does: the caller's own LOCKLAB_ variables are none of the driver's business.
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string name(*e, strcspn(*e, "="));
+      if (name.rfind("LOCKLAB_", 0) == 0 && !env.count(name)) so.unset_env.push_back(name);
+    }
     so.stdin_stream = StdStream::Pipe();
     so.stdout_stream = StdStream::Pipe();
     so.stderr_stream = StdStream::LogFile();
