@@ -274,7 +274,10 @@ static void send_answer(int64_t id, const ld_answer *a) {
       else printf(",\"value\":%lld", (long long)a->value);
     }
   }
-  if (strcmp(outcome, "fail") == 0 && a->stale) fputs(",\"stale\":true", stdout);
+  if (strcmp(outcome, "fail") == 0 && a->stale) {
+    fputs(",\"stale\":true", stdout);
+    if (a->newest >= 0) printf(",\"newest\":%lld", (long long)a->newest);
+  }
   if (a->detail[0]) {
     fputs(",\"detail\":", stdout);
     put_json_string(stdout, a->detail);
@@ -315,7 +318,7 @@ int ld_run(const ld_lock *lock) {
     r.deadline_ms = started + r.timeout_ms;
     ld_answer a;
     memset(&a, 0, sizeof(a));
-    a.fence = a.validity_ms = -1;
+    a.fence = a.validity_ms = a.newest = -1;
     ld_callback cb = NULL;
     if (strcmp(r.op, "acquire") == 0) cb = lock->acquire;
     else if (strcmp(r.op, "release") == 0) cb = lock->release;

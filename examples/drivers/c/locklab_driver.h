@@ -59,6 +59,7 @@ typedef struct {
   int64_t value;       /* resource drivers: read / work */
   int has_value, value_null;
   int stale; /* work refused as older than the resource's newest fence: "stale": true */
+  int64_t newest; /* with stale: the resource's newest fence ("newest"); -1: not said */
   char detail[512];
 } ld_answer;
 

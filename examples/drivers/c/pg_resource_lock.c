@@ -260,6 +260,7 @@ static int work(const ld_request *r, ld_answer *a) {
     if (PQntuples(newest) == 1) {
       snprintf(a->detail, sizeof(a->detail), "stale fence %s: the row's version is %s", fence,
                PQgetvalue(newest, 0, 0));
+      a->newest = strtoll(PQgetvalue(newest, 0, 0), NULL, 10);
     }
     PQclear(newest);
   }
