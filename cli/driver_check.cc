@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -41,8 +42,9 @@ constexpr Millis kReadSlack{2000};
 // How long a driver at a point must stay silent before its go (a driver that goes on without
 // it answers within this on a busy machine too; the requests' timeouts leave room for it).
 constexpr Millis kPointHold{1000};
-// After stdin closes, the lab kills a driver after 500 ms; the check allows a busy machine more.
-constexpr Millis kExitWait{3000};
+// After stdin closes, the lab kills a driver after 500 ms; the check allows a busy machine
+// (a JVM closing its ZooKeeper session) more: a driver that ignores EOF never exits.
+constexpr Millis kExitWait{5000};
 
 const CommandSpec kSpec = {
     "driver-check",
@@ -353,9 +355,16 @@ class CheckedDriver {
 
   // Closes stdin: true when it exited within `wait`.
   bool CloseAndWait(Millis wait) {
+    CloseStdin();
+    return WaitAndKill(MonotonicNow() + wait);
+  }
+  void CloseStdin() {
+    if (running()) child_.CloseStdin();
+  }
+  // True when it exited by `until`; killed either way.
+  bool WaitAndKill(Nanos until) {
     if (!running()) return true;
-    child_.CloseStdin();
-    bool exited = child_.WaitExit(wait);
+    bool exited = child_.WaitExit(std::chrono::ceil<Millis>(std::max(Nanos(0), until - MonotonicNow())));
     Kill();
     return exited;
   }
@@ -750,9 +759,15 @@ class DriverCheck {
 
   void Exits() {
     A_->Unsolicited("after its last answer", Millis(300));
+    // All at once, so that the wait is one kExitWait however many there are.
+    std::vector<CheckedDriver*> running;
     for (auto* d : {A_.get(), B_.get(), C_.get()}) {
-      if (d == nullptr || !d->running()) continue;
-      cases_.Expect("exit-on-stdin-eof", d->CloseAndWait(kExitWait),
+      if (d != nullptr && d->running()) running.push_back(d);
+    }
+    for (auto* d : running) d->CloseStdin();
+    const Nanos until = MonotonicNow() + kExitWait;
+    for (auto* d : running) {
+      cases_.Expect("exit-on-stdin-eof", d->WaitAndKill(until),
                     "driver " + d->name() + " still ran " + Ms(kExitWait) + " after its stdin closed");
     }
   }
