@@ -16,6 +16,12 @@
 //   checks the generator's and the checker's verdicts against the brute-force checker on
 //   small histories of the same shape. `--scale --sizes 10000,100000 --model owner-mutex`
 //   narrows it; `--write EVENTS PERCENT valid|invalid FILE` only writes one history.
+// * --wide: the wide family (ten windows of k acquires and k releases open at once, k = 4..16,
+//   valid and invalid, mutex and owner-mutex) and 20 processes on one lock (100k, 400k
+//   events; --model mutex and the judge), each checked by a fresh `locklab-check` with a
+//   10 s budget: wall time and peak RSS per row. `--wide --k 8,12` narrows it, `--check-bin
+//   PATH` runs another build's locklab-check on the same rows;
+//   `--write wide K valid|invalid FILE` writes one wide history.
 #include <sys/resource.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -43,6 +49,7 @@
 #include "checker/mutual_exclusion.h"
 #include "checker/testing/brute_force.h"
 #include "checker/testing/lock_history_generator.h"
+#include "checker/testing/wide_history_generator.h"
 
 namespace locklab::checker {
 namespace {
@@ -345,18 +352,28 @@ bool BruteForceAgreement(Model m) {
 struct ChildRun {
   int exit_code = -1;
   double wall_s = 0;
+  double cpu_s = 0;  // user + system: what the row cost on a machine others share
   double peak_rss_mib = 0;
 };
 
-ChildRun RunChecker(const std::string& bin, Model m, const std::string& file) {
+// `model` null: the lab's judge (no --model), as `locklab check` on a run's history.
+ChildRun RunChecker(const std::string& bin, std::optional<Model> m, const std::string& file,
+                    std::vector<std::string> extra = {}) {
   ChildRun r;
+  std::vector<std::string> args = {bin};
+  if (m) args.insert(args.end(), {"--model", ModelName(*m)});
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(file);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
-    execl(bin.c_str(), bin.c_str(), "--model", ModelName(m), file.c_str(),
-          static_cast<char*>(nullptr));
+    dup2(devnull, 2);
+    execv(bin.c_str(), argv.data());
     _exit(127);
   }
   int status = 0;
@@ -364,6 +381,8 @@ ChildRun RunChecker(const std::string& bin, Model m, const std::string& file) {
   wait4(pid, &status, 0, &ru);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
@@ -414,7 +433,7 @@ int RunScale(const std::vector<std::string>& args) {
         size_t events = h.size();
         h.clear();
         h.shrink_to_fit();
-        ChildRun r = RunChecker(LOCKLAB_CHECK_BIN, model, file);
+        ChildRun r = RunChecker(LOCKLAB_CHECK_BIN, std::optional<Model>(model), file);
         const char* got = r.exit_code == 0 ? "valid" : r.exit_code == 1 ? "invalid"
                           : r.exit_code == 2 ? "unknown" : "error";
         bool right = r.exit_code == (invalid ? 1 : 0);
@@ -430,9 +449,118 @@ int RunScale(const std::vector<std::string>& args) {
   return all_right ? 0 : 1;
 }
 
+// ---- --wide ----------------------------------------------------------------------------
+
+const char* VerdictOfExit(int code) {
+  return code == 0 ? "valid" : code == 1 ? "invalid" : code == 2 ? "unknown" : "error";
+}
+
+testing::WideHistorySpec WideSpec(int k, bool invalid) {
+  testing::WideHistorySpec spec;
+  spec.windows = 10;
+  spec.k = k;
+  spec.invalid = invalid;
+  spec.seed = 20261127 + static_cast<uint64_t>(k);
+  return spec;
+}
+
+// Wide windows (k acquires and k releases open at once, ten windows; valid and invalid), and
+// 20 processes contending for one lock (100k and 400k events), each checked by a fresh
+// `locklab-check` process with a 10 s time budget: wall time and peak RSS per row. An
+// invalid row answered `unknown` is the budget honoured, not a wrong verdict.
+int RunWide(const std::vector<std::string>& args) {
+  std::vector<int64_t> ks = {4, 6, 8, 10, 12, 14, 16};
+  bool processes20 = true;
+  std::string check_bin = LOCKLAB_CHECK_BIN;
+  ArgvReader r("checker_bench --wide", args);
+  while (r.Next()) {
+    std::string v;
+    Status s = r.AtFlag() ? r.Value(&v) : r.Unknown();
+    if (s.ok() && r.Is("--check-bin")) {
+      check_bin = v;  // another build's locklab-check, to compare revisions on the same rows
+    } else if (s.ok() && r.Is("--k")) {
+      ks.clear();
+      std::stringstream ss(v);
+      for (std::string part; std::getline(ss, part, ',');) {
+        std::optional<int64_t> n = ParseInt(part, 1, 60);
+        if (!n) s = r.Error(ExpectedInteger(1, 60, part));
+        ks.push_back(n.value_or(1));
+      }
+      processes20 = false;
+    } else if (s.ok()) {
+      s = r.Unknown();
+    }
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.message().c_str());
+      return 64;
+    }
+  }
+  std::string dir = fs::temp_directory_path() / ("checker-wide-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string file = dir + "/h.jsonl";
+  bool all_right = true;
+  std::printf("%-28s %-12s %-8s %-8s %9s %8s %8s\n", "history", "model", "expect", "verdict",
+              "wall s", "cpu s", "RSS MiB");
+  for (int64_t k : ks) {
+    for (bool invalid : {false, true}) {
+      History h = testing::GenerateWideHistory(WideSpec(static_cast<int>(k), invalid));
+      if (!WriteHistory(h, file)) return 70;
+      for (Model m : {Model::kMutex, Model::kOwnerMutex}) {
+        ChildRun run = RunChecker(check_bin, m, file, {"--time-budget-ms", "10000"});
+        bool right = run.exit_code == (invalid ? 1 : 0) || (invalid && run.exit_code == 2);
+        all_right = all_right && right;
+        std::printf("%-28s %-12s %-8s %-8s %9.3f %8.3f %8.0f%s\n",
+                    ("wide k=" + std::to_string(k) + " x10").c_str(), ModelName(m),
+                    invalid ? "invalid" : "valid", VerdictOfExit(run.exit_code), run.wall_s,
+                    run.cpu_s, run.peak_rss_mib, right ? "" : "  WRONG");
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (processes20) {
+    for (int64_t n : {100000, 400000}) {
+      for (bool invalid : {false, true}) {
+        testing::LockHistorySpec spec = ScaleSpec(n, 0, invalid);
+        spec.clients = 20;
+        History h = testing::GenerateLockHistory(spec);
+        if (!WriteHistory(h, file)) return 70;
+        size_t events = h.size();
+        h.clear();
+        h.shrink_to_fit();
+        double mib = static_cast<double>(fs::file_size(file)) / (1 << 20);
+        for (std::optional<Model> m : {std::optional<Model>(Model::kMutex), std::optional<Model>()}) {
+          ChildRun run = RunChecker(check_bin, m, file);
+          // The judge: violated (1), or safe (0): no run events declare faults to be met.
+          bool right = run.exit_code == (invalid ? 1 : 0);
+          all_right = all_right && right;
+          std::printf("%-28s %-12s %-8s %-8s %9.3f %8.3f %8.0f%s\n",
+                      ("20 processes " + std::to_string(events / 1000) + "k ev " +
+                       std::to_string(static_cast<int>(mib)) + " MiB").c_str(),
+                      m ? ModelName(*m) : "(judge)", invalid ? "invalid" : "valid",
+                      VerdictOfExit(run.exit_code), run.wall_s, run.cpu_s, run.peak_rss_mib,
+                      right ? "" : "  WRONG");
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  fs::remove_all(dir);
+  return all_right ? 0 : 1;
+}
+
 int WriteOne(const std::vector<std::string>& args) {
+  if (args.size() == 4 && args[0] == "wide") {  // --write wide K valid|invalid FILE
+    std::optional<int64_t> k = ParseInt(args[1], 1, 60);
+    if (!k) {
+      std::fprintf(stderr, "checker_bench --write: %s\n", ExpectedInteger(1, 60, args[1]).c_str());
+      return 64;
+    }
+    History h = testing::GenerateWideHistory(WideSpec(static_cast<int>(*k), args[2] == "invalid"));
+    return WriteHistory(h, args[3]) ? 0 : 70;
+  }
   if (args.size() != 4) {
-    std::fprintf(stderr, "usage: checker_bench --write EVENTS PERCENT valid|invalid FILE\n");
+    std::fprintf(stderr, "usage: checker_bench --write EVENTS PERCENT valid|invalid FILE\n"
+                         "       checker_bench --write wide K valid|invalid FILE\n");
     return 64;
   }
   std::optional<int64_t> events = ParseInt(args[0], 1, kInt64Max);
@@ -452,6 +580,9 @@ int WriteOne(const std::vector<std::string>& args) {
 }  // namespace locklab::checker
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--wide") {
+    return locklab::checker::RunWide(std::vector<std::string>(argv + 2, argv + argc));
+  }
   if (argc >= 2 && (std::string(argv[1]) == "--scale" || std::string(argv[1]) == "--write")) {
     std::vector<std::string> rest(argv + 2, argv + argc);
     return std::string(argv[1]) == "--scale" ? locklab::checker::RunScale(rest)
