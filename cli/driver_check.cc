@@ -474,13 +474,6 @@ class DriverCheck {
             {"LOCKLAB_PROCESS", std::to_string(process)}};
   }
 
-  // Restarts a driver the check had to kill (no answer, a protocol error), as the lab does.
-  void Revive(std::unique_ptr<CheckedDriver>& d, int process) {
-    if (d->running()) return;
-    std::string bad = d->Start(Env(process));
-    if (!bad.empty()) cases_.Fail("hello", "driver " + d->name() + " restarted: " + bad);
-  }
-
   Answer Acquire(CheckedDriver& d, const std::string& key, Millis timeout, std::optional<Millis> ttl = std::nullopt) {
     json r = Req("acquire", key);
     r["ttl_ms"] = ttl.value_or(ttl_).count();
@@ -546,17 +539,14 @@ class DriverCheck {
     } else {
       Want("acquire-held-key-fails", b1, "fail", "acquire of a key another driver holds (refused until the deadline)");
     }
-    Revive(B_, 2);
     // A token of the real one's shape (a ZooKeeper driver's is a node path), owning nothing.
     const std::string wrong = a1.token() + "0";
     Answer w = Release(*B_, k, wrong);
     Want("release-wrong-token-fails", w, "fail", "release with a token that does not own the key");
     Answer still = Acquire(*B_, k, Millis(600), Millis(30000));
     NotOk("release-wrong-token-keeps-lock", still, "after a release with a wrong token, another acquire");
-    Revive(B_, 2);
     Answer r1 = Release(*A_, k, a1.token(), a1.fence());
     Want("release-owned-ok", r1, "ok", "release by the owner");
-    Revive(A_, 1);
     Answer b2 = Acquire(*B_, k, Millis(3000), Millis(30000));
     Want("acquire-after-release-ok", b2, "ok", "acquire after the holder released");
     if (b2.outcome != "ok") return;
@@ -570,10 +560,8 @@ class DriverCheck {
     }
     Answer again = Release(*A_, k, a1.token(), a1.fence());
     Want("release-twice-fails", again, "fail", "a second release of a token already released (the key has another holder)");
-    Revive(A_, 1);
     Answer keeps = Acquire(*A_, k, Millis(600), Millis(30000));
     NotOk("stale-release-keeps-new-holder", keeps, "after a stale release, an acquire of the new holder's key");
-    Revive(A_, 1);
     held_key_ = k;
     held_ = b2;
   }
@@ -608,9 +596,7 @@ class DriverCheck {
     }
     Answer w = Renew(*B_, k, a.token() + "0", Millis(30000));
     Want("renew-wrong-token-fails", w, "fail", "renew with a token that does not own the key");
-    Revive(B_, 2);
     Release(*A_, k, a.token(), a.fence());
-    Revive(A_, 1);
   }
 
   // Requests a driver must survive: an unknown op, garbage, blank lines, fields it does not know.
@@ -618,7 +604,6 @@ class DriverCheck {
     Answer u = A_->Call(Req("locklab-check-unknown-op", "lock:check-odd"), Millis(1000));
     if (!u.answered) cases_.Fail("unknown-op-answered", "an unknown op: " + u.error);
     else NotOk("unknown-op-answered", u, "an unknown op");
-    Revive(A_, 1);
     if (!A_->hello().renew) {
       json r = Req("renew", "lock:check-odd");
       r["token"] = "x";
@@ -626,7 +611,6 @@ class DriverCheck {
       Answer n = A_->Call(r, Millis(1000));
       if (!n.answered) cases_.Fail("unknown-op-answered", "renew (its hello says renew: false): " + n.error);
       else NotOk("unknown-op-answered", n, "renew to a driver whose hello says renew: false");
-      Revive(A_, 1);
     }
     // Garbage and a blank line: skipped (logged), the next request answered as usual.
     std::string unsent = A_->Raw("this is not json\n\n");
@@ -641,7 +625,6 @@ class DriverCheck {
     } else {
       Want("garbage-line-skipped", g, "fail", "a release with a wrong token after a garbage line (extra fields are ignored)");
     }
-    Revive(A_, 1);
   }
 
   // A holder stopped (a GC pause) past its lease: another client gets the key, and the old
@@ -660,7 +643,6 @@ class DriverCheck {
     Want("paused-holder-expires", b, "ok",
          "acquire while the holder is stopped " + Ms(ttl_ + Millis(1500)) + " past a " + Ms(ttl_) + " TTL");
     if (b.outcome != "ok") {
-      Revive(B_, 2);
       return;
     }
     if (a.fence() >= 0 && b.fence() >= 0) {
@@ -671,16 +653,12 @@ class DriverCheck {
     if (A_->hello().renew) {
       Answer rn = Settled([&] { return Renew(*A_, k, a.token(), Millis(30000)); });
       Want("renew-after-expiry-fails", rn, "fail", "renew by the holder whose lease expired while it was stopped");
-      Revive(A_, 1);
     }
     Answer rl = Settled([&] { return Release(*A_, k, a.token(), a.fence()); });
     Want("stale-release-fails", rl, "fail", "release by the holder whose lease expired while it was stopped");
-    Revive(A_, 1);
     Answer c = Settled([&] { return Acquire(*A_, k, Millis(600), Millis(30000)); });
     NotOk("stale-release-keeps-new-holder", c, "after the stopped holder's release, an acquire of the new holder's key");
-    Revive(A_, 1);
     Release(*B_, k, b.token(), b.fence());
-    Revive(B_, 2);
   }
 
   // Every lock server stopped (SIGSTOP): the commands are sent and never answered, so the one
@@ -737,9 +715,7 @@ class DriverCheck {
                     "read after the work: want 'ok' with 'value' " + std::to_string(next) + ", got " + r2.Describe() +
                         " " + r2.body.dump());
     }
-    Revive(A_, 1);
     Release(*A_, lock, a.token(), a.fence());
-    Revive(A_, 1);
   }
 
   void PointsReached(const locks::DriverHello& h) {
