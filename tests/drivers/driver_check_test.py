@@ -13,6 +13,7 @@ the timing (an answer that never comes, a wrong outcome, a line out of protocol)
 import concurrent.futures
 import os
 import subprocess
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,8 +37,10 @@ MISTAKES = {
 }
 
 
-def driver_check(*args):
+def driver_check(*args, tmpdir=None):
     env = dict(os.environ)
+    if tmpdir:
+        env["TMPDIR"] = tmpdir  # a failed check keeps its drivers' logs there
     env.setdefault("LOCKLAB_REDIS_SERVER", os.path.join(REPO, ".lab", "redis", "bin", "redis-server"))
     p = subprocess.run([BINARY, "driver-check", *args], capture_output=True, text=True, timeout=300,
                        env=env, cwd=REPO)
@@ -60,9 +63,10 @@ class DriverCheckTest(unittest.TestCase):
         # The Python helper's read= / work=: a driver that owns its resource.
         runs["resource"] = ("--lock", "driver:" + os.path.join(HERE, "resource_toy_driver.py"),
                             "--answer-grace", "1s", "--verbose")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-            futures = {name: pool.submit(driver_check, *args) for name, args in runs.items()}
-            cls.results = {name: f.result() for name, f in futures.items()}
+        with tempfile.TemporaryDirectory(prefix="locklab-driver-check-test-") as tmp:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+                futures = {name: pool.submit(driver_check, *args, tmpdir=tmp) for name, args in runs.items()}
+                cls.results = {name: f.result() for name, f in futures.items()}
 
     def test_correct_drivers_pass(self):
         for name in ("control", "c", "resource"):
