@@ -24,6 +24,7 @@
 #include "lab/lab_cluster.h"
 #include "locks/driver_lock.h"
 #include "locks/driver_protocol.h"
+#include "scenario/cli_spec.h"
 #include "scenario/run_options.h"
 
 extern char** environ;
@@ -46,29 +47,6 @@ constexpr Millis kPointHold{1000};
 // (a JVM closing its ZooKeeper session) more: a driver that ignores EOF never exits.
 constexpr Millis kExitWait{5000};
 
-const CommandSpec kSpec = {
-    "driver-check",
-    "check a lock driver against the driver protocol, case by case",
-    "Starts the servers the driver's hello asks for and drives the driver through every "
-    "request, answer, error, point and timeout case of docs/driver-protocol.md; prints one "
-    "line per failed case.",
-    {"locklab driver-check --lock driver:PATH [--driver-arg ARG]... [FLAG...]"},
-    {{"--lock", {}, "driver:PATH", FlagKind::kString, "the driver to check (required)", ""},
-     {"--driver-arg", {}, "ARG", FlagKind::kList, "one argument for the driver (repeatable)", ""},
-     {"--ttl", {}, "DURATION", FlagKind::kDuration,
-      "the lock TTL the driver is given (LOCKLAB_TTL_MS; default 1s)", ""},
-     {"--start-timeout", {}, "DURATION", FlagKind::kDuration,
-      "how long a started driver has to say hello (default 20s)", ""},
-     {"--answer-grace", {}, "DURATION", FlagKind::kDuration,
-      "how late past its timeout_ms an answer may come before it fails (the lab's answer_grace_ms; "
-      "default 250ms)", ""},
-     {"--verbose", {}, "", FlagKind::kSwitch, "also print the cases that passed", ""},
-     {"--trace", {}, "", FlagKind::kSwitch,
-      "print every line exchanged on stderr ('> ' from the driver, '< ' to it)", ""}},
-    {},
-    "Exit: 0 every case passed, 1 a case failed, 64 bad flags or a driver that cannot run, "
-    "69 a lab server did not start.",
-    false};
 
 struct CheckOptions {
   std::string path;  // absolute
@@ -776,16 +754,14 @@ class DriverCheck {
 
 }  // namespace
 
-const CommandSpec& DriverCheckCommandSpec() { return kSpec; }
-
 int RunDriverCheckCommand(const std::vector<std::string>& args) {
   CheckOptions o;
   std::string lock;
-  ArgvReader r(kSpec, args);
+  ArgvReader r(DriverCheckCommandSpec(), args);
   while (r.Next()) {
     Status s;
     if (r.AtHelp()) {
-      std::cout << HelpText(kSpec);
+      std::cout << HelpText(DriverCheckCommandSpec());
       return kExitOk;
     } else if (r.Is("--lock")) {
       s = r.Value(&lock);

@@ -27,7 +27,6 @@
 
 namespace locklab::harness {
 
-const CommandSpec& DriverCheckCommandSpec();
 int RunDriverCheckCommand(const std::vector<std::string>& args);
 
 }  // namespace locklab::harness

@@ -281,6 +281,32 @@ CommandSpec MakeCompletionSpec() {
   return s;
 }
 
+CommandSpec MakeDriverCheckSpec() {
+  return {
+    "driver-check",
+    "check a lock driver against the driver protocol, case by case",
+    "Starts the servers the driver's hello asks for and drives the driver through every "
+    "request, answer, error, point and timeout case of docs/driver-protocol.md; prints one "
+    "line per failed case.",
+    {"locklab driver-check --lock driver:PATH [--driver-arg ARG]... [FLAG...]"},
+    {{"--lock", {}, "driver:PATH", FlagKind::kString, "the driver to check (required)", ""},
+     {"--driver-arg", {}, "ARG", FlagKind::kList, "one argument for the driver (repeatable)", ""},
+     {"--ttl", {}, "DURATION", FlagKind::kDuration,
+      "the lock TTL the driver is given (LOCKLAB_TTL_MS; default 1s)", ""},
+     {"--start-timeout", {}, "DURATION", FlagKind::kDuration,
+      "how long a started driver has to say hello (default 20s)", ""},
+     {"--answer-grace", {}, "DURATION", FlagKind::kDuration,
+      "how late past its timeout_ms an answer may come before it fails (the lab's answer_grace_ms; "
+      "default 250ms)", ""},
+     {"--verbose", {}, "", FlagKind::kSwitch, "also print the cases that passed", ""},
+     {"--trace", {}, "", FlagKind::kSwitch,
+      "print every line exchanged on stderr ('> ' from the driver, '< ' to it)", ""}},
+    {},
+    "Exit: 0 every case passed, 1 a case failed, 64 bad flags or a driver that cannot run, "
+    "69 a lab server did not start.",
+    false};
+}
+
 CommandSpec MakeTestSpec() {
   CommandSpec s;
   s.name = "test";
@@ -331,12 +357,17 @@ const CommandSpec& CompletionCommandSpec() {
   static const CommandSpec spec = MakeCompletionSpec();
   return spec;
 }
+const CommandSpec& DriverCheckCommandSpec() {
+  static const CommandSpec spec = MakeDriverCheckSpec();
+  return spec;
+}
 
 const std::vector<const CommandSpec*>& AllCommandSpecs() {
   static const CommandSpec test = MakeTestSpec();
   static const std::vector<const CommandSpec*> all = {
       &RunCommandSpec(),     &MatrixCommandSpec(),     &HuntCommandSpec(),
       &ReplayCommandSpec(),  &MergeCommandSpec(),      &checker::CheckCommandSpec(),
+      &DriverCheckCommandSpec(),
       &ReportCommandSpec(),  &ListCommandSpec(),       &ClusterCommandSpec(),
       &VersionCommandSpec(), &CompletionCommandSpec(), &test};
   return all;

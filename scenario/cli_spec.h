@@ -37,6 +37,7 @@ const CommandSpec& ListCommandSpec();
 const CommandSpec& ClusterCommandSpec();
 const CommandSpec& VersionCommandSpec();
 const CommandSpec& CompletionCommandSpec();
+const CommandSpec& DriverCheckCommandSpec();
 
 // Every command, in the order `locklab --help` lists them (check's table is
 // checker/check_command.h's; `test` is the entry script's, listed for completeness).
