@@ -289,6 +289,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
     int file_exit = 0;
     if (fmt == HistoryFormat::kJsonl && !fl.has_model) {
       // A lock history: the one judge (checker/verdict.h), exactly as `locklab run` judged it.
+      SortByTimeInPlace(&h);  // the judge then walks it as it is, with no sorted copy
       JudgeOptions jo;
       if (fl.has_time_budget) jo.lin_time_budget = fl.options.time_budget;
       jo.memory_budget_bytes = fl.options.memory_budget_bytes;

@@ -422,6 +422,31 @@ std::string ToJsonLine(const Event& e) {
   return j.dump();
 }
 
+void SortByTimeInPlace(History* h) {
+  auto earlier = [](const Event& a, const Event& b) {
+    return a.time != b.time ? a.time < b.time : a.index < b.index;
+  };
+  if (std::is_sorted(h->begin(), h->end(), earlier)) return;
+  std::vector<uint32_t> order(h->size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return earlier((*h)[a], (*h)[b]); });
+  // Apply the permutation by following its cycles: position i takes the event at order[i].
+  std::vector<bool> done(order.size(), false);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (done[i] || order[i] == i) continue;
+    Event held = std::move((*h)[i]);
+    size_t j = i;
+    while (order[j] != i) {
+      (*h)[j] = std::move((*h)[order[j]]);
+      done[j] = true;
+      j = order[j];
+    }
+    (*h)[j] = std::move(held);
+    done[j] = true;
+  }
+}
+
 History SortedByTime(History h) {
   std::stable_sort(h.begin(), h.end(), [](const Event& a, const Event& b) {
     if (a.time != b.time) return a.time < b.time;

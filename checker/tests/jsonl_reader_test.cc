@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -116,6 +117,28 @@ TEST(JsonlReader, LinesAcrossBlockBoundaries) {
   ExpectSame(b);
   ASSERT_TRUE(b.file.ok()) << b.file.message();
   EXPECT_EQ(b.from_file.size(), static_cast<size_t>(i));
+}
+
+TEST(History, SortByTimeInPlaceIsSortedByTime) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    History h;
+    for (int i = 0; i < 200; ++i) {
+      Event e;
+      e.index = static_cast<int64_t>(rng() % 3);  // ties in time and index: stable
+      e.time = Nanos(static_cast<int64_t>(rng() % 20));
+      e.process = i;
+      e.f = "acquire";
+      h.push_back(e);
+    }
+    History want = SortedByTime(h);
+    SortByTimeInPlace(&h);
+    ASSERT_EQ(h.size(), want.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      ASSERT_EQ(h[i].process, want[i].process) << trial << " " << i;
+      ASSERT_EQ(h[i].f, "acquire");
+    }
+  }
 }
 
 }  // namespace
