@@ -303,6 +303,14 @@ int RunCheckCommand(const std::vector<std::string>& args) {
       file_exit = VerdictExitCode(jd.verdict);
       text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
       for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();
+      if (!fl.json) {
+        // The text says counts only: the lists of holds and episodes, as JSON, were a
+        // fifth of checking a long history's peak memory.
+        jd.holds.clear();
+        jd.holds.shrink_to_fit();
+        jd.mutual_exclusion.episode_list.clear();
+        jd.mutual_exclusion.episode_list.shrink_to_fit();
+      }
       auto counts = jd.ToJson();
       auto compact = [](const nlohmann::ordered_json& x) {
         return x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -310,7 +318,7 @@ int RunCheckCommand(const std::vector<std::string>& args) {
       text += "  mutual exclusion: " + compact(counts["mutual_exclusion"]) +
               ", resource: " + compact(counts["resource"]) + "\n";
       for (const auto& c : jd.coverage) text += "  coverage: " + c.Summary() + "\n";
-      fj.update(counts);
+      if (fl.json) fj.update(counts);
     } else {
       fj["linearizability"] = nlohmann::ordered_json::array();
       bool failed_input = false;
