@@ -25,6 +25,12 @@
 //   R3 (registers, unless a failed cas is an observation) an unknown write of a value that no
 //      later read or cas observes is dropped, and leaves the pools after its last observer.
 //
+// Wide windows (many ops open at once): of the open ops of one class (same kind and
+// arguments), only the one that returns first is ever linearized next, and once one return's
+// closure passes options.probe_after_configs configurations a depth-first probe with a memo
+// (Wing & Gong, Lowe) searches from the last quiescent point; it decides (valid, or invalid
+// at the same shortest prefix) or gives up within its bound, and the sweep replays from there.
+//
 // Budgets: the sweep stops with kUnknown (never a guess) when `deadline` passes or the
 // configurations held at once exceed options.memory_budget_bytes; the reason names the key,
 // the event and its line. Internal to checker/. Thread safety: pure function of its arguments.
