@@ -28,8 +28,20 @@ TEST_F(DriverFailoverTest, RedisPyDriverFindsThePromotedReplicaAndLosesItsUnrepl
   const std::vector<std::string> extra = {"--ttl", "4000", "--hold", "3000", "--acquire-timeout",
                                           "1000", "--first-at", "300", "--pause", "3500",
                                           "--duration", "7s", "--interval", "0"};
-  TrustedTrial("driver:examples/drivers/redis_py_lock.py", "failover", extra,
-               [&](const nlohmann::json& r) {
+  // Sentinel's election runs on its own clocks: on a machine busy enough, the promotion comes
+  // after the window and the run is unknown ("effect not seen", the lab's own word). Such a
+  // run says nothing about the driver and runs again, as one with untrusted timing does.
+  auto attempt = [&] {
+    TimedAttempt a = FromResults(Trial("driver:examples/drivers/redis_py_lock.py", "failover", extra));
+    const nlohmann::json& r = a.value;
+    if (a.trusted && r.is_object() && r.contains("coverage") && r["coverage"].is_array() &&
+        !r["coverage"].empty() && r["coverage"][0].value("effects_seen", 0) == 0) {
+      a.trusted = false;
+      a.why = "no promotion within the window: " + r["coverage"][0].value("evidence", std::string());
+    }
+    return a;
+  };
+  CheckWithTrustedTiming(attempt, [&](const nlohmann::json& r) {
     // Every client's driver found the master through Sentinel (its own log line).
     for (int p = 1; p <= 3; ++p) {
       std::string log = ReadAll(run_dir_ + "/clients/" + std::to_string(p) + ".log");
