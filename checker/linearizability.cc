@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <map>
+#include <iomanip>
 #include <sstream>
 #include <utility>
 
@@ -402,7 +403,8 @@ std::string LinearizabilityResult::ToText() const {
   std::ostringstream o;
   o << ModelName(model) << ": " << LinVerdictName(verdict) << " (" << operations
     << " operations, " << keys << " key" << (keys == 1 ? "" : "s") << ", " << states_explored
-    << " states, " << elapsed_ms << " ms)";
+    << " states, " << std::fixed << std::setprecision(elapsed_ms < 10 ? 2 : 0) << elapsed_ms
+    << std::defaultfloat << " ms)";
   if (!reason.empty()) o << ": " << reason;
   o << "\n";
   if (counterexample) {

@@ -1,6 +1,7 @@
 #include "checker/verdict.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -568,7 +569,7 @@ nlohmann::ordered_json Judgement::ToJson() const {
                     {"message", std::string("register: ") + LinVerdictName(resource_lin.verdict)}});
   checks.push_back({{"name", "liveness"},
                     {"ok", !liveness.stuck},
-                    {"message", "longest wait with no holder " + std::to_string(liveness.longest_wait_ms) + " ms"}});
+                    {"message", "longest wait with no holder " + std::to_string(std::llround(liveness.longest_wait_ms)) + " ms"}});
   checks.push_back({{"name", "evidence"},
                     {"ok", ParseVerdict(verdict) != Verdict::kUnknown},
                     {"message", ParseVerdict(verdict) == Verdict::kUnknown ? reason : "the lock worked and every fault's coverage was seen"}});
