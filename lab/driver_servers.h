@@ -41,10 +41,6 @@ struct DriverServers {
 // What a hello asks of the lab (probed = true).
 DriverServers ServersFromHello(const locks::DriverHello& hello);
 
-// The start_timeout_ms knob of a driver lock (5000 ms when unset or unreadable: the lock's
-// own knob check reports a bad value).
-Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
-
 // Probes the driver at `path` (absolute) with `args`; see above for what an error means.
 Status ProbeDriverServers(const std::string& path, const std::vector<std::string>& args,
                           Millis timeout, DriverServers* out);
@@ -52,8 +48,9 @@ Status ProbeDriverServers(const std::string& path, const std::vector<std::string
 // The servers of a run's driver: from its knob "hello" when the run has one (the hello a
 // matrix read once for the row, handed to each of its trials: no start of the driver, an
 // interpreter or a JVM, per trial; the hello is remembered as if probed, for
-// locks::ProbedHello), else ProbeDriverServers. A knob that is not a hello is the run's
-// bad input (Status::Usage, naming the knob).
+// locks::ProbedHello), else the hello already read in this process (locks::ProbedHello:
+// the run's checks read it, or an earlier trial did), else ProbeDriverServers. A knob that
+// is not a hello is the run's bad input (Status::Usage, naming the knob).
 Status DriverServersOf(const std::string& path, const std::vector<std::string>& args,
                        const std::map<std::string, std::string>& knobs, DriverServers* out);
 

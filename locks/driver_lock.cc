@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "base/numbers.h"
 #include "base/process_tree.h"
 #include "base/random.h"
 #include "locks/knobs.h"
@@ -176,6 +177,14 @@ std::string HelloServersDiffer(const DriverHello& said, const DriverHello& known
   if (said.sentinel != known.sentinel) differ(std::string("sentinel ") + (said.sentinel ? "true" : "false"));
   if (said.resource != known.resource) differ(std::string("resource ") + (said.resource ? "true" : "false"));
   return out;
+}
+
+Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs) {
+  auto knob = knobs.find("start_timeout_ms");
+  if (knob != knobs.end()) {
+    if (auto ms = ParseInt(knob->second, 1, 600000)) return Millis(*ms);
+  }
+  return Millis(5000);
 }
 
 bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out) {

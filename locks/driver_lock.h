@@ -44,6 +44,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,10 @@ void RememberProbedHello(const std::string& path, const std::vector<std::string>
 // "" when the two hellos ask for the same servers and resource (backend, nodes, sentinel,
 // resource), else what differs ("backend zookeeper, not redis").
 std::string HelloServersDiffer(const DriverHello& said, const DriverHello& known);
+
+// The start_timeout_ms knob of a driver lock among `knobs` (5000 ms, the knob's default,
+// when unset or unreadable: the lock's own knob check reports a bad value).
+Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
 
 // Kills a driver and its whole tree, as above, and reaps the driver (`driver` is then empty).
 // Returns how many processes besides the driver were killed.

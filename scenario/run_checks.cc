@@ -94,14 +94,11 @@ class LazyHello {
   Status Get(const locks::DriverHello** out) {
     if (!asked_) {
       asked_ = true;
-      Millis timeout(5000);
-      auto knob = o_.knobs.find("start_timeout_ms");
-      if (knob != o_.knobs.end()) {
-        if (auto ms = ParseInt(knob->second, 1, 600000)) timeout = Millis(*ms);
-      }
       std::string path;
       status_ = ResolveDriverPath(o_.lock, &path);
-      if (status_.ok()) status_ = locks::ProbeDriver(path, o_.driver_args, timeout, &hello_);
+      if (status_.ok()) {
+        status_ = locks::ProbeDriver(path, o_.driver_args, locks::DriverStartTimeout(o_.knobs), &hello_);
+      }
     }
     *out = &hello_;
     return status_;

@@ -111,9 +111,7 @@ bool Trial::StartWhenReady() {
   // A driver has start_timeout_ms (its knob, 5 s by default) to say hello, and its client
   // reports ready or failed by then; the margin covers the client's own start on a busy
   // machine. Start-up is never charged to the first operation or the fault schedule.
-  Millis limit(5000);
-  auto knob = o_.knobs.find("start_timeout_ms");
-  if (knob != o_.knobs.end()) limit = Millis(std::atoll(knob->second.c_str()));
+  const Millis limit = locks::DriverStartTimeout(o_.knobs);
   phase_ = Phase::kStarting;
   EventLoop(MonotonicNow() + limit + Millis(10000));
   phase_ = Phase::kRunning;

@@ -127,6 +127,13 @@ TEST(DriverServersTest, APlannedDriverTrialCarriesItsRowsHelloAndIsNotProbedAgai
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_FALSE(servers.probed);
   EXPECT_FALSE(servers.from_knob);
+  // A hello read once in this process is not read again: the program that does not exist
+  // is not started, its servers are the remembered hello's.
+  s = DriverServersOf("/nonexistent/driver", {}, {{"start_timeout_ms", "500"}}, &servers);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(servers.probed);
+  EXPECT_EQ(servers.backend, locks::Backend::kZookeeper);
+  EXPECT_EQ(servers.nodes, 3);
   // A knob that is not a hello is the run's bad input.
   s = DriverServersOf("/nonexistent/driver", {}, {{"hello", "{}"}}, &servers);
   EXPECT_EQ(s.code(), Status::Code::kUsage) << s.message();
