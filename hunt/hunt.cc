@@ -538,8 +538,7 @@ void Hunt::Search(bool stop_at_first) {
     // Holds past the TTL with the lease ignored compare renewal: run them only where the
     // workload renews the lock, and against a baseline only when it renews the baseline too
     // (else the difference is that one of the two is renewed, not a bug).
-    const bool lock_renews = f_.lock_renews;
-    plain_ = PlainPass(space_, f_.baseline.empty() ? lock_renews : lock_renews == f_.baseline_renews);
+    plain_ = PlainPass(space_, f_.baseline.empty() ? f_.lock_renews : f_.lock_renews == f_.baseline_renews);
     first_pass_ = FirstPass(space_, rng_);
   }
   while (!Stop() && Elapsed() < f_.budget) {
@@ -844,14 +843,13 @@ int Hunt::Run() {
   if (!f_.corpus.empty() && story_.minimal) {
     // Only a kill with a statistical [expect] is a regression (MinimalIsRegression).
     if (MinimalIsRegression(story_)) {
-      std::string& path = corpus_entry;
       bool existed = false;
-      Status c = CopyToCorpus(story_, dir_, f_.corpus, &path, &existed);
+      Status c = CopyToCorpus(story_, dir_, f_.corpus, &corpus_entry, &existed);
       if (!c.ok()) {
         std::cerr << "locklab hunt: flag --corpus: " << c.message() << "\n";
         return c.ExitCode();
       }
-      std::cout << "corpus: " << path << (existed ? " (already there, not copied)" : " (added)") << "\n";
+      std::cout << "corpus: " << corpus_entry << (existed ? " (already there, not copied)" : " (added)") << "\n";
     } else {
       std::cout << "corpus: minimal.toml not added to " << f_.corpus << ": "
                 << (MinimalReplay(story_) ? "it did not reproduce " + std::to_string(kReproductionNeeded) +
