@@ -171,8 +171,8 @@ int RunBench(const Flags& fl) {
   return 0;
 }
 
-// What checking a history holds per byte of its file (measured: 2.3-2.6 on generated lock
-// histories, 2.8 on a lab-shaped one, 3.5 with --json: bench/results/checker-3c94fb2.md).
+// What checking a history may hold per byte of its file: the bound `check` refuses above
+// (docs/checker.md; the measured ratios are in bench/results/checker-*.md).
 constexpr double kMemoryPerHistoryByte = 3.0;
 
 double PhysicalMemoryBytes() {
