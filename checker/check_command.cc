@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
 
 #include "base/argv.h"
 #include "base/exit_code.h"
@@ -71,8 +72,8 @@ struct Flags {
 
 // The models to run on one file: the chosen one, or the format's defaults (a native history
 // gets owner-mutex on its lock ops and register on its resource ops, whichever exist).
-std::vector<Model> ModelsFor(const Flags& fl, HistoryFormat fmt, const History& h) {
-  if (fl.has_model) return {fl.model};
+std::vector<Model> ModelsFor(std::optional<Model> model, HistoryFormat fmt, const History& h) {
+  if (model) return {*model};
   if (fmt != HistoryFormat::kJsonl) return {DefaultModel(fmt)};
   bool lock = false, reg = false;
   for (const Event& e : h) {
@@ -117,7 +118,7 @@ int RunBench(const Flags& fl) {
       std::cerr << "locklab check: " << s.message() << "\n";
       return 65;
     }
-    it.models = ModelsFor(fl, it.fmt, it.h);
+    it.models = ModelsFor(fl.has_model ? std::optional<Model>(fl.model) : std::nullopt, it.fmt, it.h);
     items.push_back(std::move(it));
   }
   double best_total = std::numeric_limits<double>::infinity();
@@ -184,7 +185,7 @@ double PhysicalMemoryBytes() {
 // as empty: "valid, 0 operations"), and a lab history whose last line is torn (a killed
 // run) is checked as the prefix before it, with one line on stderr saying so. The judge
 // then finds no normal run end: never safe.
-Status ReadHistory(const std::string& path, const Flags& fl, HistoryFormat* fmt, History* h) {
+Status ReadHistory(const std::string& path, bool detect, HistoryFormat* fmt, History* h) {
   struct stat st {};
   const bool statted = stat(path.c_str(), &st) == 0;
   if (statted && S_ISDIR(st.st_mode)) {
@@ -203,7 +204,7 @@ Status ReadHistory(const std::string& path, const Flags& fl, HistoryFormat* fmt,
                   static_cast<double>(st.st_size) / (1 << 30), need / (1 << 30), have / (1 << 30));
     return Status::BadInput(path + buf);
   }
-  Status s = ReadHistoryFile(path, fmt, !fl.has_format, h);
+  Status s = ReadHistoryFile(path, fmt, detect, h);
   if (s.ok() || *fmt != HistoryFormat::kJsonl) return s;
   int torn = 0;
   History prefix;
@@ -219,6 +220,83 @@ Status ReadHistory(const std::string& path, const Flags& fl, HistoryFormat* fmt,
 const CommandSpec& CheckCommandSpec() {
   static const CommandSpec spec = MakeCheckSpec();
   return spec;
+}
+
+HistoryCheck CheckHistoryFile(const std::string& path, const HistoryCheckOptions& o) {
+  HistoryCheck out;
+  auto refuse = [&out](const std::string& message) {
+    out.exit = kExitBadInput;
+    out.error = message;
+    out.json = nlohmann::ordered_json();
+    out.text.clear();
+    return std::move(out);
+  };
+  HistoryFormat fmt = o.format.value_or(HistoryFormat::kJsonl);
+  History& h = out.history;
+  Status s = ReadHistory(path, !o.format.has_value(), &fmt, &h);
+  if (s.ok() && h.empty()) {
+    s = Status::BadInput(path + ": no events (an empty history judges nothing)");
+  }
+  if (!s.ok()) return refuse(s.message());
+  out.format = fmt;
+  nlohmann::ordered_json& fj = out.json;
+  fj["file"] = path;
+  fj["format"] = HistoryFormatName(fmt);
+  fj["events"] = h.size();
+  std::string& text = out.text;
+  text = path + " (" + HistoryFormatName(fmt) + ", " + std::to_string(h.size()) + " events)\n";
+  int file_exit = 0;
+  if (fmt == HistoryFormat::kJsonl && !o.model) {
+    // A lock history: the one judge (checker/verdict.h), exactly as `locklab run` judged it.
+    SortByTimeInPlace(&h);  // the judge then walks it as it is, with no sorted copy
+    JudgeOptions jo;
+    if (o.has_time_budget) jo.lin_time_budget = o.lin.time_budget;
+    jo.memory_budget_bytes = o.lin.memory_budget_bytes;
+    Judgement jd = JudgeHistory(h, jo);
+    if (!jd.bad_input.ok()) {  // what --model refuses, the judge refuses too
+      return refuse(path + ":" + jd.bad_input.message());
+    }
+    file_exit = VerdictExitCode(jd.verdict);
+    text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
+    for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();
+    if (!o.keep_lists) {
+      // The text says counts only: the lists of holds and episodes, as JSON, were a
+      // fifth of checking a long history's peak memory.
+      jd.holds.clear();
+      jd.holds.shrink_to_fit();
+      jd.mutual_exclusion.episode_list.clear();
+      jd.mutual_exclusion.episode_list.shrink_to_fit();
+    }
+    auto counts = jd.ToJson();
+    auto compact = [](const nlohmann::ordered_json& x) {
+      return x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    text += "  mutual exclusion: " + compact(counts["mutual_exclusion"]) +
+            ", resource: " + compact(counts["resource"]) + "\n";
+    for (const auto& c : jd.coverage) text += "  coverage: " + c.Summary() + "\n";
+    if (o.keep_lists) fj.update(counts);
+  } else {
+    fj["linearizability"] = nlohmann::ordered_json::array();
+    for (Model m : ModelsFor(o.model, fmt, h)) {
+      LinearizabilityResult r;
+      s = CheckLinearizability(h, m, FormatOptions(fmt, o.lin), path, &r);
+      if (!s.ok()) return refuse(s.message());
+      if (r.invocations == 0) {
+        // Valid in logic, but nothing was checked: never a pass for a CI suite. (With
+        // invocations that all failed, the model's operations were there and none took
+        // effect: valid, and its reason says vacuously.)
+        r.verdict = LinVerdict::kUnknown;
+        r.reason = "no " + std::string(ModelName(m)) + " operation among the " +
+                   std::to_string(h.size()) + " events (wrong --model or --format?)";
+      }
+      fj["linearizability"].push_back(r.ToJson());
+      text += "  " + r.ToText();
+      file_exit = WorseCheckExit(file_exit, VerdictExit(r.verdict));
+    }
+  }
+  fj["exit"] = file_exit;
+  out.exit = file_exit;
+  return out;
 }
 
 int RunCheckCommand(const std::vector<std::string>& args) {
@@ -264,95 +342,26 @@ int RunCheckCommand(const std::vector<std::string>& args) {
   if (fl.files.empty()) return Usage(Status::Usage("check: no FILE given (locklab check --help)"));
   if (fl.bench) return RunBench(fl);
 
+  HistoryCheckOptions o;
+  if (fl.has_model) o.model = fl.model;
+  if (fl.has_format) o.format = fl.format;
+  o.lin = fl.options;
+  o.has_time_budget = fl.has_time_budget;
+  o.keep_lists = fl.json;
   int worst = 0;
   int unreadable = 0, per_exit[3] = {0, 0, 0};
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& path : fl.files) {
-    HistoryFormat fmt = fl.format;
-    History h;
-    Status s = ReadHistory(path, fl, &fmt, &h);
-    if (s.ok() && h.empty()) {
-      s = Status::BadInput(path + ": no events (an empty history judges nothing)");
-    }
-    if (!s.ok()) {
-      std::cerr << "locklab check: " << s.message() << "\n";
-      worst = WorseCheckExit(worst, kExitBadInput);
+    HistoryCheck c = CheckHistoryFile(path, o);
+    worst = WorseCheckExit(worst, c.exit);
+    if (c.exit == kExitBadInput) {
+      std::cerr << "locklab check: " << c.error << "\n";
       ++unreadable;
       continue;
     }
-    nlohmann::ordered_json fj;
-    fj["file"] = path;
-    fj["format"] = HistoryFormatName(fmt);
-    fj["events"] = h.size();
-    std::string text = path + " (" + HistoryFormatName(fmt) + ", " + std::to_string(h.size()) +
-                       " events)\n";
-    int file_exit = 0;
-    if (fmt == HistoryFormat::kJsonl && !fl.has_model) {
-      // A lock history: the one judge (checker/verdict.h), exactly as `locklab run` judged it.
-      SortByTimeInPlace(&h);  // the judge then walks it as it is, with no sorted copy
-      JudgeOptions jo;
-      if (fl.has_time_budget) jo.lin_time_budget = fl.options.time_budget;
-      jo.memory_budget_bytes = fl.options.memory_budget_bytes;
-      Judgement jd = JudgeHistory(h, jo);
-      if (!jd.bad_input.ok()) {  // what --model refuses, the judge refuses too
-        std::cerr << "locklab check: " << path << ":" << jd.bad_input.message() << "\n";
-        worst = WorseCheckExit(worst, kExitBadInput);
-        ++unreadable;
-        continue;
-      }
-      file_exit = VerdictExitCode(jd.verdict);
-      text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
-      for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();
-      if (!fl.json) {
-        // The text says counts only: the lists of holds and episodes, as JSON, were a
-        // fifth of checking a long history's peak memory.
-        jd.holds.clear();
-        jd.holds.shrink_to_fit();
-        jd.mutual_exclusion.episode_list.clear();
-        jd.mutual_exclusion.episode_list.shrink_to_fit();
-      }
-      auto counts = jd.ToJson();
-      auto compact = [](const nlohmann::ordered_json& x) {
-        return x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      };
-      text += "  mutual exclusion: " + compact(counts["mutual_exclusion"]) +
-              ", resource: " + compact(counts["resource"]) + "\n";
-      for (const auto& c : jd.coverage) text += "  coverage: " + c.Summary() + "\n";
-      if (fl.json) fj.update(counts);
-    } else {
-      fj["linearizability"] = nlohmann::ordered_json::array();
-      bool failed_input = false;
-      for (Model m : ModelsFor(fl, fmt, h)) {
-        LinearizabilityResult r;
-        s = CheckLinearizability(h, m, FormatOptions(fmt, fl.options), path, &r);
-        if (!s.ok()) {
-          std::cerr << "locklab check: " << s.message() << "\n";
-          failed_input = true;
-          break;
-        }
-        if (r.invocations == 0) {
-          // Valid in logic, but nothing was checked: never a pass for a CI suite. (With
-          // invocations that all failed, the model's operations were there and none took
-          // effect: valid, and its reason says vacuously.)
-          r.verdict = LinVerdict::kUnknown;
-          r.reason = "no " + std::string(ModelName(m)) + " operation among the " +
-                     std::to_string(h.size()) + " events (wrong --model or --format?)";
-        }
-        fj["linearizability"].push_back(r.ToJson());
-        text += "  " + r.ToText();
-        file_exit = WorseCheckExit(file_exit, VerdictExit(r.verdict));
-      }
-      if (failed_input) {
-        worst = WorseCheckExit(worst, kExitBadInput);
-        ++unreadable;
-        continue;
-      }
-    }
-    fj["exit"] = file_exit;
-    worst = WorseCheckExit(worst, file_exit);
-    ++per_exit[file_exit];
-    if (fl.json) all.push_back(std::move(fj));
-    else std::cout << text;
+    ++per_exit[c.exit];
+    if (fl.json) all.push_back(std::move(c.json));
+    else std::cout << c.text;
   }
   if (fl.json) {
     if (all.size() == 1) std::cout << all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
