@@ -9,6 +9,10 @@
                                            -> HUNT_DIR/hunt.html (and the failing run's report
                                               when it is missing); a HUNT_DIR given as RUN_DIR
                                               (it has hunt.json) is taken as --hunt
+    python3 -m reports --history FILE --judged JSON --events JSONL --out PAGE.html
+                                           -> PAGE.html: one history file's page (historypage.py);
+                                              `locklab report FILE` judges the file and passes
+                                              the judgement and its events
 
 (python3: Debian's /usr/bin/python3, with the source directory on PYTHONPATH; see
 cli/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
@@ -29,7 +33,7 @@ import sys
 import time
 import warnings
 
-from . import htmlreport, huntpage, matrixcells, plots, timeline
+from . import historypage, htmlreport, huntpage, matrixcells, plots, timeline
 from .history import RunError, ToolError, WriteError, load_json
 from .runfiles import Run, disagreement_line
 
@@ -175,6 +179,23 @@ def report_hunt(hunt_dir, corpus=None):
     return out, made
 
 
+def report_history(args):
+    """--history FILE --judged JSON --events JSONL --out PAGE.html (cli/report_command.cc).
+    Returns the page's path."""
+    names = ("--history", "--judged", "--events", "--out")
+    given = dict(zip(args[0::2], args[1::2]))
+    if len(args) != 2 * len(names) or sorted(given) != sorted(names):
+        raise UsageError("--history needs --judged, --events and --out (locklab report FILE passes them)")
+    view = historypage.HistoryView(given["--history"], given["--judged"], given["--events"])
+    out = os.path.abspath(given["--out"])
+    _write(out, historypage.history_page(view))
+    return out
+
+
+class UsageError(Exception):
+    """Arguments the package does not take (exit 64)."""
+
+
 def main(argv):
     # This process is the report's own: no library warning reaches the user's terminal (the
     # figures also silence them where they are drawn, figstyle.styled, for in-process callers).
@@ -202,6 +223,8 @@ def main(argv):
             index, made = report_hunt(rest[0], corpus)
             if made:
                 extra = f"the failing run's report made: {made}, "
+        elif args[0] == "--history":
+            index = report_history(args)
         elif args[0] == "--matrix":
             rest = [a for a in args[1:] if a != "--no-trials"]
             if len(rest) != 1:
@@ -216,6 +239,9 @@ def main(argv):
             index, run = report_run(args[0])
             if run.ignored:
                 print(f"report: {disagreement_line(run.results_path, run.ignored)}", file=sys.stderr)
+    except UsageError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 64
     except WriteError as e:
         print(f"report: {e}", file=sys.stderr)
         return 70

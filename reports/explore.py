@@ -147,6 +147,10 @@ def data(run, sentences=()):
         "durationMs": _ms(run, run.t_end), "holds": holds, "ops": ops, "opsComplete": complete, "holdsComplete": len(holds) == len(run.holds),
         "faults": [[f, faultstyle.color(f)] for f in faults], "windows": windows, "episodes": episodes,
         "lin": lin,
+        # a history without a clock (historypage.py) is drawn on its source lines: 1 line = 1 ms
+        "unit": "line" if getattr(run, "time_unit", "s") == "line" else "s",
+        # where the page opens when no #moment is asked for (None: the whole history)
+        "focus": run.focus_ms() if hasattr(run, "focus_ms") else None,
         "colors": {"hold": HOLD_COLOR, "keys": KEY_COLORS, "overlap": OVERLAP_COLOR, "lin": LIN_COLOR,
                    "unknown": UNKNOWN_COLOR},
     }
@@ -205,7 +209,9 @@ SCRIPT = r"""
   function x(t) { return LEFT + (t - view[0]) / (view[1] - view[0]) * (W - LEFT - RIGHT); }
   function tAt(px) { return view[0] + (px - LEFT) / (W - LEFT - RIGHT) * (view[1] - view[0]); }
   function rowY(r) { return TOP + r * ROW; }
+  var LINES = D.unit === "line";
   function fmt(ms) {
+    if (LINES) return "line " + Math.round(ms);
     var a = Math.abs(ms);
     if (a < 0.0005) return "0 s";
     if (a >= 1000) return (ms / 1000).toFixed(a >= 10000 ? 2 : 3) + " s";
@@ -213,6 +219,7 @@ SCRIPT = r"""
     return ms.toFixed(3) + " ms";
   }
   function span(ms) {
+    if (LINES) return Math.round(ms) + " lines";
     if (ms >= 1000) return (ms / 1000).toFixed(ms >= 10000 ? 1 : 2) + " s";
     if (ms >= 10) return Math.round(ms) + " ms";
     return ms.toFixed(ms >= 1 ? 1 : 3) + " ms";
@@ -254,7 +261,7 @@ SCRIPT = r"""
       if (px > W - RIGHT - 18) break;
       el("line", {x1: px, x2: px, y1: TOP - 4, y2: bottom, stroke: "#e2e2e2"}, g);
       var tl = el("text", {x: px, y: bottom + 15, "text-anchor": "middle", "font-size": 11, fill: "#555"}, svg);
-      tl.textContent = step >= 1000 ? (t / 1000).toFixed(step >= 10000 ? 0 : Math.max(0, -Math.floor(Math.log10(step / 1000)))) + " s"
+      tl.textContent = LINES ? "line " + Math.round(t) : step >= 1000 ? (t / 1000).toFixed(step >= 10000 ? 0 : Math.max(0, -Math.floor(Math.log10(step / 1000)))) + " s"
                                     : (t / 1000).toFixed(Math.min(6, 3 - Math.floor(Math.log10(step)))) + " s";
     }
     // fault windows: shaded bands, labels on two levels where they fit
@@ -531,6 +538,7 @@ SCRIPT = r"""
   window.locklabTimeline = {zoomTo: function (lo, hi) { zoomTo(lo, hi); }, view: function () { return view.slice(); }};
   draw();
   if (location.hash) goHash(location.hash, true);
+  else if (D.focus) zoomTo(D.focus[0], D.focus[1]);
   root.setAttribute("data-ready", "1");
 })();
 """
@@ -554,9 +562,11 @@ def section(run):
             "<button data-z=\"all\" title=\"the whole run\">all</button>"
             "<button data-z=\"out\" title=\"zoom out (or wheel)\">\u2212</button>"
             "<button data-z=\"in\" title=\"zoom in (or wheel, double-click)\">+</button>"
-            "<button data-z=\"1000\">1 s</button><button data-z=\"100\">100 ms</button>"
-            "<button data-z=\"10\">10 ms</button>"
-            "<span id=\"tl-range\"></span>"
+            + ("<button data-z=\"1000\">1000 lines</button><button data-z=\"100\">100 lines</button>"
+               "<button data-z=\"10\">10 lines</button>" if getattr(run, "time_unit", "s") == "line" else
+               "<button data-z=\"1000\">1 s</button><button data-z=\"100\">100 ms</button>"
+               "<button data-z=\"10\">10 ms</button>")
+            + "<span id=\"tl-range\"></span>"
             "<span class=\"hint\">wheel: zoom \u00b7 drag: pan \u00b7 hover: details</span></div>"
             "<svg id=\"tl-svg\" role=\"img\" aria-label=\"timeline: one row per client, holds, overlaps, "
             "fault windows\"></svg><div id=\"tl-tip\"></div>"

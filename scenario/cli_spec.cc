@@ -234,9 +234,22 @@ CommandSpec MakeMergeSpec() {
 CommandSpec MakeReportSpec() {
   CommandSpec s;
   s.name = "report";
-  s.summary = "(re)make the HTML report of a run or of a matrix";
-  s.synopsis = {"locklab report RUN_DIR", "locklab report --matrix MATRIX_DIR"};
-  s.flags = {Flag("--matrix", "MATRIX_DIR", K::kPath, "a matrix directory instead of a run's", "")};
+  s.summary = "(re)make the HTML report of a run or of a matrix, or make one of any history file";
+  s.synopsis = {"locklab report RUN_DIR", "locklab report --matrix MATRIX_DIR",
+                "locklab report [--format F] [--model M] [--out FILE.html] HISTORY_FILE"};
+  s.description = "A HISTORY_FILE (what `locklab check` reads: lab jsonl, Jepsen/Knossos EDN, "
+                  "Porcupine etcd logs) is judged as check judges it, with the same --format and "
+                  "--model; its page (FILE.html beside it, or --out) shows that verdict and reason, "
+                  "the timeline of its operations and the one no order can place, with its conflicts.";
+  s.flags = {Flag("--matrix", "MATRIX_DIR", K::kPath, "a matrix directory instead of a run's", ""),
+             Flag("--format", "F", K::kString,
+                  "a history file's format: jsonl, edn or porcupine-etcd (default from the file)",
+                  "history file"),
+             Flag("--model", "M", K::kString,
+                  "a history file's linearizability model, as check's (default the format's: a "
+                  "lab history gets the run's judge)", "history file"),
+             Flag("--out", "FILE.html", K::kPath, "where the page goes (default HISTORY_FILE.html)",
+                  "history file")};
   return s;
 }
 
