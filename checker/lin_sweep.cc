@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -119,31 +120,32 @@ class Sweep {
   }
 
   void BuildEntries() {
-    struct Raw { Nanos t; int kind; int64_t seq; int32_t op; };
-    std::vector<Raw> raw;
-    raw.reserve(2 * ops_.size());
+    // Sorted in place by what the ops say (a copy of each entry's time and sequence beside
+    // it was 32 bytes an entry at the top of a long history's peak).
+    entries_.reserve(2 * ops_.size());
     for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
-      raw.push_back({ops_[i].call_time, 0, ops_[i].call_seq, i});
-      if (!ops_[i].unknown) raw.push_back({ops_[i].ret_time, 1, ops_[i].ret_seq, i});
+      entries_.push_back({i, true});
+      if (!ops_[i].unknown) entries_.push_back({i, false});
     }
     // Time order; on equal times calls first (concurrent: the permissive reading).
-    std::sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
-      if (a.t != b.t) return a.t < b.t;
-      if (a.kind != b.kind) return a.kind < b.kind;
-      return a.seq < b.seq;
+    std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+      const Op& x = ops_[a.op];
+      const Op& y = ops_[b.op];
+      Nanos ta = a.call ? x.call_time : x.ret_time, tb = b.call ? y.call_time : y.ret_time;
+      if (ta != tb) return ta < tb;
+      if (a.call != b.call) return a.call;
+      return (a.call ? x.call_seq : x.ret_seq) < (b.call ? y.call_seq : y.ret_seq);
     });
-    entries_.reserve(raw.size());
     call_entry_.assign(ops_.size(), -1);
     ret_entry_.assign(ops_.size(), -1);
     int32_t open = 0, max_open = 0;
-    for (const Raw& r : raw) {
-      int32_t k = static_cast<int32_t>(entries_.size());
-      entries_.push_back({r.op, r.kind == 0});
-      if (r.kind == 0) {
-        call_entry_[r.op] = k;
-        if (!ops_[r.op].unknown) max_open = std::max(max_open, ++open);
+    for (int32_t k = 0; k < static_cast<int32_t>(entries_.size()); ++k) {
+      const Entry& en = entries_[k];
+      if (en.call) {
+        call_entry_[en.op] = k;
+        if (!ops_[en.op].unknown) max_open = std::max(max_open, ++open);
       } else {
-        ret_entry_[r.op] = k;
+        ret_entry_[en.op] = k;
         --open;
       }
     }
@@ -169,14 +171,37 @@ class Sweep {
     // the other one later but still before the first one's return, so before its own).
     // Without this the closure enumerated every subset of k concurrent acquires and k
     // releases (C(2k,k) configurations); with it, the counts per class.
-    std::map<std::tuple<int, int64_t, int64_t>, int32_t> ids;
-    same_class_.assign(ops_.size(), -1);
-    for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+    // Numbered in the order of each class's first op, as a map from key to number would
+    // (one map node per token was most of the sweep's share of a long history's peak).
+    auto class_key = [&](int32_t i) {
       const Op& op = ops_[i];
-      if (op.unknown) continue;
-      std::tuple<int, int64_t, int64_t> key{static_cast<int>(op.kind), op.x, op.y};
-      if (model_ == Model::kMutex) key = {static_cast<int>(op.kind), 0, 0};  // no owners
-      same_class_[i] = ids.emplace(key, static_cast<int32_t>(ids.size())).first->second;
+      if (model_ == Model::kMutex) return std::tuple<int, int64_t, int64_t>{static_cast<int>(op.kind), 0, 0};
+      return std::tuple<int, int64_t, int64_t>{static_cast<int>(op.kind), op.x, op.y};
+    };
+    same_class_.assign(ops_.size(), -1);
+    std::vector<int32_t> by_key;
+    by_key.reserve(ops_.size());
+    for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+      if (!ops_[i].unknown) by_key.push_back(i);
+    }
+    std::sort(by_key.begin(), by_key.end(), [&](int32_t a, int32_t b) {
+      auto ka = class_key(a), kb = class_key(b);
+      return ka != kb ? ka < kb : a < b;
+    });
+    // same_class_ holds, for now, the first op of each one's class; then the classes are
+    // numbered by that first op.
+    std::vector<int32_t> firsts;
+    for (size_t j = 0; j < by_key.size(); ++j) {
+      bool starts = j == 0 || class_key(by_key[j]) != class_key(by_key[j - 1]);
+      if (starts) firsts.push_back(by_key[j]);
+      same_class_[by_key[j]] = firsts.back();
+    }
+    std::vector<int32_t>().swap(by_key);
+    std::sort(firsts.begin(), firsts.end());
+    std::vector<int32_t> number(ops_.size(), -1);
+    for (size_t c = 0; c < firsts.size(); ++c) number[firsts[c]] = static_cast<int32_t>(c);
+    for (int32_t& c : same_class_) {
+      if (c >= 0) c = number[c];
     }
   }
 
@@ -200,7 +225,6 @@ class Sweep {
     const int32_t n = static_cast<int32_t>(ops_.size());
     dropped_.assign(n, false);
     class_of_.assign(n, -1);
-    prune_at_.assign(entries_.size(), {});
     constexpr int32_t kNever = INT32_MAX;
     std::map<std::tuple<int, int64_t, int64_t>, int32_t> ids;
     std::vector<int32_t> class_prune;  // entry after which the class leaves the pools
@@ -223,10 +247,16 @@ class Sweep {
       // without them. R2: after the token's last event, the same argument holds for its
       // unknown acquires; its unknown release can still free a lock the token holds (one is
       // enough: taking the lock again with an unknown acquire of the same token gains nothing).
+      // Only tokens with an unknown op matter here (a map over every token was a node per
+      // hold of a long history).
       std::unordered_map<int64_t, int32_t> last_entry;  // token -> last entry of its known ops
       std::unordered_map<int64_t, bool> any_known;
       for (int32_t i = 0; i < n; ++i) {
+        if (ops_[i].unknown) any_known.emplace(ops_[i].x, false);
+      }
+      for (int32_t i = 0; i < n && !any_known.empty(); ++i) {
         int64_t t = ops_[i].x;
+        if (!any_known.count(t)) continue;
         int32_t last = ops_[i].unknown ? call_entry_[i] : ret_entry_[i];
         auto [it, inserted] = last_entry.emplace(t, last);
         if (!inserted) it->second = std::max(it->second, last);
@@ -278,11 +308,7 @@ class Sweep {
       }
     }
     class_prune_ = class_prune;
-    for (size_t c = 0; c < class_prune.size(); ++c) {
-      if (class_prune[c] >= 0 && class_prune[c] != kNever) {
-        prune_at_[class_prune[c]].push_back(static_cast<int32_t>(c));
-      }
-    }
+    prune_at_.Build(entries_.size(), class_prune, kNever);
   }
 
   void Prune(int32_t cls) {
@@ -662,7 +688,32 @@ class Sweep {
   std::vector<Op> class_rep_;
   std::vector<int32_t> class_first_op_;  // an op of each class, for reports
   std::vector<int64_t> class_token_;
-  std::vector<std::vector<int32_t>> prune_at_;
+  // The classes that leave the pools after each entry, in one array indexed by entry (a
+  // vector per entry was 24 bytes for each of a long history's entries, nearly all empty).
+  class PruneTable {
+   public:
+    void Build(size_t entries, const std::vector<int32_t>& class_prune, int32_t never) {
+      first_.assign(entries + 1, 0);
+      for (int32_t at : class_prune) {
+        if (at >= 0 && at != never) ++first_[static_cast<size_t>(at) + 1];
+      }
+      for (size_t k = 0; k < entries; ++k) first_[k + 1] += first_[k];
+      classes_.assign(static_cast<size_t>(first_[entries]), 0);
+      std::vector<int32_t> fill(first_.begin(), first_.end() - 1);
+      for (size_t c = 0; c < class_prune.size(); ++c) {  // ascending class within an entry
+        int32_t at = class_prune[c];
+        if (at >= 0 && at != never) classes_[static_cast<size_t>(fill[at]++)] = static_cast<int32_t>(c);
+      }
+    }
+    std::span<const int32_t> operator[](int32_t k) const {
+      return {classes_.data() + first_[k], static_cast<size_t>(first_[k + 1] - first_[k])};
+    }
+
+   private:
+    std::vector<int32_t> first_;    // entry k's classes: classes_[first_[k], first_[k+1])
+    std::vector<int32_t> classes_;
+  };
+  PruneTable prune_at_;
   std::vector<int32_t> open_;          // open ops with a known outcome
   std::vector<int32_t> live_unknown_;  // unknown ops called and still in the pools
   std::vector<Config> configs_;
