@@ -33,6 +33,21 @@ struct Evidence {
   nlohmann::json details = nlohmann::json::object();
 };
 
+// The run an effect needs to show what it is for, when the user left these values to the
+// run's defaults (`locklab run --fault ID` with no --hold, --ttl, ... flag): failover needs
+// a holder that still holds, within its lease, when Sentinel has promoted the replica, which
+// a 50 ms hold never does. Zero: the run's default (or the value given) stands. A scenario
+// file is taken as written (scenario/run_flags.cc applies this to flags only), and the run's
+// scenario.toml records the values used, so a replay runs the same.
+struct RunShape {
+  Millis ttl{0};
+  Millis hold{0};
+  Millis acquire_timeout{0};
+  Millis duration{0};  // how long the clients run
+  Millis first_at{0};  // the fault's own schedule: its first window
+  Millis window{0};    // and each window's length
+};
+
 class Effect {
  public:
   explicit Effect(FaultOptions options) : o_(std::move(options)) {}
@@ -55,6 +70,9 @@ class Effect {
   // What the effect asks of its schedule, once its options checked out: the point it arms,
   // a window long enough for it, one window by default. Idempotent.
   virtual void Shape(Schedule* schedule) const { (void)schedule; }
+  // What the effect asks of the run around it when no flag gave those values (RunShape);
+  // reads its own params as given (before CheckOptions: a bad param is refused there).
+  virtual RunShape ShapeRun() const { return {}; }
   // Takes the lab it acts on and the draw it picks clients from, once, at setup, before any
   // Start; both outlive the effect's use.
   void Bind(LabControl& lab, TargetDraw& draw);

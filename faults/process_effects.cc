@@ -1,6 +1,9 @@
 #include "faults/process_effects.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "base/numbers.h"
 
 namespace locklab::faults {
 
@@ -239,6 +242,20 @@ void FailoverEffect::Shape(Schedule* schedule) const {
   if (schedule->duration <= kill_after_) schedule->duration = kill_after_ + Millis(5000);
 }
 
+RunShape FailoverEffect::ShapeRun() const {
+  int64_t kill_after_ms = 300;  // a bad value is refused later, by Validate
+  if (std::optional<int64_t> v = ParseInt(o_.Param("kill_after_ms", "300"), 0, 3600000)) kill_after_ms = *v;
+  RunShape r;
+  r.hold = Millis(kill_after_ms) + Millis(2700);
+  r.ttl = r.hold + Millis(1000);
+  r.acquire_timeout = Millis(1000);
+  r.first_at = Millis(500);
+  r.window = r.hold + Millis(3000);
+  // The first release comes a hold after the start; the window after it, and a margin.
+  r.duration = r.first_at + r.hold + r.window + Millis(1500);
+  return r;
+}
+
 int FailoverEffect::PickArmedClient(const ClientControl& clients) {
   std::vector<int> h = clients.Holders();
   return h.empty() ? draw().Client(clients) : h.front();
@@ -258,6 +275,8 @@ nlohmann::json FailoverEffect::Start(Nanos time, int process) {
   was_killed_ = false;
   opened_at_ = time;
   acquires_at_cut_ = clients_->AcquiresSeen();
+  holders_at_cut_ = clients_->Holders();
+  held_at_kill_.clear();
   Log("failover: client " + std::to_string(process) + " released; replication n1 -> r1 cut; n1 dies " +
       std::to_string(kill_after_.count()) + " ms after the next acquire");
   return {{"nodes", {1}}, {"replica", "r1"}, {"kill_after_ms", kill_after_.count()},
@@ -274,10 +293,22 @@ void FailoverEffect::WhileOpen(Nanos now) {
   if (killed_ || now < opened_at_ + kill_after_) return;
   next_check_ = now + Millis(10);
   if (clients_->AcquiresSeen() == acquires_at_cut_) return;  // no unreplicated lock yet
+  held_at_kill_.clear();
+  for (int p : clients_->Holders()) {
+    if (std::find(holders_at_cut_.begin(), holders_at_cut_.end(), p) == holders_at_cut_.end()) {
+      held_at_kill_.push_back(p);
+    }
+  }
   nodes_->KillNode(1);
   killed_ = true;
   was_killed_ = true;
-  Log("failover: n1 killed (SIGKILL); Sentinel promotes r1");
+  killed_at_ = now;
+  std::string held;
+  for (int p : held_at_kill_) held += (held.empty() ? "" : ", ") + std::to_string(p);
+  Log("failover: n1 killed (SIGKILL); Sentinel promotes r1; " +
+      (held.empty() ? std::string("no client holds a lock n1 granted after the cut")
+                    : (held_at_kill_.size() == 1 ? "client " + held + " holds" : "clients " + held + " hold") +
+                          " the lock n1 granted after the cut (never replicated)"));
 }
 
 Evidence FailoverEffect::Probe(Nanos, ProbeMoment) {
@@ -294,11 +325,30 @@ Evidence FailoverEffect::Probe(Nanos, ProbeMoment) {
   }
   const bool promoted = f.replica_role == "master";
   const bool named = !f.sentinel_master.empty() && f.sentinel_master == f.replica;
-  e.seen = promoted || named;
-  e.details = {{"replica_role", f.replica_role}, {"sentinel_master", f.sentinel_master}};
+  // The race needs a holder of the lost lock write at the promotion.
+  std::vector<int> still;
+  const std::vector<int> now_holding = clients_->Holders();
+  for (int p : held_at_kill_) {
+    if (std::find(now_holding.begin(), now_holding.end(), p) != now_holding.end()) still.push_back(p);
+  }
+  std::string who;
+  for (int p : still) who += (who.empty() ? "" : ", ") + std::to_string(p);
+  e.seen = (promoted || named) && !still.empty();
+  e.details = {{"replica_role", f.replica_role},
+               {"sentinel_master", f.sentinel_master},
+               {"killed_ns", killed_at_.count()},
+               {"lost_lock_holders", still}};
   e.line = "replica r1 (" + f.replica + ") reports role " + (f.replica_role.empty() ? "(no answer)" : f.replica_role) +
-           "; the sentinels name " + (f.sentinel_master.empty() ? "no master" : f.sentinel_master) +
-           " master" + (e.seen ? "" : " (no promotion yet)");
+           "; the sentinels name " + (f.sentinel_master.empty() ? "no master" : f.sentinel_master) + " master";
+  if (!(promoted || named)) {
+    e.line += " (no promotion yet)";
+  } else if (!still.empty()) {
+    e.line += (still.size() == 1 ? "; client " + who + " still holds" : "; clients " + who + " still hold") +
+              " the lock n1 acknowledged after the replication cut (lost: r1 never got it)";
+  } else {
+    e.line += held_at_kill_.empty() ? "; but no client held a lock n1 granted after the cut when n1 died (nothing lost was held)"
+                                    : "; but the holder of the lock n1 granted after the cut had let go (nothing lost was held at the promotion)";
+  }
   return e;
 }
 

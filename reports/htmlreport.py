@@ -139,7 +139,10 @@ def run_page(run, images, notes):
         b.append('<div class="story safe"><p class="headline">No violation in this history: '
                  f'{len(run.holds)} holds by {len(run.clients)} clients, never two holders of one key at once'
                  + (f"; faults injected: {esc(faults_active_text_all(run))}" if run.windows else "")
-                 + ".</p></div>")
+                 + ".</p>"
+                 + "".join(f"<p>{moment(run, x)}</p>" for w in run.windows if w.fault == "failover"
+                           for x in narrative.failover_sentences(run, w))
+                 + "</div>")
     b.append("<h2>Timeline</h2>")
     b.append(explore.section(run))
     b.append("<details class=\"still\"><summary>The same timeline as a picture (timeline.png)</summary>"

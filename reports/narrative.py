@@ -176,6 +176,64 @@ def faults_active_text(run, lo_ns, hi_ns):
                      f"({run.sec(w.start):.2f}\u2013{run.sec(w.end):.2f} s)" for w in ws)
 
 
+def _failover_effect(run, window):
+    """(time_ns, value) of the failover window's effect event as the lab recorded it (the
+    promotion seen, with killed_ns and lost_lock_holders), or None."""
+    h = run.history
+    code = h.f_code("effect")
+    if code < 0 or not len(h):
+        return None
+    for i in np.nonzero((h.proc == NEMESIS) & (h.f == code))[0].tolist():
+        t = int(h.t[i])
+        if h.key_names[int(h.key[i])] != window.fault or t < window.start:
+            continue
+        v = h.value(i)
+        return (t, v) if isinstance(v, dict) else None
+    return None
+
+
+def failover_sentences(run, window, old=None, newcomer=None, key=None):
+    """The failover race in words, from the window's start and effect events: the cut, the lock
+    write n1 acknowledged after it (lost: never replicated), n1's death, the promotion and, given
+    the episode's holds, the second grant by the promoted replica. [] when no effect was recorded."""
+    got = _failover_effect(run, window)
+    if got is None:
+        return []
+    seen_t, v = got
+    d = window.detail
+    rel = d.get("released_by")
+    after = f" right after client {rel}'s release" if isinstance(rel, int) else ""
+    killed = v.get("killed_ns")
+    killed = killed if isinstance(killed, int) and killed >= window.start else None
+    lost = [p for p in v.get("lost_lock_holders") or [] if isinstance(p, int)]
+    evidence = v.get("evidence", "")
+    sents = [Sentence(f"At {ts(run, window.start)} the failover cut n1's replication to its replica r1{after}: "
+                      "from then on a lock write n1 acknowledged never reached r1.", window.start)]
+    holder = old.process if old is not None and old.process in lost else (lost[0] if lost else None)
+    if killed is not None:
+        if holder is not None:
+            since = f" (acquired at {ts(run, old.start)})" if old is not None and old.process == holder else ""
+            what = f"{key}" if key else "the lock"
+            sents.append(Sentence(f"At {ts(run, killed)} n1 was killed while client {holder} held {what}{since}: "
+                                  "its lock write, acknowledged by n1 and never replicated, died with n1 (the lost write).",
+                                  old.start if since else killed, killed))
+        else:
+            sents.append(Sentence(f"At {ts(run, killed)} n1 was killed; no client then held a lock n1 had granted "
+                                  "after the cut, so no lost write was held.", killed))
+    role = v.get("replica_role")
+    if role == "master" or "reports role master" in evidence:
+        lost_too = ": r1 never got the lost write" if holder is not None and killed is not None else ""
+        sents.append(Sentence(f"By {ts(run, seen_t)} Sentinel had promoted r1 (it reports role master){lost_too}.",
+                              killed if killed is not None else seen_t, seen_t))
+    else:
+        sents.append(Sentence(f"The promotion was not seen in the window ({evidence}).", seen_t))
+    if newcomer is not None and holder is not None and killed is not None and newcomer.start > killed:
+        sents.append(Sentence(f"At {ts(run, newcomer.start)} the promoted r1 granted {key or 'the lock'} to client "
+                              f"{newcomer.process} while client {holder} still held it: two clients own one lock, "
+                              "the race the Redis documentation describes.", newcomer.start))
+    return sents
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -362,7 +420,9 @@ def _overlap_story(run, ops):
         started = [w for w in run.windows if old.start - 50_000_000 <= w.start <= ep.start]
         active = [w for w in run.windows if w.start <= ep.start <= w.end]
         lead = (started or active or [None])[-1]
-    if lead is not None:
+    told = failover_sentences(run, lead, old, newcomer, ep.key) if lead is not None and lead.fault == "failover" else []
+    sents.extend(told)
+    if lead is not None and not told:
         sents.append(Sentence(
             f"At {ts(run, lead.start)} {faultstyle.describe(lead.fault, lead.detail, lead.end - lead.start)}"
             f"; client {old.process} had acquired {ep.key} at {ts(run, old.start)} and "

@@ -3,10 +3,14 @@
 // with more to them (lock, faults and their params, endpoints, knobs, lists). The reader
 // knows run's whole table (cli_spec.h), so a flag `locklab run --help` does not list is
 // unknown here.
+#include <map>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "base/argv.h"
 #include "base/numbers.h"
+#include "faults/fault_descriptor.h"
 #include "scenario/cli_spec.h"
 #include "scenario/run_fields.h"
 #include "scenario/run_options.h"
@@ -48,12 +52,46 @@ Status SetField(const ArgvReader& r, const RunField& field, const std::string& v
   return s.ok() ? s : r.Error(s.message());
 }
 
+// What the faults ask of the run (faults/effect.h, RunShape), for each value no flag gave:
+// `given` holds the fields set by a flag, `fault_given` those of each fault entry. When two
+// faults ask for one value, the first fault's stands.
+void ShapeRunForFaults(const std::set<const RunField*>& given,
+                       const std::map<size_t, std::set<const RunField*>>& fault_given, RunOptions* o) {
+  std::set<const RunField*> shaped;
+  auto take = [&](const RunField* field, Millis want, Millis* value) {
+    if (want.count() <= 0 || field == nullptr || given.count(field) > 0 || shaped.count(field) > 0) return;
+    *value = want;
+    shaped.insert(field);
+  };
+  for (size_t i = 0; i < o->faults.size(); ++i) {
+    faults::FaultOptions& f = o->faults[i];
+    const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
+    if (d == nullptr || !d->make_effect) continue;  // unknown ids are named where the fault is made
+    std::unique_ptr<faults::Effect> effect = d->make_effect(f);
+    if (effect == nullptr) continue;
+    const faults::RunShape r = effect->ShapeRun();
+    take(FindField(FieldSection::kLock, "ttl_ms"), r.ttl, &o->ttl);
+    take(FindField(FieldSection::kWorkload, "hold_ms"), r.hold, &o->hold);
+    take(FindField(FieldSection::kWorkload, "acquire_timeout_ms"), r.acquire_timeout, &o->acquire_timeout);
+    take(FindField(FieldSection::kTop, "duration_ms"), r.duration, &o->duration);
+    auto it = fault_given.find(i);
+    const std::set<const RunField*> none;
+    const std::set<const RunField*>& mine = it == fault_given.end() ? none : it->second;
+    const RunField* first_at = FindField(FieldSection::kFault, "first_at_ms");
+    const RunField* window = FindField(FieldSection::kFault, "duration_ms");
+    if (r.first_at.count() > 0 && mine.count(first_at) == 0) f.first_at = r.first_at;
+    if (r.window.count() > 0 && mine.count(window) == 0) f.duration = r.window;
+  }
+}
+
 Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* o,
                               std::string* scenario_path) {
   scenario_path->clear();
   bool name_given = false;
   bool fault_named = false;  // whether the last fault entry got its id from --fault
   bool driver_args_given = false;  // flags' --driver-arg list replaces a scenario file's
+  std::set<const RunField*> given;  // the run's fields a flag set
+  std::map<size_t, std::set<const RunField*>> fault_given;  // each fault entry's
   // Schedule flags and params apply to the most recent --fault (an entry without an id
   // before the first).
   auto fault = [&]() -> faults::FaultOptions& {
@@ -90,6 +128,11 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
     if (field != nullptr && r.Is(field->flag)) {
       faults::FaultOptions unused;
       s = SetField(r, *field, v, o, field->section == FieldSection::kFault ? &fault() : &unused);
+      if (field->section == FieldSection::kFault) {
+        fault_given[o->faults.size() - 1].insert(field);
+      } else {
+        given.insert(field);
+      }
       name_given = name_given || r.Is("--name");
     } else if (r.Is("--lock")) {
       o->lock = v;
@@ -135,6 +178,8 @@ Status ParseRunFlagsMultiLine(const std::vector<std::string>& args, RunOptions* 
     }
     if (!s.ok()) return s;
   }
+  // A bare `run --fault ID` gets the run its fault needs; a scenario file is taken as written.
+  if (scenario_path->empty()) ShapeRunForFaults(given, fault_given, o);
   for (auto it = o->faults.begin(); it != o->faults.end();) {
     it = it->id == "none" ? o->faults.erase(it) : it + 1;
   }
