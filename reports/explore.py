@@ -511,7 +511,18 @@ SCRIPT = r"""
       else { var c = (view[0] + view[1]) / 2, w = +z; zoomTo(c - w / 2, c + w / 2); }
     });
   });
-  // moments: #t=LO,HI (seconds) zooms there; #op=N opens operation N's details
+  // The timeline scrolled into view for a moment, only when it is not in view already. A page
+  // opened at a #moment is not scrolled at all while the top of its drawing is on screen:
+  // headless Chromium's --screenshot draws a scrolled page unscrolled, below a blank band as
+  // tall as the scroll, so the screenshot of a moment whose timeline was in view anyway (a CI
+  // artifact at 1400x900, whose viewport is some 760 px tall) had a blank band over its top.
+  function reveal(onLoad) {
+    var box = svg.getBoundingClientRect(), vh = window.innerHeight;
+    var inView = box.top >= 0 && (onLoad ? box.top < vh - 40 : box.bottom <= vh);
+    if (!inView) root.scrollIntoView({block: box.height + 60 > vh ? "start" : "center"});
+  }
+  // moments: #t=LO,HI (seconds) zooms there; #op=N opens operation N's details; `scroll`:
+  // true (a click, a hash change) or "load" (the page was opened at it)
   function goHash(h, scroll) {
     var m = /t=([-0-9.]+),([-0-9.]+)/.exec(h), o = /op=(\d+)/.exec(h);
     if (o && D.ops[+o[1]]) {
@@ -521,7 +532,7 @@ SCRIPT = r"""
     if (m) zoomTo(+m[1] * 1000, +m[2] * 1000);
     if (o && D.ops[+o[1]]) { pinned = ["o", +o[1]]; showTip("o", +o[1], null); }
     if ((m || o) && scroll) {
-      root.scrollIntoView({block: "center"});
+      reveal(scroll === "load");
       root.classList.add("flash");
       setTimeout(function () { root.classList.remove("flash"); }, 900);
     }
@@ -537,7 +548,7 @@ SCRIPT = r"""
   window.addEventListener("hashchange", function () { goHash(location.hash, true); });
   window.locklabTimeline = {zoomTo: function (lo, hi) { zoomTo(lo, hi); }, view: function () { return view.slice(); }};
   draw();
-  if (location.hash) goHash(location.hash, true);
+  if (location.hash) goHash(location.hash, "load");
   else if (D.focus) zoomTo(D.focus[0], D.focus[1]);
   root.setAttribute("data-ready", "1");
 })();
