@@ -26,6 +26,7 @@ class Sweep {
   SweepOutcome Run() {
     BuildEntries();
     ClassifyUnknown();
+    PairBlocks();
     const int32_t n_entries = static_cast<int32_t>(entries_.size());
     Config first;
     first.s = InitialState(model_);
@@ -48,13 +49,14 @@ class Sweep {
           live_unknown_.push_back(o);
         } else {
           OpenInsert(o);
+          if (partner_[o] >= 0 && CloseBlocksOfAll(k + 1)) Dedup();
         }
       } else {
         // Wide: the closure passed the bound (or the probe is asked for first). Try the
         // depth-first probe from the last quiescent point; when it gives up within its
         // bound, replay the sweep from there without it.
         bool probe_now = may_probe && options_.probe_after_configs == 0;
-        if (!probe_now && !Return(o, may_probe ? options_.probe_after_configs : kNeverProbe)) {
+        if (!probe_now && !Return(o, k, may_probe ? options_.probe_after_configs : kNeverProbe)) {
           if (!probe_hint_) {
             res_.verdict = LinVerdict::kInvalid;
             res_.failed_op = o;
@@ -311,6 +313,76 @@ class Sweep {
     prune_at_.Build(entries_.size(), class_prune, kNever);
   }
 
+  // ---- Blocks closed at once (owner-mutex) -------------------------------------------------
+  //
+  // A token whose known operations are exactly one acquire and one release, both open at
+  // once (called, neither returned: a window of concurrent clients), is a block that can be
+  // linearized whole, acquire then release, at any instant the lock is free while both are
+  // open. Doing so at once loses nothing: let B be a configuration (lock free, neither op
+  // linearized) and A the same with the block done. Any continuation of B stays one of A
+  // once every operation of that token is taken out of it: while a token holds the lock only
+  // its own operations apply (a failed release of another token changes nothing then), so
+  // the token's operations in the continuation form blocks that start and end with the lock
+  // free (or run to the end), and removing them leaves the rest valid; the token has no other
+  // known operation to place, and its unknown ones may never take effect. So A can go wherever
+  // B can, and B is dropped in favour of A. The configurations that differ only in which of
+  // k concurrent acquire/release pairs are done (2^k of them, which made an invalid window of
+  // 16 clients under owner-mutex exponential) become one. Under fenced-mutex only for an
+  // acquire without a fence: one with a fence raises the last fence, which can refuse a later
+  // acquire that B could still place.
+  void PairBlocks() {
+    partner_.assign(ops_.size(), -1);
+    if (!OwnerModel()) return;
+    std::unordered_map<int64_t, std::pair<int32_t, int32_t>> by_token;  // acquire, release
+    std::unordered_map<int64_t, int32_t> known;
+    for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+      if (ops_[i].unknown) continue;
+      if (++known[ops_[i].x] > 2) continue;
+      auto& pr = by_token.emplace(ops_[i].x, std::make_pair(-1, -1)).first->second;
+      if (ops_[i].kind == Kind::kAcquire) pr.first = i;
+      else if (ops_[i].kind == Kind::kRelease) pr.second = i;
+    }
+    for (const auto& [token, pr] : by_token) {
+      auto [a, r] = pr;
+      if (known[token] != 2 || a < 0 || r < 0) continue;
+      if (model_ == Model::kFencedMutex && ops_[a].y != kNoFence) continue;  // moves the fence
+      // Ever open together: both called before either returns. (In a lab history a client's
+      // acquire returns before its release is called: no pair, nothing to do.)
+      if (std::max(call_entry_[a], call_entry_[r]) > std::min(ret_entry_[a], ret_entry_[r])) continue;
+      partner_[a] = r;
+      partner_[r] = a;
+      has_pairs_ = true;
+    }
+  }
+
+  // Whether op `o` is open once entries [0, upto) are processed.
+  bool OpenAt(int32_t o, int32_t upto) const { return call_entry_[o] < upto && ret_entry_[o] >= upto; }
+
+  // Closes every block `c` can close at once (lock free; see PairBlocks) with entries
+  // [0, upto) processed. True if it closed any.
+  bool CloseBlocks(Config* c, int32_t upto) const {
+    if (!has_pairs_ || c->s.a != 0) return false;
+    bool closed = false;
+    for (int32_t a : open_) {
+      int32_t r = partner_[a];
+      if (r < 0 || ops_[a].kind != Kind::kAcquire || c->Bit(op_slot_[a]) || c->Bit(op_slot_[r])) {
+        continue;
+      }
+      if (!OpenAt(a, upto) || !OpenAt(r, upto)) continue;
+      c->SetBit(op_slot_[a]);
+      c->SetBit(op_slot_[r]);
+      c->PushTail(a);
+      c->PushTail(r);
+      closed = true;
+    }
+    return closed;
+  }
+  bool CloseBlocksOfAll(int32_t upto) {
+    bool closed = false;
+    for (Config& c : configs_) closed = CloseBlocks(&c, upto) || closed;
+    return closed;
+  }
+
   void Prune(int32_t cls) {
     for (Config& c : configs_) PruneOne(cls, &c);
     live_unknown_.erase(std::remove_if(live_unknown_.begin(), live_unknown_.end(),
@@ -465,6 +537,14 @@ class Sweep {
     auto enter = [&](int32_t k, Config c) -> bool {
       int32_t b = Advance(k, &c);
       if (b == n) return true;
+      if (has_pairs_) {
+        MoveCursor(b);
+        while (CloseBlocks(&c, b)) {  // the returning op may be in a block just closed
+          b = Advance(b, &c);
+          if (b == n) return true;
+          MoveCursor(b);
+        }
+      }
       if (!seen.Insert(FingerprintOf(b, c))) return false;
       ++states_;
       ++nodes;
@@ -572,7 +652,7 @@ class Sweep {
   // The return of `o`: keep the configurations that can have linearized it by now. False
   // when none can (the prefix ending here has no linearization), or, with probe_hint_ set,
   // when the closure passed `bound` configurations.
-  bool Return(int32_t o, size_t bound) {
+  bool Return(int32_t o, int32_t return_entry, size_t bound) {
     const int32_t slot = op_slot_[o];
     next_.clear();
     visited_.clear();
@@ -597,16 +677,24 @@ class Sweep {
       stack_.pop_back();
       if (visited_.dead(idx)) continue;
       const Config node = visited_[idx];  // a copy: Insert() may move the storage
+      if (node.Bit(slot)) {  // linearized by a block closed on the way here
+        Config r = node;
+        r.ClearBit(slot);
+        next_.Insert(std::move(r));
+        continue;
+      }
       State alt[2];
       for (int k = 0, n = Steps(model_, node.s, ops_[o], alt); k < n; ++k) {
         Config r = node;
         r.s = alt[k];
         r.PushTail(o);
+        CloseBlocks(&r, return_entry + 1);  // past o's return: o is in no block now
         next_.Insert(std::move(r));
       }
       ForEachMove(node, o, [&](int32_t op, const State& ns, int32_t pool_index) {
         Config child = node;
         Apply(&child, op, ns, pool_index);
+        CloseBlocks(&child, return_entry);
         if (visited_.Insert(std::move(child))) {
           stack_.push_back(static_cast<int32_t>(visited_.size()) - 1);
           ++states_;
@@ -714,6 +802,8 @@ class Sweep {
     std::vector<int32_t> classes_;
   };
   PruneTable prune_at_;
+  std::vector<int32_t> partner_;  // the other op of a block that can close at once, or -1
+  bool has_pairs_ = false;
   std::vector<int32_t> open_;          // open ops with a known outcome
   std::vector<int32_t> live_unknown_;  // unknown ops called and still in the pools
   std::vector<Config> configs_;
