@@ -23,6 +23,7 @@ import html
 import json
 import os
 import re
+import tomllib
 
 from .history import RunError, load_json, load_text
 
@@ -33,6 +34,15 @@ WORD = {"V": "violated", "L": "stuck", "S": "safe", "?": "unknown", "-": "did no
 
 def esc(x):
     return html.escape(str(x), quote=True)
+
+
+def scenario_ttl_ms(toml_text):
+    """A scenario file's [lock] ttl_ms (an int), or None (none, or not TOML)."""
+    try:
+        ttl = tomllib.loads(toml_text).get("lock", {}).get("ttl_ms")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None
 
 
 def is_hunt_dir(d):
@@ -201,6 +211,32 @@ class Hunt:
             if mm:
                 out.append((int(mm.group(1)), r))
         return [r for _, r in sorted(out, key=lambda x: x[0])]
+
+    def ttls(self):
+        """{TTL ms: number of the search's trials that ran with it}, from the trials' own
+        scenarios (trials/tNNNN.toml [lock] ttl_ms): without --ttl a hunt draws each
+        scenario's TTL, and hunt.json's ttl_ms is only the one a scenario is scaled from."""
+        out = {}
+        for r in self.runs:
+            if r.phase == "search" and not r.baseline:
+                ttl = scenario_ttl_ms(load_text(r.toml) or "")
+                if ttl is not None:
+                    out[ttl] = out.get(ttl, 0) + 1
+        return out
+
+    def ttl_text(self):
+        """The header's TTL: "TTL 750 ms" when every trial ran with one, else each TTL drawn
+        with its trials and minimal.toml's ("TTL drawn per scenario: 750 ms (2 trials), ...");
+        hunt.json's ttl_ms when no trial scenario is here."""
+        ttls = self.ttls()
+        minimal = scenario_ttl_ms(load_text(os.path.join(self.dir, "minimal.toml")) or "") if self.minimal() else None
+        if not ttls:
+            one = minimal if minimal is not None else self.doc.get("ttl_ms")
+            return f"TTL {esc(one)} ms"
+        if len(ttls) == 1:
+            return f"TTL {next(iter(ttls))} ms"
+        drawn = ", ".join(f"{t} ms ({n} trial{'s' if n != 1 else ''})" for t, n in sorted(ttls.items()))
+        return f"TTL drawn per scenario: {drawn}" + (f"; minimal.toml's {minimal} ms" if minimal is not None else "")
 
     def corpus_entry(self, corpus):
         """The corpus file this hunt wrote: corpus itself when it is a file, else the file of
@@ -378,7 +414,7 @@ def hunt_page(h, failing_report, corpus_entry):
         badge = '<span class="badge none">no failure within the budget</span>'
     b = [f"<h1>hunt: {esc(lock)} {badge}</h1>"]
     faults = d.get("faults") if isinstance(d.get("faults"), list) else []
-    about = [f"seed {esc(d.get('seed'))}", f"TTL {esc(d.get('ttl_ms'))} ms",
+    about = [f"seed {esc(d.get('seed'))}", h.ttl_text(),
              f"{len(faults)} fault{'s' if len(faults) != 1 else ''} ({esc(', '.join(map(str, faults)))})",
              f"budget {esc(d.get('budget_s'))} s"]
     if d.get("baseline"):

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import unittest
+from html import unescape
 
 from reports import huntpage
 
@@ -56,6 +57,27 @@ class HuntPageTest(TempDirMixin, unittest.TestCase):
             if href.startswith("data:"):
                 continue
             self.assertTrue(os.path.isfile(os.path.join(d, href)), href)
+
+    def test_the_header_gives_the_ttls_the_scenarios_ran_with_not_the_default(self):
+        # hunt.json says 500 ms (the TTL a drawn scenario is scaled from); the trials drew 750
+        # and 1250 ms, and minimal.toml has 750 ms
+        d, _, html = self.make()
+        sub = unescape(re.search(r'<p class="sub">(.*?)</p>', html).group(1))
+        self.assertIn("TTL drawn per scenario: 750 ms (2 trials), 1250 ms (2 trials); minimal.toml's 750 ms", sub)
+        self.assertNotIn("TTL 500 ms", sub)
+        # a hunt whose trials all ran with one TTL (--ttl) says that one
+        for name in os.listdir(os.path.join(d, "trials")):
+            if name.endswith(".toml"):
+                path = os.path.join(d, "trials", name)
+                with open(path) as fh:
+                    text = fh.read()
+                with open(path, "w") as fh:
+                    fh.write(re.sub(r"(?m)^ttl_ms = \d+$", "ttl_ms = 2000", text))
+        p = run_report("--hunt", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "hunt.html"), encoding="utf-8") as fh:
+            sub = re.search(r'<p class="sub">(.*?)</p>', fh.read()).group(1)
+        self.assertIn("seed 1; TTL 2000 ms;", sub)
 
     def test_a_hunt_dir_given_as_a_run_dir_and_its_corpus_entry(self):
         corpus = os.path.join(self.tmp, "corpus")
