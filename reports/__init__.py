@@ -4,7 +4,9 @@ Run it as `/usr/bin/python3 -m reports RUN_DIR`, `... -m reports --matrix MATRIX
 `... -m reports --hunt HUNT_DIR` with the source directory on PYTHONPATH (`locklab report` does
 exactly that, cli/report_command.cc; a HUNT_DIR given as RUN_DIR is taken as a hunt); it writes
 RUN_DIR/report/ (timeline.png, latency.png, index.html), MATRIX_DIR/report/ (heatmap.png,
-index.html, cells/*.html) or HUNT_DIR/hunt.html. Debian's /usr/bin/python3 because it has
+index.html, cells/*.html) or HUNT_DIR/hunt.html. `locklab report HISTORY_FILE` (any history
+`locklab check` reads) judges the file itself and hands the package its judgement and events
+(`--history FILE --judged JSON --events JSONL --out PAGE.html`): one page, historypage.py. Debian's /usr/bin/python3 because it has
 numpy and matplotlib (python3-numpy, python3-matplotlib); nothing else outside the standard
 library.
 
@@ -36,6 +38,8 @@ Start reading at cli.py (report_run, report_matrix, the command line). Then:
     explore.py      the run page's explorable timeline (inline SVG drawn by a little plain
                     JavaScript: zoom, pan, an operation's details on hover, the story's moments)
     huntpage.py     a hunt's page (hunt.html): its runs in time, finds, shrink, reproduction
+    historypage.py  one history file's page (lab jsonl, EDN, Porcupine logs): check's verdict
+                    and sentence, the timeline opening on the operation no order can place
     faultstyle.py   one colour and label per fault
     tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
 
