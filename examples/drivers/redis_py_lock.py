@@ -9,9 +9,10 @@ Outcomes: ok / fail as redis-py reports them; a TimeoutError or a connection los
 sending is `unknown` (the command may have run); a refused connection is a certain failure,
 retried until the deadline like a refused SET.
 
-Sentinel: the hello says "sentinel": true, so under the failover fault the lab gives it the
-sentinels (LOCKLAB_SENTINELS), the master's name (LOCKLAB_SENTINEL_MASTER) and the map from
-the addresses Sentinel names to its own proxy links (LOCKLAB_NODE_MAP); it then finds the
+Sentinel: the hello says "sentinel": true (run(sentinel=True)), so under the failover fault
+the lab gives it the sentinels, the master's name and the map from the addresses Sentinel
+names to its own proxy links (ld.sentinel() reads them: LOCKLAB_SENTINELS,
+LOCKLAB_SENTINEL_MASTER, LOCKLAB_NODE_MAP); it then finds the
 master with redis-py's own Sentinel client (redis.sentinel.Sentinel.master_for), which asks
 the sentinels again at every reconnect, as an application would. No master known (the old
 one is down, none promoted yet) is a certain failure: nothing was sent.
@@ -20,8 +21,6 @@ Arguments (--driver-arg): --sleep-ms N  wait between acquire attempts (default
 LOCKLAB_RETRY_DELAY_MS).
 """
 import argparse
-import inspect
-import os
 import time
 import types
 
@@ -48,11 +47,6 @@ def refused(e):
         and "connecting to" in str(e)
 
 
-def host_port(text):
-    host, _, port = text.rpartition(":")
-    return host, int(port)
-
-
 class MappedSentinel(redis.sentinel.Sentinel):
     """redis-py's Sentinel, with the master's address mapped to this client's link to it.
 
@@ -61,13 +55,12 @@ class MappedSentinel(redis.sentinel.Sentinel):
     does in a deployment.
     """
 
-    def __init__(self, sentinels, node_map, **kwargs):
-        super().__init__(sentinels, **kwargs)
-        self.node_map = node_map
+    def __init__(self, setup, **kwargs):
+        super().__init__(setup.sentinels, **kwargs)
+        self.setup = setup
 
     def discover_master(self, service_name):
-        host, port = super().discover_master(service_name)
-        return self.node_map.get("%s:%s" % (host, port), (host, port))
+        return self.setup.link(*super().discover_master(service_name))
 
 
 def connect():
@@ -75,35 +68,13 @@ def connect():
     sentinels (the failover fault), else the first node of LOCKLAB_NODES."""
     timeouts = dict(socket_timeout=ld.COMMAND_TIMEOUT_MS / 1000.0,
                     socket_connect_timeout=ld.CONNECT_TIMEOUT_MS / 1000.0)
-    sentinels = [host_port(hp) for hp in os.environ.get("LOCKLAB_SENTINELS", "").split(",") if hp]
-    if not sentinels:
+    setup = ld.sentinel()
+    if setup is None:
         host, port = ld.NODES[0]
         return redis.Redis(host=host, port=port, retry_on_timeout=False, **timeouts)
-    node_map = {}
-    for pair in os.environ.get("LOCKLAB_NODE_MAP", "").split(","):
-        real, _, link = pair.partition("=")
-        if link:
-            node_map[real] = host_port(link)
-    master = os.environ.get("LOCKLAB_SENTINEL_MASTER", "mymaster")
-    ld.log("Sentinel: master %r from %d sentinels" % (master, len(sentinels)))
-    sentinel = MappedSentinel(sentinels, node_map, sentinel_kwargs=dict(timeouts), **timeouts)
-    return sentinel.master_for(master, retry_on_timeout=False, **timeouts)
-
-
-def run_with_sentinel_hello(*args, **kwargs):
-    """ld.run(...) with "sentinel": true in the hello."""
-    if "sentinel" in inspect.signature(ld.run).parameters:
-        return ld.run(*args, sentinel=True, **kwargs)
-    # A helper without the option: the hello gets the field on its way out.
-    send = ld.send
-
-    def send_hello_with_sentinel(obj):
-        if obj.get("hello") == "locklab-driver":
-            obj = dict(obj, sentinel=True)
-        send(obj)
-
-    ld.send = send_hello_with_sentinel
-    return ld.run(*args, **kwargs)
+    ld.log("Sentinel: master %r from %d sentinels" % (setup.master, len(setup.sentinels)))
+    sentinel = MappedSentinel(setup, sentinel_kwargs=dict(timeouts), **timeouts)
+    return sentinel.master_for(setup.master, retry_on_timeout=False, **timeouts)
 
 
 def errors(e):
@@ -160,8 +131,8 @@ def main():
             raise ld.Fail("not owned: %s" % e)
         return {"outcome": "ok", "validity_ms": int(req.ttl_s * 1000)}
 
-    run_with_sentinel_hello("redis-py %s Lock" % redis.__version__, acquire, release, renew,
-                            errors=errors)
+    ld.run("redis-py %s Lock" % redis.__version__, acquire, release, renew, errors=errors,
+           sentinel=True)
 
 
 if __name__ == "__main__":

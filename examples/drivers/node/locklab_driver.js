@@ -13,6 +13,7 @@
 //     ttlMs: 30000,                 // optional: the TTL the lock really sets (hello ttl_ms)
 //     points: ['between-a-and-b'],  // optional: the pause points it announces with point()
 //     backend: 'zookeeper', nodes: 3,  // optional: the servers the lab starts (hello)
+//     sentinel: true,               // optional: finds its master through Sentinel (hello)
 //     read: async (req) => ({ outcome: 'ok', value }),   // optional, with work: the driver
 //     work: async (req) => ({ outcome: 'ok', value }),   // owns the resource (hello "resource")
 //   });
@@ -38,7 +39,9 @@
 // timeout, LOCKLAB_COMMAND_TIMEOUT_MS, plus 20 ms before the deadline).
 //
 // Also here: the lab's environment (ld.env: nodes, ttlMs, retryDelayMs, connectTimeoutMs,
-// commandTimeoutMs, process), ld.log() to stderr (the client's log), ld.send(), ld.sleep().
+// commandTimeoutMs, process), ld.sentinel() (the sentinels, the master's name and the address
+// map of a run with Sentinel, or null), ld.log() to stderr (the client's log), ld.send(),
+// ld.sleep().
 'use strict';
 
 const path = require('path');
@@ -59,6 +62,27 @@ const env = {
   commandTimeoutMs: num(e.LOCKLAB_COMMAND_TIMEOUT_MS, 200),
   process: e.LOCKLAB_PROCESS || '?',
 };
+
+// What the lab hands a driver whose hello says "sentinel": true in a run with Sentinel (the
+// failover fault; docs/driver-protocol.md, Sentinel), from LOCKLAB_SENTINELS,
+// LOCKLAB_SENTINEL_MASTER and LOCKLAB_NODE_MAP: { sentinels: [{host, port}] (through the fault
+// proxy), name: the master's name to ask them for, natMap: {'host:port' Sentinel names:
+// {host, port} of this client's link to it} (ioredis's natMap: dial the link, never the
+// address Sentinel names) }. Null when the run has none: then use env.nodes.
+function sentinel() {
+  const hostPort = (hp) => {
+    const i = hp.lastIndexOf(':');
+    return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
+  };
+  const sentinels = (e.LOCKLAB_SENTINELS || '').split(',').filter((hp) => hp.includes(':')).map(hostPort);
+  if (sentinels.length === 0) return null;
+  const natMap = {};
+  for (const pair of (e.LOCKLAB_NODE_MAP || '').split(',')) {
+    const [real, link] = pair.split('=');
+    if (link && link.includes(':')) natMap[real] = hostPort(link);
+  }
+  return { sentinels, name: e.LOCKLAB_SENTINEL_MASTER || 'mymaster', natMap };
+}
 
 const logName = path.basename(process.argv[1] || 'driver').replace(/\.[^.]*$/, '');
 const log = (msg) => process.stderr.write(`${logName}[${env.process}]: ${msg}\n`);
@@ -96,7 +120,8 @@ function point(name) {
   });
 }
 
-function run({ name, acquire, release, renew, errors, onClose, ttlMs, points, backend, nodes, read, work }) {
+function run({ name, acquire, release, renew, errors, onClose, ttlMs, points, backend, nodes, read, work,
+  sentinel: viaSentinel }) {
   if (Boolean(read) !== Boolean(work)) {
     throw new Error('run(): give both read and work (a resource of your own), or neither');
   }
@@ -161,7 +186,8 @@ function run({ name, acquire, release, renew, errors, onClose, ttlMs, points, ba
   if (backend !== undefined) hello.backend = backend;
   if (nodes !== undefined) hello.nodes = Math.trunc(nodes);
   if (read) hello.resource = true;
+  if (viaSentinel) hello.sentinel = true;
   send(hello);
 }
 
-module.exports = { run, point, env, log, send, sleep, Fail, Unknown, PROTOCOL };
+module.exports = { run, point, env, sentinel, log, send, sleep, Fail, Unknown, PROTOCOL };

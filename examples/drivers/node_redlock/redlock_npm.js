@@ -13,9 +13,10 @@
 // Arguments (--driver-arg): --drift-factor F (default 0.01), --retry-delay-ms N (default
 // LOCKLAB_RETRY_DELAY_MS).
 //
-// Sentinel: the hello says "sentinel": true, so under the failover fault the lab gives it the
-// sentinels (LOCKLAB_SENTINELS), the master's name (LOCKLAB_SENTINEL_MASTER) and the map from
-// the addresses Sentinel names to its own proxy links (LOCKLAB_NODE_MAP): its one Redlock
+// Sentinel: the hello says "sentinel": true (run({sentinel: true})), so under the failover
+// fault the lab gives it the sentinels, the master's name and the map from the addresses
+// Sentinel names to its own proxy links (ld.sentinel() reads them: LOCKLAB_SENTINELS,
+// LOCKLAB_SENTINEL_MASTER, LOCKLAB_NODE_MAP): its one Redlock
 // instance is then ioredis's Sentinel client (`sentinels`, `name`, `natMap`), which asks the
 // sentinels for the master at every reconnect. `updateSentinels: false` keeps it on the
 // sentinels it was given (the others' real addresses would bypass the lab's proxy).
@@ -37,23 +38,14 @@ for (let i = 0; i < argv.length; i += 2) {
     process.exit(2);
   }
 }
-const hostPort = (hp) => {
-  const i = hp.lastIndexOf(':');
-  return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
-};
 const connection = {
   connectTimeout: ld.env.connectTimeoutMs, commandTimeout: ld.env.commandTimeoutMs,
   maxRetriesPerRequest: 0, retryStrategy: () => opts.retryDelay,
 };
-const sentinels = (process.env.LOCKLAB_SENTINELS || '').split(',').filter(Boolean).map(hostPort);
+const setup = ld.sentinel();
 let servers = ld.env.nodes.map(({ host, port }) => Object.assign({ host, port }, connection));
-if (sentinels.length > 0) {
-  const natMap = {};
-  for (const pair of (process.env.LOCKLAB_NODE_MAP || '').split(',').filter(Boolean)) {
-    const [real, link] = pair.split('=');
-    natMap[real] = hostPort(link);
-  }
-  const name = process.env.LOCKLAB_SENTINEL_MASTER || 'mymaster';
+if (setup !== null) {
+  const { sentinels, name, natMap } = setup;
   ld.log(`Sentinel: master '${name}' from ${sentinels.length} sentinels`);
   servers = [Object.assign({
     sentinels, name, natMap, updateSentinels: false,
@@ -125,15 +117,6 @@ async function renew(req) {
   }
 }
 
-// The hello says "sentinel": true (the helper's run() has no option for it: the hello line
-// gets the field on its way out, unless the helper already wrote it).
-const write = process.stdout.write;
-process.stdout.write = function writeHello(chunk, ...rest) {
-  process.stdout.write = write;
-  const hello = JSON.parse(chunk);
-  if (hello.sentinel === undefined) hello.sentinel = true;
-  return write.call(process.stdout, `${JSON.stringify(hello)}\n`, ...rest);
-};
 ld.run({
   name: `npm redlock ${require(path.join(__dirname, 'node_modules', 'redlock', 'package.json')).version}`,
   acquire, release, renew, sentinel: true,

@@ -12,7 +12,8 @@ that a Python driver is only its acquire, release and renew.
         return {"outcome": "ok"}
 
     ld.run("my lock 1.0", acquire, release, renew=None, errors=None,
-           ttl_ms=None, points=(), backend=None, nodes=None, read=None, work=None)
+           ttl_ms=None, points=(), backend=None, nodes=None, read=None, work=None,
+           sentinel=False)
 
 Installed (pip install examples/drivers/python, offline: it is this one file) or not (next to
 your driver, or on PYTHONPATH), it is `import locklab_driver`.
@@ -21,7 +22,8 @@ run() prints the hello (`"renew": true` when a renew callable is given; `"ttl_ms
 lock sets a TTL of its own rather than the lab's LOCKLAB_TTL_MS; `"points"`, the pause points
 the callables announce with point(); `"backend"` and `"nodes"`, the servers the lab should
 start for it, e.g. backend="zookeeper", nodes=3; `"resource": true` when read and work
-are given: the driver owns the guarded resource, docs/driver-protocol.md), reads requests line
+are given: the driver owns the guarded resource, docs/driver-protocol.md; `"sentinel": true`
+with sentinel=True: the library finds its master through Sentinel), reads requests line
 by line, calls the callable of each request's op, and prints its answer with the request's
 id, one line each, flushed. The callables return an answer dict (outcome, and token /
 fence / validity_ms / detail as the protocol says), or raise:
@@ -43,7 +45,8 @@ client may stop (a client-pause fault armed at NAME stops the client and this dr
 sleep (slow-cs). The request's deadline keeps running meanwhile.
 
 Also here: the lab's environment (NODES, TTL_MS, RETRY_DELAY_MS, CONNECT_TIMEOUT_MS,
-COMMAND_TIMEOUT_MS, PROCESS), log() to stderr (the client's log), and sleep(), which works
+COMMAND_TIMEOUT_MS, PROCESS; sentinel(): the sentinels, the master's name and the address map
+of a run with Sentinel), log() to stderr (the client's log), and sleep(), which works
 under libfaketime (the lab's clock faults): Python 3.11's time.sleep() fails there with
 EINVAL, a select() timeout does not.
 """
@@ -72,6 +75,45 @@ RETRY_DELAY_MS = _env_int("LOCKLAB_RETRY_DELAY_MS", 20)
 CONNECT_TIMEOUT_MS = _env_int("LOCKLAB_CONNECT_TIMEOUT_MS", 200)
 COMMAND_TIMEOUT_MS = _env_int("LOCKLAB_COMMAND_TIMEOUT_MS", 200)
 PROCESS = os.environ.get("LOCKLAB_PROCESS", "?")
+
+
+
+class SentinelSetup:
+    """What the lab hands a driver whose hello says "sentinel": true in a run with Sentinel
+    (the failover fault; docs/driver-protocol.md, Sentinel): `sentinels`, [(host, port)] of
+    the three sentinels through the fault proxy; `master`, the name to ask them for; and
+    `node_map`, {"host:port" Sentinel names: (host, port) of this client's link to it}: dial
+    the link, never the address Sentinel names (it bypasses the proxy)."""
+
+    def __init__(self, sentinels, master, node_map):
+        self.sentinels = sentinels
+        self.master = master
+        self.node_map = node_map
+
+    def link(self, host, port):
+        """The (host, port) to dial for a server Sentinel names as host:port."""
+        return self.node_map.get("%s:%s" % (host, port), (host, port))
+
+
+def _host_port(text):
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+def sentinel():
+    """The run's Sentinel setup (SentinelSetup) from LOCKLAB_SENTINELS,
+    LOCKLAB_SENTINEL_MASTER and LOCKLAB_NODE_MAP, or None when the run has none (no failover
+    fault, or a hello without "sentinel": true): then use NODES."""
+    sentinels = [_host_port(hp) for hp in os.environ.get("LOCKLAB_SENTINELS", "").split(",") if ":" in hp]
+    if not sentinels:
+        return None
+    node_map = {}
+    for pair in os.environ.get("LOCKLAB_NODE_MAP", "").split(","):
+        real, _, link = pair.partition("=")
+        if ":" in link:
+            node_map[real] = _host_port(link)
+    return SentinelSetup(sentinels, os.environ.get("LOCKLAB_SENTINEL_MASTER", "mymaster"), node_map)
+
 
 _log_name = os.path.basename(sys.argv[0]).rsplit(".", 1)[0] or "driver"
 
@@ -163,7 +205,7 @@ def _answer(handler, req, errors):
 
 
 def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=None,
-        points=(), backend=None, nodes=None, read=None, work=None):
+        points=(), backend=None, nodes=None, read=None, work=None, sentinel=False):
     """The driver's main loop: hello, then one answer per request until EOF. With read and
     work (both), the driver owns the guarded resource: read(req) answers {"outcome": "ok",
     "value": N or None}, work(req) writes req["value"] under req["token"] / req.get("fence")
@@ -183,6 +225,8 @@ def run(name, acquire, release, renew=None, errors=None, on_close=None, ttl_ms=N
         hello["backend"] = backend
     if nodes is not None:
         hello["nodes"] = int(nodes)
+    if sentinel:
+        hello["sentinel"] = True
     _points.update(points)
     send(hello)
     handlers = {"acquire": acquire, "release": release}
