@@ -1,5 +1,6 @@
 // failover: n1 with a replica and three sentinels; replication cut, n1 killed, the replica
-// promoted.
+// promoted. The run it needs around it (a holder that still holds when the replica is
+// promoted) is FailoverEffect::ShapeRun's, taken for every value no flag gave.
 #include "faults/catalog/catalog.h"
 #include "faults/process_effects.h"
 
@@ -11,7 +12,9 @@ FaultDescriptor FailoverFault() {
   FaultDescriptor d;
   d.info = {"failover",
             "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "
-            "promoted; clients find the new master through Sentinel",
+            "promoted; clients find the new master through Sentinel (with no timing flag the "
+            "run gets a holder that outlasts the promotion: hold kill_after_ms + 2.7 s, TTL 1 s "
+            "longer)",
             {{"kill_after_ms", "300", "time between cutting replication and killing n1"}}};
   // Needs a replica and sentinels the lab started: neither client-side nor node control.
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<FailoverEffect>(o); };
