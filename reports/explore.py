@@ -149,11 +149,18 @@ def data(run, sentences=()):
         "lin": lin,
         # a history without a clock (historypage.py) is drawn on its source lines: 1 line = 1 ms
         "unit": "line" if getattr(run, "time_unit", "s") == "line" else "s",
+        "spans": _register_only(run),
         # where the page opens when no #moment is asked for (None: the whole history)
         "focus": run.focus_ms() if hasattr(run, "focus_ms") else None,
         "colors": {"hold": HOLD_COLOR, "keys": KEY_COLORS, "overlap": OVERLAP_COLOR, "lin": LIN_COLOR,
                    "unknown": UNKNOWN_COLOR},
     }
+
+
+def _register_only(run):
+    """True for a history with no lock operation (a Knossos or Porcupine register's): its
+    operations are drawn from call to return, the spans linearizability orders."""
+    return not run.holds and not any(f in ("acquire", "release", "renew") for f in run.history.f_names)
 
 
 def embed(run):
@@ -370,7 +377,7 @@ SCRIPT = r"""
         var ox0 = x(o[3]), ox1 = Math.max(x(end), ox0 + 1.5);
         var yy = lock ? y + ROW * 0.5 : y + ROW * 0.12;
         var color = o[5] === "ok" ? (lock ? "#1a7a1a" : "#111") : o[5] === "fail" ? "#777" : D.colors.unknown;
-        if (f === "acquire") el("line", {x1: ox0, x2: ox1, y1: yy, y2: yy, stroke: "#9a9a9a", "stroke-width": 1.2}, g);
+        if (f === "acquire" || D.spans) el("line", {x1: ox0, x2: ox1, y1: yy, y2: yy, stroke: "#9a9a9a", "stroke-width": 1.2}, g);
         el("rect", {x: ox0 - 1, y: yy - 4, width: ox1 - ox0 + 2, height: 8, fill: "transparent", "data-k": "o",
                     "data-i": j, "class": "op"}, g);
         if (o[4] !== null) {
@@ -562,6 +569,11 @@ def section(run):
               '<span><i style="background:#9a9a9a;height:2px"></i>waiting in acquire</span>',
               '<span>\u25b6 acquire ok \u00a0 ] release ok \u00a0 \u25cb renew ok \u00a0 \u2715 failed \u00a0 '
               f'<span style="color:{UNKNOWN_COLOR}">\u25c6</span> outcome unknown \u00a0 | resource write</span>']
+    if _register_only(run):   # another tool's register history: no lock, no holds
+        legend = ['<span><i style="background:#9a9a9a;height:2px"></i>an operation, from its call to its '
+                  'return</span>',
+                  '<span>| read, write or cas ok \u00a0 \u2715 failed \u00a0 '
+                  f'<span style="color:{UNKNOWN_COLOR}">\u25c6</span> outcome unknown</span>']
     if run.episodes:
         legend.append(f'<span><i style="background:{OVERLAP_COLOR}"></i>two clients hold it: overlap #n</span>')
     if getattr(run, "unplaceable", None) is not None:
