@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,22 +58,30 @@ struct Op {
   const Event* comp = nullptr;  // its completion, null when there was none
 };
 
+// Each string is held once: `names` points at the map's own keys (a node's key never
+// moves), or at `fresh` for names no other can equal (a copy of every lock token beside
+// the map's was a sizeable part of a long history's search).
 struct Interner {
   std::unordered_map<std::string, int64_t> ids;
-  std::vector<std::string> names;
-  explicit Interner(const char* zero_name) { names.push_back(zero_name); }
+  std::deque<std::string> fresh;
+  std::vector<const std::string*> names;
+  explicit Interner(const char* zero_name) { names.push_back(&fresh.emplace_back(zero_name)); }
+  Interner(const Interner&) = delete;  // `names` points into this one's own storage
+  Interner& operator=(const Interner&) = delete;
+  Interner(Interner&&) = default;  // the map's nodes and the deque's strings stay put
+  Interner& operator=(Interner&&) = default;
   int64_t Id(const std::string& s) {
     auto [it, inserted] = ids.emplace(s, static_cast<int64_t>(names.size()));
-    if (inserted) names.push_back(s);
+    if (inserted) names.push_back(&it->first);
     return it->second;
   }
   int64_t Fresh(const std::string& s) {  // never equal to any other id
-    names.push_back(s);
+    names.push_back(&fresh.emplace_back(s));
     return static_cast<int64_t>(names.size()) - 1;
   }
   const std::string& Name(int64_t id) const {
     static const std::string unknown = "?";
-    return id >= 0 && static_cast<size_t>(id) < names.size() ? names[id] : unknown;
+    return id >= 0 && static_cast<size_t>(id) < names.size() ? *names[id] : unknown;
   }
 };
 

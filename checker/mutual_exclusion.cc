@@ -112,7 +112,7 @@ std::vector<HoldInterval> ComputeHoldIntervals(const History& sorted, const Hold
       h.key = e.key;
       h.start = e.time;
       h.acquire_index = e.index;
-      h.lease = e.value;
+      if (options.keep_lease) h.lease = e.value;
       open.emplace(std::make_pair(e.process, e.key), std::move(h));
       if (options.validity_honoured) {
         if (auto v = PositiveValidity(e.value)) valid_until[{e.process, e.key}] = e.time + *v;

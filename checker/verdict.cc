@@ -320,8 +320,21 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
 
   HoldOptions ho;
   ho.validity_honoured = j.facts.validity_honoured;
+  ho.keep_lease = false;  // only the first overlap's holds show theirs: looked up below
   j.holds = ComputeHoldIntervals(sorted, ho);
   j.mutual_exclusion = CheckMutualExclusion(j.holds);
+  if (!j.mutual_exclusion.episode_list.empty()) {
+    std::map<std::tuple<int64_t, int64_t, std::string>, std::vector<HoldInterval*>> want;
+    for (HoldInterval& h : j.mutual_exclusion.episode_list.front().holds) {
+      want[{h.acquire_index, h.process, h.key}].push_back(&h);
+    }
+    for (const Event& e : sorted) {
+      if (e.type != EventType::kOk || e.f != "acquire") continue;
+      auto it = want.find({e.index, e.process, e.key});
+      if (it == want.end()) continue;
+      for (HoldInterval* h : it->second) h->lease = e.value;
+    }
+  }
   j.resource = CheckResource(sorted);
   j.infra = ReadInfraEvents(sorted);
   LivenessOptions lo;
