@@ -4,10 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -142,12 +140,12 @@ int RunReportCommand(const std::vector<std::string>& args) {
                                v + "' too");
       }
     } else if (r.Is("--model")) {
-      checker::Model m;
+      checker::Model m = checker::Model::kOwnerMutex;
       if ((s = r.Value(&v)).ok() && !checker::ParseModel(v, &m)) s = r.Error("unknown model '" + v + "'");
       history.check.model = m;
       history_flags = true;
     } else if (r.Is("--format")) {
-      checker::HistoryFormat f;
+      checker::HistoryFormat f = checker::HistoryFormat::kJsonl;
       if ((s = r.Value(&v)).ok() && !checker::ParseHistoryFormat(v, &f)) {
         s = r.Error("unknown format '" + v + "'");
       }
