@@ -52,11 +52,9 @@ struct Builder {
     bool unknown = t == EventType::kInfo;
     Op op;
     op.unknown = unknown;
-    op.call_time = inv.time;
-    op.call_seq = inv_seq;
+    op.call_seq = static_cast<int32_t>(inv_seq);
     if (!unknown) {
-      op.ret_time = c->time;
-      op.ret_seq = c_seq;
+      op.ret_seq = static_cast<int32_t>(c_seq);
     }
     const std::string& f = inv.f;
     Partition& p = Part(inv.key);

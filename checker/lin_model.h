@@ -45,17 +45,19 @@ struct State {
   bool operator==(const State& o) const { return a == o.a && b == o.b; }
 };
 
+// 48 bytes: one per operation of a long history, so the times are read from its events
+// and the positions are 32-bit (a history's lines are counted in an int).
 struct Op {
   Kind kind = Kind::kRead;
   bool unknown = false;  // outcome unknown: may take effect after its call, or never
+  int32_t call_seq = 0;  // position in the time-sorted history (tie-breaks, reports)
+  int32_t ret_seq = 0;
   int64_t x = 0;         // value / expected value / token
   int64_t y = 0;         // cas new value / fence
-  Nanos call_time{0};
-  Nanos ret_time{0};
-  int64_t call_seq = 0;  // position in the time-sorted history (tie-breaks, reports)
-  int64_t ret_seq = 0;
-  const Event* inv = nullptr;   // the invocation (for reports; the History outlives the check)
+  const Event* inv = nullptr;   // the invocation (the History outlives the check)
   const Event* comp = nullptr;  // its completion, null when there was none
+  Nanos call_time() const { return inv->time; }
+  Nanos ret_time() const { return comp != nullptr && !unknown ? comp->time : Nanos(0); }
 };
 
 // Each string is held once: `names` points at the map's own keys (a node's key never

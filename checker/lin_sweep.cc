@@ -133,7 +133,7 @@ class Sweep {
     std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
       const Op& x = ops_[a.op];
       const Op& y = ops_[b.op];
-      Nanos ta = a.call ? x.call_time : x.ret_time, tb = b.call ? y.call_time : y.ret_time;
+      Nanos ta = a.call ? x.call_time() : x.ret_time(), tb = b.call ? y.call_time() : y.ret_time();
       if (ta != tb) return ta < tb;
       if (a.call != b.call) return a.call;
       return (a.call ? x.call_seq : x.ret_seq) < (b.call ? y.call_seq : y.ret_seq);

@@ -63,7 +63,7 @@ struct Clockface {
   Nanos start{0};
   // An op with a known outcome is placed by its completion (it took effect by then), an
   // unknown one by its invocation.
-  static Nanos When(const Op& op) { return op.unknown ? op.call_time : op.ret_time; }
+  static Nanos When(const Op& op) { return op.unknown ? op.call_time() : op.ret_time(); }
   std::string At(const Op& op) const {
     if (clocked) return "at " + Seconds(When(op), start);
     const Event* e = op.unknown || !op.comp ? op.inv : op.comp;
@@ -126,7 +126,7 @@ std::optional<Nanos> PastLease(const Partition& part, int32_t failed, int64_t to
     if (!v.is_object()) continue;
     auto it = v.find("validity_ms");
     if (it == v.end() || !it->is_number()) continue;
-    Nanos until = op.ret_time + std::chrono::duration_cast<Nanos>(
+    Nanos until = op.ret_time() + std::chrono::duration_cast<Nanos>(
                                     std::chrono::duration<double, std::milli>(it->get<double>()));
     if (!end || until > *end) end = until;
   }
