@@ -8,6 +8,7 @@
 // on the new master while the old one is down.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,118 @@ TEST_F(DriverFailoverTest, RedisPyDriverFindsThePromotedReplicaAndLosesItsUnrepl
     // What the literature says: two holders (the unreplicated lock was granted again).
     EXPECT_EQ(r.value("verdict", ""), "violated") << r.value("verdict_reason", "");
     EXPECT_GE(r["mutual_exclusion"].value("overlapping_pairs", 0), 1);
+  });
+}
+
+// The bare run, `locklab run --lock driver:examples/drivers/redis_py_lock.py --fault failover`
+// with no timing flag: the fault shapes the run it needs (FailoverEffect::ShapeRun: a 3 s hold
+// in a 4 s lease, a window of 6 s), so the holder of the lock n1 acknowledged after the cut
+// still holds it when Sentinel promotes the replica, and the promoted replica grants it again.
+TEST_F(DriverFailoverTest, BareDriverRunShowsThePromotionAndTheLostWrite) {
+  auto attempt = [&] {
+    Invocation inv = RunLocklab({"run", "--lock", "driver:examples/drivers/redis_py_lock.py",
+                                 "--fault", "failover", "--no-report", "--out", dir_},
+                                dir_);
+    run_dir_ = RunDirOf(inv);
+    EXPECT_FALSE(run_dir_.empty()) << inv.output;
+    EXPECT_LT(inv.exit_code, 64) << inv.output;
+    for (pid_t p : LoggedPids(run_dir_)) EXPECT_FALSE(PidExists(p)) << "pid " << p << " left behind";
+    // The fault's own shape, whatever the timing: it is in the run's scenario.toml.
+    const std::string scenario = ReadAll(run_dir_ + "/scenario.toml");
+    EXPECT_NE(scenario.find("hold_ms = 3000"), std::string::npos) << scenario;
+    EXPECT_NE(scenario.find("ttl_ms = 4000"), std::string::npos) << scenario;
+    TimedAttempt a = FromResults(Results(run_dir_));
+    const nlohmann::json& r = a.value;
+    if (!a.trusted || !r.is_object() || !r.contains("coverage") || !r["coverage"].is_array() ||
+        r["coverage"].empty()) {
+      return a;
+    }
+    // Sentinel's election runs on its own clocks. A promotion the window never saw (the
+    // lab's verdict: unknown, effect not seen), or one that left the other clients under
+    // half a second to find the new master before the holder let go, says nothing about
+    // the driver: such a run is rerun like one with untrusted timing.
+    const nlohmann::json& cov = r["coverage"][0];
+    if (cov.value("effects_seen", 0) == 0) {
+      EXPECT_EQ(r.value("verdict", ""), r["mutual_exclusion"].value("overlapping_pairs", 0) > 0 ? "violated" : "unknown")
+          << "a promotion not seen is no verdict of safety: " << r.value("verdict_reason", "");
+      a.trusted = false;
+      a.why = "no promotion while the lost lock was held: " + cov.value("evidence", std::string());
+      return a;
+    }
+    int64_t promoted = 0, holder_released = 0;
+    std::vector<int> lost;
+    for (const auto& e : History()) {
+      if (e.value("process", nlohmann::json()) == "nemesis" && e.value("key", "") == "failover" &&
+          e["f"] == "effect" && e["value"].value("seen", false) && promoted == 0) {
+        promoted = Time(e);
+        lost = e["value"].value("lost_lock_holders", std::vector<int>());
+      }
+    }
+    for (const auto& e : History()) {
+      if (promoted > 0 && !lost.empty() && e["f"] == "release" && e["type"] == "invoke" &&
+          e["process"] == lost.front() && Time(e) > promoted && holder_released == 0) {
+        holder_released = Time(e);
+      }
+    }
+    constexpr int64_t kRediscoveryNs = 500 * 1000000LL;
+    if (holder_released > 0 && holder_released - promoted < kRediscoveryNs &&
+        r.value("verdict", "") != "violated") {
+      a.trusted = false;
+      a.why = "the promotion came " + std::to_string((holder_released - promoted) / 1000000) +
+              " ms before the lost lock's holder let go";
+    }
+    return a;
+  };
+  CheckWithTrustedTiming(attempt, [&](const nlohmann::json& r) {
+    const nlohmann::json& cov = r["coverage"][0];
+    EXPECT_EQ(cov.value("fault", ""), "failover");
+    // The promotion and the lost write, in the fault's own evidence.
+    const std::string evidence = cov.value("evidence", "");
+    EXPECT_NE(evidence.find("reports role master"), std::string::npos) << cov.dump(2);
+    EXPECT_NE(evidence.find("the lock n1 acknowledged after the replication cut (lost: r1 never got it)"),
+              std::string::npos)
+        << cov.dump(2);
+    int64_t cut = 0, killed = 0, promoted = 0;
+    std::vector<int> lost;
+    for (const auto& e : History()) {
+      if (e.value("process", nlohmann::json()) != "nemesis" || e.value("key", "") != "failover") continue;
+      if (e["f"] == "start" && cut == 0) cut = Time(e);
+      if (e["f"] == "effect" && e["value"].value("seen", false) && promoted == 0) {
+        promoted = Time(e);
+        killed = e["value"].value("killed_ns", int64_t{0});
+        lost = e["value"].value("lost_lock_holders", std::vector<int>());
+      }
+    }
+    ASSERT_GT(cut, 0) << "the window never opened";
+    ASSERT_GT(killed, cut);
+    ASSERT_GE(promoted, killed);
+    ASSERT_FALSE(lost.empty());
+    // The literature's verdict: the first overlap pairs a holder of the lost write (granted
+    // by n1 after the cut, before its death) with a client granted the lock after n1 died.
+    EXPECT_EQ(r.value("verdict", ""), "violated") << r.value("verdict_reason", "");
+    ASSERT_GE(r["mutual_exclusion"].value("overlapping_pairs", 0), 1) << r.dump(2);
+    int64_t lost_acquired = 0, regranted = 0;
+    int regranted_to = 0;
+    for (const auto& e : History()) {
+      if (e["f"] != "acquire" || e["type"] != "ok" || !e["process"].is_number_integer()) continue;
+      const int p = e["process"].get<int>();
+      const bool is_lost = std::find(lost.begin(), lost.end(), p) != lost.end();
+      if (is_lost && Time(e) > cut && Time(e) < killed) lost_acquired = Time(e);
+      if (!is_lost && Time(e) > killed && regranted == 0) {
+        regranted = Time(e);
+        regranted_to = p;
+      }
+    }
+    EXPECT_GT(lost_acquired, 0) << "the lost lock's holder acquired between the cut and the kill";
+    // n1 was dead by then: only the promoted replica could grant it.
+    EXPECT_GT(regranted, 0) << "no client was granted the lock after n1 died";
+    EXPECT_NE(regranted_to, 0);
+    // Every client's driver found the master through Sentinel, with the helper's accessor.
+    for (int p = 1; p <= 3; ++p) {
+      std::string log = ReadAll(run_dir_ + "/clients/" + std::to_string(p) + ".log");
+      EXPECT_NE(log.find("Sentinel: master 'locklab' from 3 sentinels"), std::string::npos)
+          << "client " << p << ":\n" << log;
+    }
   });
 }
 
