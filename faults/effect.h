@@ -68,8 +68,9 @@ class Effect {
   // then the effect's own params. Usage errors name the fault.
   Status CheckOptions(int clients, int nodes);
   // What the effect asks of its schedule, once its options checked out: the point it arms,
-  // a window long enough for it, one window by default. Idempotent.
-  virtual void Shape(Schedule* schedule) const { (void)schedule; }
+  // a window long enough for it, one window by default. Idempotent. By default: armed at its
+  // `point` param when it has one and it is set (ArmedPoint), else timed.
+  virtual void Shape(Schedule* schedule) const { schedule->armed_point = ArmedPoint(o_); }
   // What the effect asks of the run around it when no flag gave those values (RunShape);
   // reads its own params as given (before CheckOptions: a bad param is refused there).
   virtual RunShape ShapeRun() const { return {}; }

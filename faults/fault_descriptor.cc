@@ -34,8 +34,6 @@ std::vector<FaultDescriptor> BuiltInFaultDescriptors() {
   return sorted;
 }
 
-
-
 const char* const kTargetParamHelp =
     "which client a timed window picks when it opens: any (drawn from the seed), holder (one "
     "holding a lock now; the window waits for one) or just-released (the client whose release "

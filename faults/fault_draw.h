@@ -30,6 +30,9 @@ struct FaultDrawContext {
   // (LockInfo::points, a driver's hello; may be empty).
   std::vector<std::string> points;
   std::vector<std::string> lock_points;
+  // The workload's points at its lock commands (workloads::CommandPoints; catalog.h
+  // DrawCommandArm).
+  std::vector<std::string> command_points;
   std::string arm_at;       // when set: a fault that can be armed is armed at this point
   bool quiet = false;       // the workload is quiet (the first pass's quiet tries)
   bool fine_drift = false;  // the first pass's fine-drift try (clock-drift's second entry)

@@ -42,6 +42,23 @@ nlohmann::json BytesJson(const LinkBytes& b) {
 
 std::string LinkCount(size_t n) { return std::to_string(n) + (n == 1 ? " cut link" : " cut links"); }
 
+// The clients a window on client links cuts: the one stopped at the armed point (`process`),
+// else `targets` alone with target kind any, else the one the kind picks (none: it waits).
+template <typename Pick>
+std::vector<int> CutClients(int process, const std::string& kind, const std::vector<int>& targets, Pick pick) {
+  if (process != 0) return {process};
+  if (kind == "any" && !targets.empty()) return targets;
+  const int p = pick();
+  return p == 0 ? std::vector<int>{} : std::vector<int>{p};
+}
+
+// The client stopped at the point goes on, its next command meeting the cut links.
+void GoOnFromPoint(ClientControl& clients, int process, const std::string& point, nlohmann::json* v) {
+  if (process == 0) return;
+  (*v)["point"] = point;
+  clients.ResumeClient(process);
+}
+
 }  // namespace
 
 void PartitionEffect::Attach(LabControl& lab) {
@@ -68,7 +85,11 @@ Status PartitionEffect::Validate() {
   if (res != "true" && res != "false") {
     return Status::Usage(std::string("fault ") + id() + ": param 'resource': '" + res + "': expected true or false");
   }
-  return Status::Ok();
+  if (!ArmedPoint(o_).empty() && shape != "isolate-clients") {
+    return Status::Usage(std::string("fault ") + id() + ": param 'point': a window armed at a point cuts the "
+                         "client that reaches it: shape must be isolate-clients, got '" + shape + "'");
+  }
+  return PointParam();
 }
 
 LinkState PartitionEffect::CutState() const {
@@ -83,18 +104,14 @@ LinkState PartitionEffect::CutState() const {
   return s;
 }
 
-nlohmann::json PartitionEffect::Start(Nanos, int) {
+nlohmann::json PartitionEffect::Start(Nanos, int process) {
   std::string shape = o_.Param("shape", "isolate-clients");
   cut_.clear();
   if (shape == "isolate-clients") {
     // `targets` alone cuts them all (as always); with a target kind, the one client it
     // picks among them (holder: one holding a lock right now; the window waits for one).
-    std::vector<int> clients = target_kind() == "any" ? o_.targets : std::vector<int>{};
-    if (clients.empty()) {
-      int p = PickClient(*clients_);
-      if (p == 0) return nullptr;
-      clients = {p};
-    }
+    std::vector<int> clients = CutClients(process, target_kind(), o_.targets, [&] { return PickClient(*clients_); });
+    if (clients.empty()) return nullptr;
     std::vector<int> nodes = o_.nodes.empty() ? AllNodes(*nodes_) : o_.nodes;
     if (o_.Param("resource", "false") == "true") nodes.push_back(0);
     for (int c : clients) {
@@ -117,7 +134,9 @@ nlohmann::json PartitionEffect::Start(Nanos, int) {
   base_ = SumCounters(*network_, cut_);
   for (auto [c, n] : cut_) network_->SetLink(c, n, st);
   Log("partition (" + shape + "): " + std::to_string(cut_.size()) + " links " + st.ToString());
-  return {{"shape", shape}, {"links", LinksJson(cut_)}, {"state", st.ToString()}};
+  nlohmann::json v = {{"shape", shape}, {"links", LinksJson(cut_)}, {"state", st.ToString()}};
+  GoOnFromPoint(*clients_, process, ArmedPoint(o_), &v);
+  return v;
 }
 
 Evidence PartitionEffect::Probe(Nanos, ProbeMoment when) {
@@ -143,13 +162,9 @@ void ReplyLossEffect::Attach(LabControl& lab) {
   network_ = &lab;
 }
 
-nlohmann::json ReplyLossEffect::Start(Nanos, int) {
-  std::vector<int> clients = target_kind() == "any" ? o_.targets : std::vector<int>{};
-  if (clients.empty()) {
-    int p = PickClient(*clients_);
-    if (p == 0) return nullptr;
-    clients = {p};
-  }
+nlohmann::json ReplyLossEffect::Start(Nanos, int process) {
+  std::vector<int> clients = CutClients(process, target_kind(), o_.targets, [&] { return PickClient(*clients_); });
+  if (clients.empty()) return nullptr;
   std::vector<int> nodes = o_.nodes.empty() ? AllNodes(*nodes_) : o_.nodes;
   cut_.clear();
   LinkState st;
@@ -168,7 +183,9 @@ nlohmann::json ReplyLossEffect::Start(Nanos, int) {
     }
   }
   Log("reply-loss: replies dropped on " + std::to_string(cut_.size()) + " links");
-  return {{"links", LinksJson(cut_)}};
+  nlohmann::json v = {{"links", LinksJson(cut_)}};
+  GoOnFromPoint(*clients_, process, ArmedPoint(o_), &v);
+  return v;
 }
 
 Evidence ReplyLossEffect::Probe(Nanos, ProbeMoment when) {

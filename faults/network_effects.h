@@ -18,6 +18,7 @@ namespace locklab::faults {
 // resource: false (default) | true — whether the target clients lose the resource node too.
 // target: any (default: drawn from the seed) | holder (a client holding a lock; the window
 // waits for one).
+// point: "" (timed, default) | a pause point: the window cuts the client that reaches it.
 class PartitionEffect : public Effect {
  public:
   using Effect::Effect;
@@ -34,14 +35,15 @@ class PartitionEffect : public Effect {
 
  private:
   LinkState CutState() const;
-  const ClientControl* clients_ = nullptr;
+  ClientControl* clients_ = nullptr;  // to pick a client, or resume the one at the point
   const NodeControl* nodes_ = nullptr;
   NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;  // (client, node); node 0 = resource
   LinkBytes base_;                        // the cut links' counters summed, at the cut
 };
 
-// Requests reach the node, replies are dropped (the client sees a timeout: unknown).
+// Requests reach the node, replies are dropped (the client sees a timeout: unknown); `point`
+// as partition's.
 class ReplyLossEffect : public Effect {
  public:
   using Effect::Effect;
@@ -52,9 +54,10 @@ class ReplyLossEffect : public Effect {
 
  protected:
   void Attach(LabControl& lab) override;
+  Status Validate() override { return PointParam(); }
 
  private:
-  const ClientControl* clients_ = nullptr;
+  ClientControl* clients_ = nullptr;
   const NodeControl* nodes_ = nullptr;
   NetworkControl* network_ = nullptr;
   std::vector<std::pair<int, int>> cut_;

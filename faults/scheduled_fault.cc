@@ -104,7 +104,8 @@ void ScheduledFault::TryOpen(LabControl& lab, Nanos now) {
   }
   int p = effect_->PickArmedClient(lab);
   if (p == 0) {
-    next_at_ = schedule_.NextOpenAt(now);
+    // Nobody to arm now (a holder target and a free key): look again as a declined Start does.
+    next_at_ = now + effect_->RetryDelay(schedule_.interval);
     return;
   }
   armed_client_ = p;

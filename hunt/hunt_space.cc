@@ -37,6 +37,7 @@ faults::FaultDrawContext DrawContext(const SearchSpace& s) {
   c.ttl = s.ttl;
   c.nodes = s.nodes;
   c.points = s.points.empty() ? workloads::HoldPausePoints() : s.points;
+  c.command_points = workloads::CommandPoints();
   c.lock_points = s.lock_points;
   c.arm_at = s.arm_at;
   c.quiet = s.quiet;
@@ -75,6 +76,29 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
     f.params["target"] = u < 0.5 ? "any" : u < 0.8 ? "holder" : "just-released";
   }
   return f;
+}
+
+// A window that disturbs commands armed at a client's lock command (DrawCommandArm) lands on
+// a busy key (3 clients at least, one key, short thinks, holds of 0.4 TTL at least): a waiter
+// is there, and the next holder still holds, when the disturbed acquire or release goes
+// wrong. At after-acquire the hold outlasts the TTL (validity ignored, renewed every TTL/3 by
+// a lock that renews on request): a renewal path the disturbed renewal broke shows.
+void ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
+  const auto& cp = workloads::CommandPoints();
+  std::string point;
+  for (const auto& f : o->faults) {
+    const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
+    if (d != nullptr && d->hunt.disturbs_commands && std::count(cp.begin(), cp.end(), f.Param("point", ""))) point = f.Param("point", "");
+  }
+  if (point.empty()) return;
+  o->clients = std::max(o->clients, std::min(3, s.max_clients));
+  o->keys = 1;
+  o->think = std::min(o->think, TtlTimes(s, 0.2, Millis(0)));
+  o->hold = std::max(o->hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
+  if (point != workloads::kPointAfterAcquire || s.validity == "honour") return;
+  o->validity = "ignore";
+  o->hold = TtlTimes(s, 1.2 + 1.8 * rng.Unit(), Millis(1));
+  o->renew_every = s.can_renew ? TtlTimes(s, 1.0 / 3, Millis(1)) : Millis(0);
 }
 
 // The rest of DrawScenario, once the scenario's TTL is chosen (`s.ttl` is it).
@@ -151,6 +175,12 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
     if (d != nullptr && d->hunt.fine_first_pass_try) pass.push_back({id, "", false, true});
     if (!CanBeArmed(id)) continue;
+    // At each of a client's lock commands: what a driver that announces no points does with
+    // a lost reply or a cut link in its acquire, renewal or release.
+    if (d != nullptr && d->hunt.disturbs_commands) {
+      for (const auto& p : workloads::CommandPoints()) pass.push_back({id, p, false});
+      continue;
+    }
     for (const auto& p : s.lock_points) {
       pass.push_back({id, p, false});
       pass.push_back({id, p, true});
@@ -266,14 +296,12 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
   // Up to 0.6 TTL: with shorter pauses between turns the key is hardly ever free, and a
   // lock that re-takes a free key (a renewal that re-SETs an expired key: mutant
-  // renew-resurrects) shows it only then. By hand, a 1.5 TTL pause at before-write killed it
-  // in 3 of 3 runs with think 0.3 TTL and 0 of 3 with 0.1 TTL.
+  // renew-resurrects) shows it only then.
   o.think = TtlTimes(s, 0.6 * rng.Unit(), Millis(0));
   // A quiet workload a quarter of the time: two clients that think one to three holds
   // between turns, so the key is mostly free. With more clients or shorter thinks a
   // waiter takes it the moment it is released, and what needs a free key (a renewal that
-  // re-takes a key that is gone) never sees one: in a 5-minute hunt of renew-resurrects,
-  // nine client-pause trials past the TTL with 3 to 6 clients did not show it once.
+  // re-takes a key that is gone) never sees one.
   // (Its think time is set below, once the hold is final.)
   const bool quiet = rng.Unit() < 0.25 || s.quiet;
   const double quiet_thinks = 1 + 2 * rng.Unit();
@@ -306,14 +334,14 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   // A fault armed at one of the lock's own points needs turns that reach it, and a point in
   // a renewal thread (watchdog-renewal-due, every TTL/3) is reached only by a hold longer
   // than the renewal period: such a draw holds 0.4 to 0.8 TTL at least (below the TTL, so a
-  // client that ignores validity still stops in time). A 5-minute hunt of renew-resurrects
-  // armed client-pause there with a 117 ms hold at TTL 750, and the stop never came.
+  // client that ignores validity still stops in time).
   const bool at_lock_point = std::any_of(o.faults.begin(), o.faults.end(), [&](const faults::FaultOptions& f) {
     auto p = f.params.find("point");
     return p != f.params.end() && std::find(s.lock_points.begin(), s.lock_points.end(), p->second) != s.lock_points.end();
   });
   if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   if (quiet) o.think = Millis(static_cast<int64_t>(std::llround(quiet_thinks * static_cast<double>(o.hold.count()))));
+  ShapeForCommandArm(s, rng, &o);
   Millis tail = TailFor(s.ttl);
   const std::vector<std::string> disturbing = DisturbingFaults(s);
   if (!disturbing.empty() && s.two_event_share > 0 && !s.quiet && rng.Unit() < s.two_event_share) {

@@ -99,17 +99,15 @@ uint64_t DrawSeed(Rng& rng);
 // end and the waiters to be seen (at least 1 s, 3 TTLs).
 Millis TailFor(Millis ttl);
 
-// The search's first pass: every fault alone once (clock-drift twice, the second time
-// fine: SearchSpace::fine_drift), and every fault that can be armed twice
-// at each of the lock's own points (SearchSpace::lock_points: where its code is; against a
-// baseline, where the two differ), once with a workload drawn as usual and once with a
-// quiet one, in an order `rng` shuffles. With a dozen faults and a few dozen trials in a
-// budget, draws with replacement had left client-pause tried once in a blind-renew hunt,
-// and an armed client-clock step inside wall-clock-elapsed's acquire never. The two
-// workloads: what a stop in a lock's own code does shows on a busy key (a late command of a
-// former holder meets the next holder) or only on a free one (a renewal that re-takes a key
-// it finds gone: renew-resurrects survived two hunts that armed client-pause at
-// watchdog-renewal-due with 5 clients).
+// The search's first pass, in an order `rng` shuffles: every fault alone once (clock-drift
+// twice, the second time fine: SearchSpace::fine_drift); a fault that disturbs commands once
+// armed at each of a client's lock commands (workloads::CommandPoints); any other fault that
+// can be armed twice at each of the lock's own points (SearchSpace::lock_points: where its
+// code is; against a baseline, where the two differ), once with a workload drawn as usual
+// and once with a quiet one. Draws with replacement leave a fault at a point untried within
+// a budget; and a stop in a lock's own code shows on a busy key (a late command of a former
+// holder meets the next holder) or only on a free one (a renewal that re-takes a key it
+// finds gone).
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual

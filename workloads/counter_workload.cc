@@ -203,8 +203,14 @@ const std::vector<std::string>& HoldPausePoints() {
 }
 
 const std::vector<std::string>& WorkloadPausePoints() {
-  static const std::vector<std::string> kPoints = {kPointAfterAcquire, kPointBeforeWrite,
-                                                   kPointAfterRelease};
+  static const std::vector<std::string> kPoints = {kPointBeforeAcquire, kPointAfterAcquire, kPointBeforeWrite,
+                                                   kPointBeforeRelease, kPointAfterRelease};
+  return kPoints;
+}
+
+const std::vector<std::string>& CommandPoints() {
+  static const std::vector<std::string> kPoints = {kPointBeforeAcquire, kPointAfterAcquire,
+                                                   kPointBeforeRelease};
   return kPoints;
 }
 
@@ -228,6 +234,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     const std::string key = LockKey(k);
     const std::string counter = CounterKey(k);
 
+    pause(kPointBeforeAcquire);
     sink.Emit("invoke", "acquire", key, nullptr);
     locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
     if (acq.outcome != locks::Outcome::kOk) {
@@ -261,6 +268,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
                                             sleep, still_valid, &valid_until);
     nlohmann::json rel_value = {{"token", acq.lease.token}};
     if (abandoned) rel_value["abandoned"] = "validity";
+    pause(kPointBeforeRelease);
     sink.Emit("invoke", "release", key, rel_value);
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));

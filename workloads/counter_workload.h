@@ -60,13 +60,21 @@ struct CounterWorkloadOptions {
 
 // The workload's pause points (a client stops, slows or dies there when a fault arms one):
 // after-acquire (acquire returned ok) and before-write (the counter read, the write not yet
-// sent) fall inside the hold; after-release (the release returned) just after it.
+// sent) fall inside the hold; after-release (the release returned) just after it;
+// before-acquire and before-release just before those requests are sent to the lock.
+inline constexpr const char* kPointBeforeAcquire = "before-acquire";
 inline constexpr const char* kPointAfterAcquire = "after-acquire";
 inline constexpr const char* kPointBeforeWrite = "before-write";
+inline constexpr const char* kPointBeforeRelease = "before-release";
 inline constexpr const char* kPointAfterRelease = "after-release";
-// The two inside the hold, then all three.
+// The two inside the hold; every point.
 const std::vector<std::string>& HoldPausePoints();
 const std::vector<std::string>& WorkloadPausePoints();
+// Where a window on a client's own links (a lost reply, a cut link) opened by the client
+// itself lands on its next lock commands, whatever the lock: its acquire (before-acquire),
+// the renewals of the hold it just got (after-acquire), its release (before-release). A
+// lock that announces no points (a driver) is reached at its commands through these.
+const std::vector<std::string>& CommandPoints();
 
 // With honour_validity: whether `lease` may still be used at `now` (always true for a
 // lease without a validity, Millis::max()).

@@ -9,3 +9,20 @@
 #pragma once
 
 #include "faults/fault_descriptor.h"
+
+namespace locklab::faults {
+
+// Shared by the faults on client links (reply-loss, partition; client_links.cc).
+// The help of their `point` param: a window the client opens at one of its lock commands.
+extern const char* const kCommandPointParamHelp;
+// A window armed at one of a client's lock commands: at FaultDrawContext::arm_at when set
+// (the first pass), else, with probability `odds`, at one of FaultDrawContext::command_points
+// (by the weights of "id@point"). Armed, it is one window of 0.3 to 1.5 TTLs on a client
+// that holds the lock when it is armed, so its next acquire meets a busy key. Returns
+// whether it armed `f`; else `f` is as it was.
+bool DrawCommandArm(const FaultDrawContext& c, Rng& rng, FaultOptions* f, double odds);
+// Whom a window on client links hits, in words: "the first client to reach before-release",
+// "a client holding the lock", "a client".
+std::string CutClientText(const FaultOptions& f);
+
+}  // namespace locklab::faults

@@ -13,7 +13,8 @@ FaultDescriptor ClientPauseFault() {
             "included; targeted at a pause point or at random times",
             {{"mode", "targeted", "targeted (the client stops itself at `point`) or random"},
              {"point", "after-acquire",
-              "after-acquire, before-write, after-release, or a point the lock announces "
+              "before-acquire, after-acquire, before-write, before-release, after-release, or a point "
+              "the lock announces "
               "(redlock-replies-in-flight, a driver's hello points)"},
              {"target", "any", kTargetParamHelp}}};
   d.client_side = true;

@@ -13,7 +13,8 @@ FaultDescriptor PartitionFault() {
              {"mode", "hold", "hold (black hole) or reset (RST)"},
              {"direction", "both", "both, up (requests) or down (replies)"},
              {"resource", "false", "cut the target clients from the resource node too"},
-             {"target", "any", kTargetParamHelp}}};
+             {"target", "any", kTargetParamHelp},
+             {"point", "", kCommandPointParamHelp}}};
   d.client_side = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<PartitionEffect>(o); };
   d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) {
@@ -24,6 +25,11 @@ FaultDescriptor PartitionFault() {
     f->params["mode"] = rng.Unit() < 0.7 ? "hold" : "reset";
     f->params["direction"] = Pick(rng, std::vector<std::string>{"both", "both", "up", "down"});
     f->params["target"] = rng.Unit() < 0.5 ? "any" : "holder";
+    // A fifth of the draws cut one client at its own acquire, renewals or release.
+    if (DrawCommandArm(c, rng, f, 0.2)) {
+      f->params["shape"] = "isolate-clients";
+      f->nodes.clear();
+    }
   };
   d.hunt.disturbs_commands = true;
   d.hunt.simpler_params = {"direction", "mode", "resource", "target"};
@@ -31,8 +37,7 @@ FaultDescriptor PartitionFault() {
     const std::string shape = f.Param("shape", "isolate-clients");
     return "partition (" + shape + (shape == "isolate-node" ? " " + NodeListText(f.nodes, "n1") : "") + ", " +
            f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
-           (f.Param("target", "any") == "holder" ? " cuts a client holding the lock" : " cuts a client") + " for " +
-           window;
+           " cuts " + (shape == "isolate-clients" ? CutClientText(f) : "the links") + " for " + window;
   };
   d.style = {"#0f9fb0", "partition", false};
   return d;

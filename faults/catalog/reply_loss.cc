@@ -9,13 +9,15 @@ namespace {
 FaultDescriptor ReplyLossFault() {
   FaultDescriptor d;
   d.info = {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
-            {{"target", "any", kTargetParamHelp}}};
+            {{"target", "any", kTargetParamHelp}, {"point", "", kCommandPointParamHelp}}};
   d.client_side = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<ReplyLossEffect>(o); };
+  // A third of the draws land on a client's own acquire, renewals or release.
+  d.draw = [](const FaultDrawContext& c, Rng& rng, FaultOptions* f) { DrawCommandArm(c, rng, f, 1.0 / 3); };
   d.hunt.disturbs_commands = true;
   d.hunt.simpler_params = {"target"};
-  d.sentence = [](const FaultOptions&, const std::string& window) {
-    return "reply-loss drops the lock nodes' replies to a client for " + window;
+  d.sentence = [](const FaultOptions& f, const std::string& window) {
+    return "reply-loss drops the lock nodes' replies to " + CutClientText(f) + " for " + window;
   };
   d.style = {"#3f8fd0", "reply loss", false};
   return d;

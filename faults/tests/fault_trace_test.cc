@@ -314,6 +314,14 @@ std::vector<Case> Cases() {
                    Millis(6000)});
   cases.push_back({"client-clock bad point", Options("client-clock", {{"point", "Bad Point"}}), 1,
                    Millis(1000)});
+  // A window on client links armed at a lock command: the client stopped at the point has its
+  // links cut (only its own, on every node), then goes on (ResumeClient after the SetLinks).
+  cases.push_back({"reply-loss armed before-release",
+                   Options("reply-loss", {{"point", "before-release"}, {"target", "holder"}}), 3, Millis(6000)});
+  cases.push_back({"partition armed after-acquire", Options("partition", {{"point", "after-acquire"}}), 5,
+                   Millis(6000)});
+  cases.push_back({"partition armed needs isolate-clients",
+                   Options("partition", {{"point", "before-acquire"}, {"shape", "isolate-node"}}), 1, Millis(1000)});
   return cases;
 }
 

@@ -12,6 +12,7 @@
 #include "faults/fault_descriptor.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"
+#include "workloads/counter_workload.h"
 #include "hunt/hunt_story.h"
 #include "locks/lock.h"
 
@@ -81,9 +82,15 @@ TEST(HuntSpaceTest, TimesScaleWithTheTtl) {
     EXPECT_EQ(o.ttl, Millis(30000));
     // A hold longer than the TTL breaks any lock without renewal: only a client that
     // honours validity (and stops there) may draw one, up to 1.5 TTLs.
+    // ... or a client whose renewal a window armed at after-acquire disturbs (ShapeForCommandArm).
+    const bool at_renewal = std::any_of(o.faults.begin(), o.faults.end(), [](const faults::FaultOptions& f) {
+      return f.Param("point", "") == "after-acquire" && (f.id == "reply-loss" || f.id == "partition");
+    });
     if (o.validity == "honour") {
       EXPECT_LE(o.hold, o.ttl * 3 / 2);
       long_hold |= o.hold > o.ttl;
+    } else if (at_renewal) {
+      EXPECT_LE(o.hold, o.ttl * 3);
     } else {
       EXPECT_LT(o.hold, o.ttl);
     }
@@ -126,7 +133,9 @@ TEST(HuntSpaceTest, TwoEventDrawsDisturbAHolderThenOutlastTheTtl) {
       EXPECT_TRUE(d->hunt.disturbs_commands) << first.id;
       EXPECT_EQ(first.windows, 1);
       EXPECT_LT(first.duration, o.ttl) << first.id;
-      if (TakesTarget(first.id)) EXPECT_EQ(first.Param("target", ""), "holder") << first.id;
+      if (TakesTarget(first.id)) {
+        EXPECT_EQ(first.Param("target", ""), "holder") << first.id;
+      }
       EXPECT_LE(o.clients, 4);
       if (o.faults.size() == 1) {
         ++long_holds;
@@ -287,7 +296,9 @@ TEST(HuntSpaceTest, ValidityFollowsItsWeights) {
   EXPECT_GT(even, 60);
   EXPECT_LT(even, 140);
   space.weights["validity=ignore"] = 0.1;
-  EXPECT_GT(honoured(Rng(9)), 160);
+  // Not 10 in 11 (182): a window armed at a client's renewal comes with clients that ignore
+  // validity whatever the weights (ShapeForCommandArm).
+  EXPECT_GT(honoured(Rng(9)), 140);
   Rng rng(3);
   RunOptions o = DrawScenario(space, rng, "t");
   std::vector<std::string> kinds = ScenarioKinds(o);
@@ -343,17 +354,23 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   for (const auto& d : pass)
     EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet, d.fine_drift}).second) << d.fault << "@" << d.point;
   EXPECT_TRUE(seen.count({"clock-drift", "", false, true})) << "no fine drift";
-  size_t armable = 0;
+  size_t armable = 0, on_links = 0;
   for (const auto& id : space.faults) {
     EXPECT_TRUE(seen.count({id, "", false, false})) << id;
-    if (CanBeArmed(id)) {
+    if (id == "reply-loss" || id == "partition") {
+      // A window on the client's own links: at each of its lock commands, once.
+      ++on_links;
+      for (const auto& p : workloads::CommandPoints()) EXPECT_TRUE(seen.count({id, p, false, false})) << id << "@" << p;
+      EXPECT_FALSE(seen.count({id, "redlock-replies-in-flight", false, false})) << id;
+    } else if (CanBeArmed(id)) {
       ++armable;
       EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", false, false})) << id;
       EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true, false})) << id << ", quiet";
     }
   }
   EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
-  EXPECT_EQ(pass.size(), space.faults.size() + 1 + 2 * armable);
+  EXPECT_EQ(on_links, 2u);
+  EXPECT_EQ(pass.size(), space.faults.size() + 1 + 2 * armable + 3 * on_links);
   std::vector<FirstPassDraw> again = FirstPass(space, b);
   ASSERT_EQ(again.size(), pass.size());
   bool same = true, sorted = true;
