@@ -154,5 +154,40 @@ TEST(RunFieldsTest, ClientFieldsTravelByTheTable) {
   EXPECT_EQ(FindClientFlag("lock.ttl_ms"), nullptr);
 }
 
+// A fault's run shape (faults/effect.h, RunShape) fills what no flag gave: a bare
+// `--fault failover` gets a holder that outlasts the promotion; a given flag stands, and a
+// scenario file is taken as written.
+TEST(RunFieldsTest, FailoverShapesTheValuesNoFlagGave) {
+  RunOptions bare;
+  std::string scenario;
+  ASSERT_TRUE(ParseRunFlags({"--lock", "set-nx-px-lua", "--fault", "failover"}, &bare, &scenario).ok());
+  EXPECT_EQ(bare.hold, Millis(3000));
+  EXPECT_EQ(bare.ttl, Millis(4000));
+  EXPECT_EQ(bare.acquire_timeout, Millis(1000));
+  EXPECT_EQ(bare.duration, Millis(11000));
+  ASSERT_EQ(bare.faults.size(), 1u);
+  EXPECT_EQ(bare.faults[0].first_at, Millis(500));
+  EXPECT_EQ(bare.faults[0].duration, Millis(6000));
+
+  RunOptions given;
+  ASSERT_TRUE(ParseRunFlags({"--lock", "set-nx-px-lua", "--hold", "50", "--fault", "failover", "--pause", "2s",
+                             "--param", "kill_after_ms=1000"},
+                            &given, &scenario)
+                  .ok());
+  EXPECT_EQ(given.hold, Millis(50));
+  EXPECT_EQ(given.ttl, Millis(4700));  // kill_after_ms + 2.7 s + 1 s
+  EXPECT_EQ(given.faults[0].duration, Millis(2000));
+  EXPECT_EQ(given.faults[0].first_at, Millis(500));
+
+  RunOptions other;
+  ASSERT_TRUE(ParseRunFlags({"--lock", "set-nx-px-lua", "--fault", "client-pause"}, &other, &scenario).ok());
+  EXPECT_EQ(other.hold, RunOptions().hold);
+  EXPECT_EQ(other.ttl, RunOptions().ttl);
+
+  RunOptions with_file;
+  ASSERT_TRUE(ParseRunFlags({"some.toml", "--fault", "failover"}, &with_file, &scenario).ok());
+  EXPECT_EQ(with_file.hold, RunOptions().hold);
+}
+
 }  // namespace
 }  // namespace locklab::harness
