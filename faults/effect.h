@@ -46,6 +46,9 @@ struct RunShape {
   Millis duration{0};  // how long the clients run
   Millis first_at{0};  // the fault's own schedule: its first window
   Millis window{0};    // and each window's length
+  // When set, a TTL no flag gave is at least the run's hold plus this (a hold given as a
+  // flag still ends inside its lease).
+  Millis lease_over_hold{0};
 };
 
 class Effect {

@@ -248,6 +248,7 @@ RunShape FailoverEffect::ShapeRun() const {
   RunShape r;
   r.hold = Millis(kill_after_ms) + Millis(2700);
   r.ttl = r.hold + Millis(1000);
+  r.lease_over_hold = Millis(1000);
   r.acquire_timeout = Millis(1000);
   r.first_at = Millis(500);
   r.window = r.hold + Millis(3000);

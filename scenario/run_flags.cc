@@ -3,6 +3,7 @@
 // with more to them (lock, faults and their params, endpoints, knobs, lists). The reader
 // knows run's whole table (cli_spec.h), so a flag `locklab run --help` does not list is
 // unknown here.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -81,6 +82,8 @@ void ShapeRunForFaults(const std::set<const RunField*>& given,
     const RunField* window = FindField(FieldSection::kFault, "duration_ms");
     if (r.first_at.count() > 0 && mine.count(first_at) == 0) f.first_at = r.first_at;
     if (r.window.count() > 0 && mine.count(window) == 0) f.duration = r.window;
+    const RunField* ttl = FindField(FieldSection::kLock, "ttl_ms");
+    if (r.lease_over_hold.count() > 0 && given.count(ttl) == 0) o->ttl = std::max(o->ttl, o->hold + r.lease_over_hold);
   }
 }
 

@@ -179,6 +179,12 @@ TEST(RunFieldsTest, FailoverShapesTheValuesNoFlagGave) {
   EXPECT_EQ(given.faults[0].duration, Millis(2000));
   EXPECT_EQ(given.faults[0].first_at, Millis(500));
 
+  RunOptions long_hold;  // a hold given longer than the shape's still ends inside its lease
+  ASSERT_TRUE(ParseRunFlags({"--lock", "set-nx-px-lua", "--fault", "failover", "--hold", "5000"}, &long_hold,
+                            &scenario)
+                  .ok());
+  EXPECT_EQ(long_hold.ttl, Millis(6000));
+
   RunOptions other;
   ASSERT_TRUE(ParseRunFlags({"--lock", "set-nx-px-lua", "--fault", "client-pause"}, &other, &scenario).ok());
   EXPECT_EQ(other.hold, RunOptions().hold);
