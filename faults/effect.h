@@ -33,12 +33,10 @@ struct Evidence {
   nlohmann::json details = nlohmann::json::object();
 };
 
-// The run an effect needs to show what it is for, when the user left these values to the
-// run's defaults (`locklab run --fault ID` with no --hold, --ttl, ... flag): failover needs
-// a holder that still holds, within its lease, when Sentinel has promoted the replica, which
-// a 50 ms hold never does. Zero: the run's default (or the value given) stands. A scenario
-// file is taken as written (scenario/run_flags.cc applies this to flags only), and the run's
-// scenario.toml records the values used, so a replay runs the same.
+// The run an effect needs to show what it is for, taken for the values no flag gave (zero:
+// the default or the given value stands; a scenario file is taken as written, see
+// scenario/run_flags.cc; the run's scenario.toml records them). Failover needs a holder still
+// within its lease when Sentinel has promoted the replica, which a 50 ms hold never is.
 struct RunShape {
   Millis ttl{0};
   Millis hold{0};
@@ -46,9 +44,7 @@ struct RunShape {
   Millis duration{0};  // how long the clients run
   Millis first_at{0};  // the fault's own schedule: its first window
   Millis window{0};    // and each window's length
-  // When set, a TTL no flag gave is at least the run's hold plus this (a hold given as a
-  // flag still ends inside its lease).
-  Millis lease_over_hold{0};
+  Millis lease_over_hold{0};  // set: a TTL no flag gave is at least the run's hold plus this
 };
 
 class Effect {

@@ -4,11 +4,7 @@
 // baseline lock, only what fails the lock and not the baseline counts. The rules are stated
 // here and in docs/hunt.md; what they were measured on is in bench/results/.
 //
-//   locklab hunt --lock L [--budget 10m] [--faults a,b,...] [--jobs N] [--seed S]
-//                [--ttl DURATION] [--baseline LOCK] [--liveness] [--max-faults N]
-//                [--shrink-budget 5m] [--reruns N] [--keep-searching] [--out DIR]
-//                [--knob K=V ...] [--driver-arg ARG ...] [--no-report] [--no-shrink]
-//                [--corpus DIR] [--no-guide] [--shard I/N]
+//   locklab hunt --lock L [--budget 10m] [--baseline LOCK] ...   (flags: locklab hunt --help)
 //
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
 // child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts

@@ -10,11 +10,9 @@
 //     honoured (a validity computed from the wrong clock or the wrong moment).
 // A lock that fails with no fault dies here, within seconds, and its story says so.
 //
-// Each trial is short: contention a turn of every client and a TTL (1.5 to 3 s), long holds
-// two holds and a TTL (the first handover past the lease), work to the validity a turn of
-// every client and three TTLs (1.5 to 6 s); never more than the space's longest trial. With --validity given, every trial keeps it. The draws have their own random
-// source (the hunt's seed, apart from the fault draws), so the search's draws after the
-// plain pass are the seed's as before. Pure; thread-compatible.
+// Each trial is short (a turn of every client and a TTL; long holds: two holds and a TTL),
+// never more than the space's longest trial; --validity holds for every trial. The draws have
+// their own random source: the search's draws after it are the seed's. Pure; thread-compatible.
 #pragma once
 
 #include <string>

@@ -88,7 +88,8 @@ void ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
   std::string point;
   for (const auto& f : o->faults) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
-    if (d != nullptr && d->hunt.disturbs_commands && std::count(cp.begin(), cp.end(), f.Param("point", ""))) point = f.Param("point", "");
+    const std::string p = f.Param("point", "");
+    if (d != nullptr && d->hunt.disturbs_commands && std::count(cp.begin(), cp.end(), p)) point = p;
   }
   if (point.empty()) return;
   o->clients = std::max(o->clients, std::min(3, s.max_clients));
@@ -175,6 +176,9 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
     if (d != nullptr && d->hunt.fine_first_pass_try) pass.push_back({id, "", false, true});
     if (!CanBeArmed(id)) continue;
+    if (s.lock_points.empty() && d != nullptr && d->hunt.outlasts_lease_when_quiet) {
+      pass.push_back({id, workloads::kPointBeforeWrite, true});
+    }
     // At each of a client's lock commands: what a driver that announces no points does with
     // a lost reply or a cut link in its acquire, renewal or release.
     if (d != nullptr && d->hunt.disturbs_commands) {

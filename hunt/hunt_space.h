@@ -43,9 +43,7 @@ struct SearchSpace {
   // own commands, where a stop is most telling. A pause armed at a point picks one of these
   // half the time when there are any.
   std::vector<std::string> lock_points;
-  // When set, every fault that can be armed at a pause point (client-pause, slow-cs,
-  // client-crash, client-clock) is armed at this one: the hunt's first pass tries each such
-  // fault at each of the lock's own points, twice (hunt.cc Search, FirstPass).
+  // When set, every fault that can be armed is armed at this point (the first pass: FirstPass).
   std::string arm_at;
   // Every scenario's workload is quiet (two clients that think one to three holds between
   // turns, so the key is mostly free), and a client-pause or slow-cs stop outlasts the lease
@@ -104,10 +102,11 @@ Millis TailFor(Millis ttl);
 // armed at each of a client's lock commands (workloads::CommandPoints); any other fault that
 // can be armed twice at each of the lock's own points (SearchSpace::lock_points: where its
 // code is; against a baseline, where the two differ), once with a workload drawn as usual
-// and once with a quiet one. Draws with replacement leave a fault at a point untried within
-// a budget; and a stop in a lock's own code shows on a busy key (a late command of a former
-// holder meets the next holder) or only on a free one (a renewal that re-takes a key it
-// finds gone).
+// and once with a quiet one (no points of its own: a stop that outlasts the lease once, quiet,
+// at before-write: what the client does back at a key that changed hands is the lock's
+// release). Draws with replacement leave a fault at a point untried within a budget; and a
+// stop in a lock's own code shows on a busy key (a late command of a former holder meets the
+// next holder) or only on a free one (a renewal that re-takes a key it finds gone).
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual

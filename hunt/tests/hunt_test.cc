@@ -395,6 +395,39 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
 }
 
+// A lock with no points of its own (a driver, set-nx-px-lua): the stops that outlast the
+// lease are tried once quiet at the workload's before-write, and the faults on client links
+// at each lock command, on a busy key; after-acquire's holds outlast the TTL.
+TEST(HuntSpaceTest, FirstPassOfALockWithoutPointsAimsAtTheWorkloadsCommands) {
+  SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(500));
+  ASSERT_TRUE(space.lock_points.empty());
+  Rng rng(3);
+  std::set<std::tuple<std::string, std::string, bool>> seen;
+  for (const auto& d : FirstPass(space, rng)) seen.insert({d.fault, d.point, d.quiet});
+  EXPECT_TRUE(seen.count({"client-pause", "before-write", true}));
+  EXPECT_TRUE(seen.count({"slow-cs", "before-write", true}));
+  EXPECT_FALSE(seen.count({"client-crash", "before-write", true}));
+  for (const char* id : {"reply-loss", "partition"}) {
+    for (const auto& p : workloads::CommandPoints()) {
+      ASSERT_TRUE(seen.count({id, p, false})) << id << "@" << p;
+      SearchSpace one = FirstPassSpace(space, {id, p});
+      Rng r(5);
+      for (int i = 0; i < 20; ++i) {
+        RunOptions o = DrawScenario(one, r, "t");
+        ASSERT_EQ(o.faults.size(), 1u);
+        EXPECT_EQ(o.faults[0].Param("point", ""), p) << id;
+        EXPECT_EQ(o.faults[0].windows, 1);
+        EXPECT_GE(o.clients, 3);
+        EXPECT_EQ(o.keys, 1);
+        if (p == std::string("after-acquire") && o.validity == "ignore") {
+          EXPECT_GT(o.hold, o.ttl);
+        }
+        EXPECT_TRUE(ValidateRunOptions(o).ok()) << id << "@" << p;
+      }
+    }
+  }
+}
+
 // Every first-pass entry of every lock gets a scenario the lab accepts within the tries the
 // hunt gives it (kFirstPassTries refused draws, then the entry is skipped): an entry the lab
 // always refused used to be redrawn until the whole search gave up on "the lab refuses the
