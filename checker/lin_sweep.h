@@ -30,6 +30,9 @@
 // closure passes options.probe_after_configs configurations a depth-first probe with a memo
 // (Wing & Gong, Lowe) searches from the last quiescent point; it decides (valid, or invalid
 // at the same shortest prefix) or gives up within its bound, and the sweep replays from there.
+// Under the owner models a token's acquire and release open at once are linearized as one
+// block whenever the lock is free (a configuration with the block done can go wherever one
+// without it can), so configurations no longer differ by which such pairs are done.
 //
 // Budgets: the sweep stops with kUnknown (never a guess) when `deadline` passes or the
 // configurations held at once exceed options.memory_budget_bytes; the reason names the key,

@@ -40,7 +40,7 @@ struct HoldInterval {
   int64_t acquire_index = 0;
   bool open_at_end = false;  // never released before the history ended
   bool validity_cut = false; // ended at acquire (or renew) + validity_ms (HoldOptions)
-  nlohmann::json lease;      // the acquire's ok value (token, fence)
+  nlohmann::json lease;      // the acquire's ok value (token, fence); null without keep_lease
 };
 
 struct FaultWindow {
