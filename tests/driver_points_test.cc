@@ -68,8 +68,8 @@ TEST_F(DriverPointsTest, AFlagPointTheLockDoesNotAnnounceIsRefused) {
                             "point=x", "--no-report", "--out", dir_});
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
   EXPECT_EQ(inv.output,
-            "locklab run: flag --param: lock 'setnx' has no pause point 'x' (it has: after-acquire, "
-            "before-write, after-release)\n");
+            "locklab run: flag --param: lock 'setnx' has no pause point 'x' (it has: before-acquire, "
+            "after-acquire, before-write, before-release, after-release)\n");
 }
 
 TEST_F(DriverPointsTest, AScenarioPointTheLockDoesNotAnnounceNamesItsLine) {
@@ -84,7 +84,7 @@ TEST_F(DriverPointsTest, AScenarioPointTheLockDoesNotAnnounceNamesItsLine) {
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
   EXPECT_EQ(inv.output, "locklab " + path +
                             ":6: field 'faults[0].point': lock 'redlock' has no pause point "
-                            "'between-get-and-del' (it has: after-acquire, before-write, "
+                            "'between-get-and-del' (it has: before-acquire, after-acquire, before-write, before-release, "
                             "after-release, redlock-replies-in-flight)\n");
 }
 
@@ -93,8 +93,8 @@ TEST_F(DriverPointsTest, ADriversPointsComeFromItsHello) {
                             "point=nope", "--no-report", "--out", dir_});
   EXPECT_EQ(inv.exit_code, 64) << inv.output;
   EXPECT_EQ(inv.output, std::string("locklab run: flag --param: lock '") + kGcd +
-                            "' has no pause point 'nope' (it has: after-acquire, before-write, "
-                            "after-release, between-get-and-del)\n");
+                            "' has no pause point 'nope' (it has: before-acquire, after-acquire, "
+                            "before-write, before-release, after-release, between-get-and-del)\n");
 }
 
 // A driver's nodes come from its hello too ("nodes": 5 here): a fault's nodes are checked
