@@ -51,61 +51,84 @@ bool ExpectAgreement(const History& h, Model m, const std::string& what) {
   return want;
 }
 
-// Random wide histories: every process does one operation, all of them overlap a lot;
-// acquires and releases of three tokens, some outcomes unknown or failed.
-History RandomWide(std::mt19937_64& rng, int ops) {
+// Operations from their call and return times, made into a history in time order (ties in
+// the order they were added). Outcome code: 0 info, 1 fail, else ok; an acquire's completion
+// names its token unless it failed, a release or renew names it on the call.
+class TimedOps {
+ public:
+  void Add(int process, const std::string& f, const std::string& token, int64_t call, int64_t ret, int outcome) {
+    Event inv;
+    inv.process = process;
+    inv.type = EventType::kInvoke;
+    inv.f = f;
+    inv.key = "k";
+    inv.time = Nanos(call);
+    if (f != "acquire") inv.value = json{{"token", token}};
+    Event comp = inv;
+    comp.time = Nanos(ret);
+    comp.value = nullptr;
+    comp.type = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
+    if (f == "acquire" && outcome != 1) comp.value = json{{"token", token}};
+    raw_.push_back({call, order_++, inv});
+    raw_.push_back({ret, order_++, comp});
+  }
+  History InTimeOrder() {
+    std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.t < b.t; });
+    History h;
+    for (size_t i = 0; i < raw_.size(); ++i) {
+      raw_[i].e.index = static_cast<int64_t>(i);
+      raw_[i].e.line = static_cast<int>(i) + 1;
+      h.push_back(raw_[i].e);
+    }
+    return h;
+  }
+
+ private:
   struct Raw {
     int64_t t;
     int order;
     Event e;
   };
-  std::vector<Raw> raw;
-  int order = 0;
-  for (int p = 0; p < ops; ++p) {
-    int64_t call = static_cast<int64_t>(rng() % 12);
-    int64_t ret = call + 1 + static_cast<int64_t>(rng() % 14);
-    bool acquire = rng() % 2 == 0;
-    std::string token = "t" + std::to_string(rng() % 3);
-    int outcome = static_cast<int>(rng() % 10);  // 0: info, 1: fail, else ok
-    Event inv;
-    inv.process = p;
-    inv.type = EventType::kInvoke;
-    inv.f = acquire ? "acquire" : "release";
-    inv.key = "k";
-    inv.time = Nanos(call);
-    if (!acquire) inv.value = json{{"token", token}};
-    Event comp = inv;
-    comp.time = Nanos(ret);
-    comp.value = nullptr;
-    comp.type = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
-    if (acquire && outcome != 1) comp.value = json{{"token", token}};
-    raw.push_back({call, order++, inv});
-    raw.push_back({ret, order++, comp});
-  }
-  std::stable_sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) { return a.t < b.t; });
-  History h;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    raw[i].e.index = static_cast<int64_t>(i);
-    raw[i].e.line = static_cast<int>(i) + 1;
-    h.push_back(raw[i].e);
-  }
-  return h;
-}
+  std::vector<Raw> raw_;
+  int order_ = 0;
+};
 
-TEST(LinProbe, RandomWideHistoriesMatchBruteForce) {
-  std::mt19937_64 rng(20261127);
+// `trials` histories of `draw` against the brute force under each of `models`; both verdicts
+// must be well represented (more than `at_least` each), or the comparison shows little.
+template <typename Draw>
+void ExpectAgreementOn(uint64_t seed, int trials, std::vector<Model> models, int at_least, Draw draw) {
+  std::mt19937_64 rng(seed);
   int valid = 0, invalid = 0;
-  for (int trial = 0; trial < 600; ++trial) {
-    History h = RandomWide(rng, 3 + static_cast<int>(rng() % 6));
-    for (Model m : {Model::kMutex, Model::kOwnerMutex}) {
+  for (int trial = 0; trial < trials; ++trial) {
+    History h = draw(rng);
+    for (Model m : models) {
       bool ok = ExpectAgreement(h, m, "trial " + std::to_string(trial));
       (ok ? valid : invalid)++;
       if (::testing::Test::HasFailure()) return;
     }
   }
-  // Both verdicts must be well represented, or the comparison shows little.
-  EXPECT_GT(valid, 150);
-  EXPECT_GT(invalid, 150);
+  EXPECT_GT(valid, at_least);
+  EXPECT_GT(invalid, at_least);
+}
+
+// Random wide histories: every process does one operation, all of them overlap a lot;
+// acquires and releases of three tokens, some outcomes unknown or failed.
+History RandomWide(std::mt19937_64& rng, int ops) {
+  TimedOps t;
+  for (int p = 0; p < ops; ++p) {
+    int64_t call = static_cast<int64_t>(rng() % 12);
+    int64_t ret = call + 1 + static_cast<int64_t>(rng() % 14);
+    bool acquire = rng() % 2 == 0;
+    std::string token = "t" + std::to_string(rng() % 3);
+    int outcome = static_cast<int>(rng() % 10);
+    t.Add(p, acquire ? "acquire" : "release", token, call, ret, outcome);
+  }
+  return t.InTimeOrder();
+}
+
+TEST(LinProbe, RandomWideHistoriesMatchBruteForce) {
+  ExpectAgreementOn(20261127, 600, {Model::kMutex, Model::kOwnerMutex}, 150,
+                    [](std::mt19937_64& rng) { return RandomWide(rng, 3 + static_cast<int>(rng() % 6)); });
 }
 
 TEST(LinProbe, GeneratedWideWindowsMatchBruteForce) {
@@ -214,31 +237,13 @@ TEST(LinProbe, WideOwnerWindowsCloseTheirPairsAtOnce) {
 // blocks the sweep closes at once), on other processes, with some outcomes unknown or failed,
 // and some tokens given a third operation (no longer a block): against the brute force.
 History RandomPairs(std::mt19937_64& rng, int tokens) {
-  struct Raw {
-    int64_t t;
-    int order;
-    Event e;
-  };
-  std::vector<Raw> raw;
-  int order = 0, process = 0;
+  TimedOps ops;
+  int process = 0;
   auto op = [&](const std::string& f, const std::string& token) {
     int64_t call = static_cast<int64_t>(rng() % 10);
     int64_t ret = call + 1 + static_cast<int64_t>(rng() % 12);
-    int outcome = static_cast<int>(rng() % 12);  // 0: info, 1: fail, else ok
-    Event inv;
-    inv.process = process++;
-    inv.type = EventType::kInvoke;
-    inv.f = f;
-    inv.key = "k";
-    inv.time = Nanos(call);
-    if (f != "acquire") inv.value = json{{"token", token}};
-    Event comp = inv;
-    comp.time = Nanos(ret);
-    comp.value = nullptr;
-    comp.type = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
-    if (f == "acquire" && outcome != 1) comp.value = json{{"token", token}};
-    raw.push_back({call, order++, inv});
-    raw.push_back({ret, order++, comp});
+    int outcome = static_cast<int>(rng() % 12);
+    ops.Add(process++, f, token, call, ret, outcome);
   };
   for (int t = 0; t < tokens; ++t) {
     std::string token = "t" + std::to_string(t);
@@ -246,29 +251,12 @@ History RandomPairs(std::mt19937_64& rng, int tokens) {
     op("release", token);
     if (rng() % 5 == 0) op(rng() % 2 ? "renew" : "release", token);
   }
-  std::stable_sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) { return a.t < b.t; });
-  History h;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    raw[i].e.index = static_cast<int64_t>(i);
-    raw[i].e.line = static_cast<int>(i) + 1;
-    h.push_back(raw[i].e);
-  }
-  return h;
+  return ops.InTimeOrder();
 }
 
 TEST(LinProbe, RandomPairWindowsMatchBruteForce) {
-  std::mt19937_64 rng(20261128);
-  int valid = 0, invalid = 0;
-  for (int trial = 0; trial < 500; ++trial) {
-    History h = RandomPairs(rng, 2 + static_cast<int>(rng() % 3));
-    for (Model m : {Model::kOwnerMutex, Model::kFencedMutex}) {
-      bool ok = ExpectAgreement(h, m, "trial " + std::to_string(trial));
-      (ok ? valid : invalid)++;
-      if (::testing::Test::HasFailure()) return;
-    }
-  }
-  EXPECT_GT(valid, 100);
-  EXPECT_GT(invalid, 100);
+  ExpectAgreementOn(20261128, 500, {Model::kOwnerMutex, Model::kFencedMutex}, 100,
+                    [](std::mt19937_64& rng) { return RandomPairs(rng, 2 + static_cast<int>(rng() % 3)); });
 }
 
 }  // namespace
