@@ -78,12 +78,13 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   return f;
 }
 
-// A window that disturbs commands armed at a client's lock command (DrawCommandArm) lands on
-// a busy key (3 clients at least, one key, short thinks, holds of 0.4 TTL at least): a waiter
-// is there, and the next holder still holds, when the disturbed acquire or release goes
-// wrong. At after-acquire the hold outlasts the TTL (validity ignored, renewed every TTL/3 by
-// a lock that renews on request): a renewal path the disturbed renewal broke shows.
-void ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
+// A window armed at a client's lock command (DrawCommandArm) lands on a busy key (3 clients
+// at least, one key, short thinks, holds of 0.4 TTL at least): a waiter is there, and the next
+// holder still holds, when the disturbed acquire or release goes wrong. At after-acquire the
+// hold outlasts the TTL (validity ignored, renewed every TTL/3 by a lock that renews on
+// request), where a renewal path the disturbed renewal broke shows. Returns the run the armed
+// holder needs after first_at to come back to its point and through that hold.
+Millis ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
   const auto& cp = workloads::CommandPoints();
   std::string point;
   for (const auto& f : o->faults) {
@@ -91,15 +92,19 @@ void ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
     const std::string p = f.Param("point", "");
     if (d != nullptr && d->hunt.disturbs_commands && std::count(cp.begin(), cp.end(), p)) point = p;
   }
-  if (point.empty()) return;
+  if (point.empty()) return Millis(0);
   o->clients = std::max(o->clients, std::min(3, s.max_clients));
   o->keys = 1;
   o->think = std::min(o->think, TtlTimes(s, 0.2, Millis(0)));
   o->hold = std::max(o->hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
-  if (point != workloads::kPointAfterAcquire || s.validity == "honour") return;
-  o->validity = "ignore";
-  o->hold = TtlTimes(s, 1.2 + 1.8 * rng.Unit(), Millis(1));
-  o->renew_every = s.can_renew ? TtlTimes(s, 1.0 / 3, Millis(1)) : Millis(0);
+  const Millis turn = o->hold + o->think;
+  if (point != workloads::kPointAfterAcquire) return point == workloads::kPointBeforeRelease ? o->hold : turn;
+  if (s.validity != "honour") {
+    o->validity = "ignore";
+    o->hold = TtlTimes(s, 1.2 + 1.8 * rng.Unit(), Millis(1));
+    o->renew_every = s.can_renew ? TtlTimes(s, 1.0 / 3, Millis(1)) : Millis(0);
+  }
+  return o->clients * (o->hold + o->think) + o->hold;
 }
 
 // The rest of DrawScenario, once the scenario's TTL is chosen (`s.ttl` is it).
@@ -345,8 +350,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   });
   if (at_lock_point) o.hold = std::max(o.hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   if (quiet) o.think = Millis(static_cast<int64_t>(std::llround(quiet_thinks * static_cast<double>(o.hold.count()))));
-  ShapeForCommandArm(s, rng, &o);
-  Millis tail = TailFor(s.ttl);
+  Millis tail = TailFor(s.ttl) + ShapeForCommandArm(s, rng, &o);
   const std::vector<std::string> disturbing = DisturbingFaults(s);
   if (!disturbing.empty() && s.two_event_share > 0 && !s.quiet && rng.Unit() < s.two_event_share) {
     tail = DrawTwoEvents(s, rng, disturbing, &o);

@@ -67,14 +67,12 @@ struct SearchSpace {
   // the two locks differ: a lock that breaks while its clients ignore validity usually
   // breaks the baseline too, and the draws move to clients that honour it.
   std::map<std::string, double> weights;
-  // The share of scenarios drawn as two events (DrawScenario): first a short window of a
-  // fault that disturbs commands (FaultHuntRules::disturbs_commands: a cut link, a lost
-  // reply, a stopped server, a late network; shorter than the TTL) on the client holding
-  // the lock, where its renewal or release is in flight; then either holds that outlast the
-  // TTL for the rest of the run (a lock that renews on request is renewed by the workload)
-  // or a later stop of the holder past the TTL. A lock whose renewal or release path breaks
-  // on one error shows it only at the second event, long after the first. 0: never (the
-  // first pass, whose draws are one fault each).
+  // The share of scenarios drawn as two events (DrawScenario): first a window shorter than
+  // the TTL of a fault that disturbs commands (FaultHuntRules::disturbs_commands) on the
+  // holder, where its renewal or release is in flight; then holds that outlast the TTL for
+  // the rest of the run (renewed by the workload for a lock that renews on request) or a
+  // later stop of the holder past the TTL: a renewal or release path broken by one error
+  // shows only at the second event. 0: never (the first pass: one fault each).
   double two_event_share = 0.2;
   // The longest trial hunt draws: a trial whose windows do not fit is cut to this.
   Millis max_duration{20000};
