@@ -442,15 +442,18 @@ ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& 
 }
 
 bool Hunt::ConfirmDifference(const RunOptions& o) {
-  const int need = (3 * f_.reruns + 3) / 4;
-  const ShrinkTry confirm = Reruns(o, f_.reruns, need, "trials", o.name + "-confirm");
-  if (confirm.failed < need || confirm.baseline_failed() || Stop()) return false;
-  std::vector<ChildRun> more;
-  for (int i = 0; i < 2; ++i) {
-    more.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i + 2)));
+  // The reruns and the baseline's three runs at once, as a reproduction's are: a run mostly
+  // waits, and rounds of `jobs` runs made a plain-pass failure wait half a minute to count.
+  std::vector<ChildRun> runs;
+  for (int i = 0; i < f_.reruns; ++i) runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i + 1)));
+  for (int i = 1; i <= 3; ++i) runs.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i)));
+  RunAll(runs);
+  int failed = 0, baseline_failed = 0;
+  for (const auto& r : runs) {
+    if (IsBaseline(r)) baseline_failed += BaselineFailed(r);
+    else failed += Failed(r) && Trusted(r);
   }
-  RunAll(more);
-  return std::none_of(more.begin(), more.end(), [&](const ChildRun& r) { return BaselineFailed(r); });
+  return failed >= (3 * f_.reruns + 3) / 4 && baseline_failed == 0 && !Stop();
 }
 
 void Hunt::Progress(bool final_line) {
@@ -544,14 +547,12 @@ void Hunt::Search(bool stop_at_first) {
   while (!Stop() && Elapsed() < f_.budget) {
     // A rolling pool: a new trial starts as soon as one ends, so a long trial (a first-pass
     // fine drift runs 20 s) holds no others back. With --baseline, a trusted failure's
-    // baseline run joins the same pool, ahead of new trials; a failure both locks show is
-    // recorded there and the search goes on, since a hunt meets many of those (draining the
-    // pool for each cost half the trials: bench/results/mutation-score-history.md, "Baseline
-    // runs in the pool"). New trials stop once a failure may count: without a baseline,
-    // any trusted failure; with one, a failure whose baseline run did not show it, which is
-    // then confirmed (ConfirmDifference) after the running ones finish. The draws are the
-    // seed's in the same order; how many come before the pool stops depends on the trials'
-    // lengths (and with a baseline, so do the weights: SearchSpace::weights).
+    // baseline run joins the pool ahead of new trials; a failure both locks show is recorded
+    // there and the search goes on (a hunt meets many; draining the pool for each halved the
+    // trials). New trials stop once a failure may count: without a baseline, any trusted
+    // failure; with one, a failure whose baseline run did not show it, then confirmed
+    // (ConfirmDifference) after the running ones finish. The draws are the seed's in order;
+    // how many come before the pool stops depends on the trials' lengths (and the weights).
     std::deque<ChildRun> runs;             // this pool's trials and baseline runs
     std::deque<ChildRun*> runs_due;  // baseline runs and plain retries waiting for a slot
     std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial
