@@ -292,10 +292,11 @@ class Hunt {
   // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
   static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
   // Runs `runs`; counts trials and infrastructure failures.
-  void RunAll(std::vector<ChildRun>& runs) {
+  // `jobs` at a time, or `width` when given (a find's confirmation: all at once).
+  void RunAll(std::vector<ChildRun>& runs, int width = 0) {
     std::vector<ChildRun*> ptrs;
     for (auto& r : runs) ptrs.push_back(&r);
-    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
+    Status s = RunChildren(ptrs, width > 0 ? width : f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
     if (!s.ok() && io_error_.ok()) io_error_ = s;
   }
   // How many of `n` reruns of `o` fail, in how many of its runs the baseline (if any) failed
@@ -442,12 +443,11 @@ ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& 
 }
 
 bool Hunt::ConfirmDifference(const RunOptions& o) {
-  // The reruns and the baseline's three runs at once, as a reproduction's are: a run mostly
-  // waits, and rounds of `jobs` runs made a plain-pass failure wait half a minute to count.
+  // The reruns and the baseline's three runs at once, whatever --jobs (a run mostly waits).
   std::vector<ChildRun> runs;
   for (int i = 0; i < f_.reruns; ++i) runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i + 1)));
   for (int i = 1; i <= 3; ++i) runs.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i)));
-  RunAll(runs);
+  RunAll(runs, static_cast<int>(runs.size()));
   int failed = 0, baseline_failed = 0;
   for (const auto& r : runs) {
     if (IsBaseline(r)) baseline_failed += BaselineFailed(r);
