@@ -162,16 +162,22 @@ TEST(LinProbe, GeneratedWideWindowsMatchBruteForce) {
   EXPECT_GT(invalid, 20);
 }
 
+// The generator's ten windows of k acquires and k releases open at once, seeded by k; with
+// `bad`, the middle one cannot be linearized.
+History TenWideWindows(int k, bool bad) {
+  testing::WideHistorySpec spec;
+  spec.k = k;
+  spec.invalid = bad;
+  spec.seed = static_cast<uint64_t>(k);
+  return testing::GenerateWideHistory(spec);
+}
+
 // Ten windows, wide enough that the closure once had to hold ~C(2k,k) configurations: the
 // verdicts the generator promises, under each way of running the search.
 TEST(LinProbe, TenWideWindowsGetTheirVerdict) {
   for (int k : {6, 10}) {
     for (bool bad : {false, true}) {
-      testing::WideHistorySpec spec;
-      spec.k = k;
-      spec.invalid = bad;
-      spec.seed = static_cast<uint64_t>(k);
-      History h = testing::GenerateWideHistory(spec);
+      History h = TenWideWindows(k, bad);
       for (Model m : {Model::kMutex, Model::kOwnerMutex}) {
         for (size_t probe : {size_t(0), size_t(1024)}) {
           LinearizabilityResult r = CheckWith(h, m, probe);
@@ -210,11 +216,7 @@ TEST(LinProbe, ABudgetTooSmallAnswersUnknown) {
 TEST(LinProbe, WideOwnerWindowsCloseTheirPairsAtOnce) {
   for (int k : {16, 24, 40}) {
     for (bool bad : {false, true}) {
-      testing::WideHistorySpec spec;
-      spec.k = k;
-      spec.invalid = bad;
-      spec.seed = static_cast<uint64_t>(k);
-      History h = testing::GenerateWideHistory(spec);
+      History h = TenWideWindows(k, bad);
       for (Model m : {Model::kOwnerMutex, Model::kFencedMutex}) {
         for (size_t probe : {kNeverProbe, size_t(0), size_t(1024)}) {
           LinearizabilityResult r = CheckWith(h, m, probe);
