@@ -15,10 +15,6 @@ Status ClientPauseEffect::Validate() {
   return PointParam();
 }
 
-void ClientPauseEffect::Shape(Schedule* schedule) const {
-  schedule->armed_point = ArmedPoint(o_);  // "" in random mode: a timed schedule
-}
-
 nlohmann::json ClientPauseEffect::Start(Nanos, int process) {
   std::string mode = o_.Param("mode", "targeted");
   nlohmann::json v = {{"mode", mode}};
@@ -48,10 +44,6 @@ void ClientPauseEffect::Stop(Nanos) {
 }
 
 Status SlowCsEffect::Validate() { return PointParam(); }
-
-void SlowCsEffect::Shape(Schedule* schedule) const {
-  schedule->armed_point = ArmedPoint(o_);
-}
 
 nlohmann::json SlowCsEffect::Start(Nanos time, int process) {
   process_ = process;

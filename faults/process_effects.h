@@ -15,8 +15,8 @@ namespace locklab::faults {
 class ClientPauseEffect : public Effect {
  public:
   using Effect::Effect;
-  // mode=targeted arms `point`; mode=random pauses at the window's time.
-  void Shape(Schedule* schedule) const override;
+  // mode=targeted arms `point`; mode=random pauses at the window's time (ArmedPoint gives ""
+  // in random mode, so Effect's Shape makes the schedule timed).
   nlohmann::json Start(Nanos time, int process) override;
   void Stop(Nanos time) override;
   // The client's process in state T.
@@ -36,7 +36,6 @@ class ClientPauseEffect : public Effect {
 class SlowCsEffect : public Effect {
  public:
   using Effect::Effect;
-  void Shape(Schedule* schedule) const override;
   std::string ArmedAction() const override {
     return "slow:" + std::to_string(o_.duration.count());
   }
