@@ -45,9 +45,7 @@ struct HuntFlags {
   std::vector<std::string> driver_args, faults;
   Millis ttl{500};
   Millis budget{10 * 60 * 1000}, shrink_budget{5 * 60 * 1000};
-  // Trials at a time: the matrix's 6. A trial mostly waits (a hunt at 2 kept 2-core load
-  // at 0.25); bench/matrix_parallelism measured 6 at once on 2 cores with the lab's own lag
-  // p99 2.2 ms and no untrusted trial (docs/matrix-notes.md).
+  // Trials at a time: the matrix's 6 (a trial mostly waits; docs/matrix-notes.md).
   int jobs = 6, reruns = 4, max_faults = 3;
   uint64_t seed = 0;
   bool liveness = false, keep_searching = false, report = true;
@@ -399,10 +397,9 @@ ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& 
                        std::vector<ChildRun>* kept) {
   // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
   // failures reached, or out of reach), then the baseline's run only when the step would be
-  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once. One
-  // baseline run is too weak for the rate a kill is counted on: a drift just past Redlock's
-  // 1% allowance fails redlock itself now and then (bench/results/mutation-score-history.md,
-  // "Ten baseline reruns").
+  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once (one
+  // baseline run is too weak for a rate: a drift near an allowance fails a correct lock now
+  // and then).
   std::vector<ChildRun> all;
   ShrinkTry tally;
   tally.reruns = n;
@@ -754,8 +751,7 @@ void Hunt::Reproduce() {
 
 void Hunt::ShrinkUntilOneReproduces() {
   // A find whose minimal does not reproduce (or fails the reference) is set aside and the
-  // search goes on: stopping at the first counted find can end a hunt with most of its
-  // budget left and nothing killed (bench/results/mutation-score-history.md, "Set aside").
+  // search goes on, rather than ending with most of the budget left and nothing killed.
   std::vector<HuntStory> stories;  // each shrunk find's story, in order
   for (;;) {
     auto next = std::find_if(story_.found.begin(), story_.found.end(), AwaitsShrinking);

@@ -21,20 +21,14 @@
 // scenario file replays exactly, as always).
 //
 // Guide: after the first pass, half the search's scenarios are mutations of earlier ones that
-// showed something no trial before them did, or came closer to failing (hunt_guide.h, from
-// the signals of hunt_signals.h: holds and writes past a lease, late or failed renewals,
-// unknown outcomes, long waits); the other half are fresh draws, which stay the seed's in the
-// same order. The guide's choices have their own random source from the seed, but what it
-// keeps depends on the trials' outcomes, so a guided hunt replays its draws only while its
-// trials end the same way (every trial's scenario file replays exactly). --no-guide draws
-// every scenario fresh (to measure what the guide adds: bench/driver_score --no-guide).
+// showed something new or came closer to failing (hunt_guide.h, hunt_signals.h); the other
+// half are fresh draws, the seed's in the same order. --no-guide draws every scenario fresh.
 //
 // Shrink: candidates one step simpler (hunt_shrink.h), each run up to `reruns` times
 // (default 4, `jobs` at a time, stopping once decided); a step is kept when at least three
 // quarters of them fail (and, with --baseline, one run of the baseline then does not), until
-// no step is kept or the shrink budget is spent. Three of four, not two of three: with two of
-// three, most hunts had to undo kept steps for their minimal to fail 8 of 10 reruns
-// (bench/results/mutation-score-history.md, "Shrink threshold"). The minimal scenario is then
+// no step is kept or the shrink budget is spent (three of four, not two of three, so that a
+// minimal seldom needs steps undone to fail 8 of 10 reruns). The minimal scenario is then
 // rerun 10 times; when it fails fewer than 8 times the last kept steps are undone, up to 3,
 // until one that does; the story tells the one that failed most (ToldReproduction).
 // A find whose told reproduction still falls short (or fails the baseline) is set aside: the

@@ -60,13 +60,11 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   // The fault's own options (its params, nodes, targets), by its descriptor; a fault that can
   // be armed is armed at SearchSpace::arm_at when set (FaultDrawContext::arm_at).
   if (d != nullptr && d->draw) d->draw(DrawContext(s), rng, &f);
-  // SearchSpace::quiet (the first pass's quiet tries): a stop there outlasts the lease, 1 to
-  // 5 TTLs. On a free key a shorter stop changes nothing a lock can get wrong; a longer one
-  // lets the key expire under the stopped client, and what its next command does to a key
-  // that is gone is what the quiet try is for (a 0.3 TTL stop there let renew-resurrects
-  // survive: bench/results/mutation-score-history.md). Drawn after the point and before the
+  // SearchSpace::stop_past_lease: 1 to 5 TTLs. A shorter stop on a free key changes nothing a
+  // lock can get wrong; a longer one lets the key expire under the stopped client, and what
+  // its next command does then is what the try is for. Drawn after the point and before the
   // target: the order a seed replays.
-  if (s.quiet && d != nullptr && d->hunt.outlasts_lease_when_quiet) {
+  if (s.stop_past_lease && d != nullptr && d->hunt.outlasts_lease_when_quiet) {
     f.duration = TtlTimes(s, LogUniform(rng, 1, 5));
   }
   if (TakesTarget(id) && !f.params.count("target")) {
@@ -78,7 +76,8 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   return f;
 }
 
-// A window armed at a client's lock command (DrawCommandArm) lands on a busy key (3 clients
+// A window armed at a client's lock command (DrawCommandArm), and a late stop
+// (SearchSpace::stop_past_lease, not quiet) at before-release, land on a busy key (3 clients
 // at least, one key, short thinks, holds of 0.4 TTL at least): a waiter is there, and the next
 // holder still holds, when the disturbed acquire or release goes wrong. At after-acquire the
 // hold outlasts the TTL (validity ignored, renewed every TTL/3 by a lock that renews on
@@ -86,7 +85,7 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
 // holder needs after first_at to come back to its point and through that hold.
 Millis ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
   const auto& cp = workloads::CommandPoints();
-  std::string point;
+  std::string point = s.stop_past_lease && !s.quiet ? workloads::kPointBeforeRelease : "";
   for (const auto& f : o->faults) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(f.id);
     const std::string p = f.Param("point", "");
@@ -175,28 +174,31 @@ void ApplyDriverHello(const locks::DriverHello& hello, bool ttl_given, SearchSpa
 bool CanBeArmed(const std::string& id) { return faults::FindFaultParam(id, "point") != nullptr; }
 
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
-  std::vector<FirstPassDraw> pass;
+  std::vector<FirstPassDraw> tiers[3];
   for (const auto& id : s.faults) {
-    pass.push_back({id, ""});
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
-    if (d != nullptr && d->hunt.fine_first_pass_try) pass.push_back({id, "", false, true});
-    if (!CanBeArmed(id)) continue;
-    if (s.lock_points.empty() && d != nullptr && d->hunt.outlasts_lease_when_quiet) {
-      pass.push_back({id, workloads::kPointBeforeWrite, true});
+    tiers[2].push_back({id, ""});
+    if (d != nullptr && d->hunt.fine_first_pass_try) tiers[2].push_back({id, "", false, true});
+    if (!CanBeArmed(id) || d == nullptr) continue;
+    if (d->hunt.outlasts_lease_when_quiet) {
+      tiers[0].push_back({id, workloads::kPointBeforeRelease, false, false, true});
+      if (s.lock_points.empty()) tiers[0].push_back({id, workloads::kPointBeforeWrite, true});
     }
-    // At each of a client's lock commands: what a driver that announces no points does with
-    // a lost reply or a cut link in its acquire, renewal or release.
-    if (d != nullptr && d->hunt.disturbs_commands) {
-      for (const auto& p : workloads::CommandPoints()) pass.push_back({id, p, false});
+    if (d->hunt.disturbs_commands) {
+      for (const auto& p : workloads::CommandPoints()) tiers[1].push_back({id, p, false});
       continue;
     }
     for (const auto& p : s.lock_points) {
-      pass.push_back({id, p, false});
-      pass.push_back({id, p, true});
+      tiers[0].push_back({id, p, false});
+      tiers[0].push_back({id, p, true});
     }
   }
-  for (size_t i = pass.size(); i > 1; --i) {  // Fisher-Yates
-    std::swap(pass[i - 1], pass[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(i) - 1))]);
+  std::vector<FirstPassDraw> pass;
+  for (auto& tier : tiers) {
+    for (size_t i = tier.size(); i > 1; --i) {  // Fisher-Yates
+      std::swap(tier[i - 1], tier[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(i) - 1))]);
+    }
+    pass.insert(pass.end(), tier.begin(), tier.end());
   }
   return pass;
 }
@@ -206,8 +208,9 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.faults = {draw.fault};
   one.arm_at = draw.point;
   one.quiet = draw.quiet;
+  one.stop_past_lease = draw.quiet || draw.late;
   one.fine_drift = draw.fine_drift;
-  if (one.quiet && one.validity.empty()) one.validity = "honour";
+  if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   one.two_event_share = 0;
   return one;
@@ -303,9 +306,8 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   o.clients = static_cast<int>(rng.Uniform(s.min_clients, s.max_clients));
   o.keys = rng.Unit() < 0.75 ? 1 : 2;
   o.hold = TtlTimes(s, 0.05 + 0.55 * rng.Unit(), Millis(1));
-  // Up to 0.6 TTL: with shorter pauses between turns the key is hardly ever free, and a
-  // lock that re-takes a free key (a renewal that re-SETs an expired key: mutant
-  // renew-resurrects) shows it only then.
+  // Up to 0.6 TTL: with shorter pauses the key is hardly ever free, and a lock that re-takes
+  // a free key (a renewal that re-SETs an expired key) shows it only then.
   o.think = TtlTimes(s, 0.6 * rng.Unit(), Millis(0));
   // A quiet workload a quarter of the time: two clients that think one to three holds
   // between turns, so the key is mostly free. With more clients or shorter thinks a

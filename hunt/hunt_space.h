@@ -46,9 +46,11 @@ struct SearchSpace {
   // When set, every fault that can be armed is armed at this point (the first pass: FirstPass).
   std::string arm_at;
   // Every scenario's workload is quiet (two clients that think one to three holds between
-  // turns, so the key is mostly free), and a client-pause or slow-cs stop outlasts the lease
-  // (1 to 5 TTLs); else a quarter of the workloads are quiet.
+  // turns, so the key is mostly free); else a quarter of the workloads are quiet.
   bool quiet = false;
+  // A client-pause or slow-cs stop outlasts the lease (1 to 5 TTLs); with `quiet` unset, on
+  // a busy key (ShapeForCommandArm): the holder comes back to a key that changed hands.
+  bool stop_past_lease = false;
   // Every clock drift is fine (1%: the common allowance of 1% of the TTL, which Redlock's
   // reference implementation uses) on a majority of the nodes, as long as
   // the trial allows, and the clients honour validity and work to its end: drift in its
@@ -95,29 +97,34 @@ uint64_t DrawSeed(Rng& rng);
 // end and the waiters to be seen (at least 1 s, 3 TTLs).
 Millis TailFor(Millis ttl);
 
-// The search's first pass, in an order `rng` shuffles: every fault alone once (clock-drift
-// twice, the second time fine: SearchSpace::fine_drift); a fault that disturbs commands once
-// armed at each of a client's lock commands (workloads::CommandPoints); any other fault that
-// can be armed twice at each of the lock's own points (SearchSpace::lock_points: where its
-// code is; against a baseline, where the two differ), once with a workload drawn as usual
-// and once with a quiet one (no points of its own: a stop that outlasts the lease once, quiet,
-// at before-write: what the client does back at a key that changed hands is the lock's
-// release). Draws with replacement leave a fault at a point untried within a budget; and a
-// stop in a lock's own code shows on a busy key (a late command of a former holder meets the
-// next holder) or only on a free one (a renewal that re-takes a key it finds gone).
+// The search's first pass: single faults where a lock's bugs most often are, first. Three
+// tiers, each in an order `rng` shuffles:
+// 1. Where the lock's code is. Any fault that can be armed, twice at each of the lock's own
+//    points (SearchSpace::lock_points; against a baseline, where the two differ): once with a
+//    workload drawn as usual, once quiet (a stop in a lock's own code shows on a busy key, where
+//    a former holder's late command meets the next holder, or only on a free one, where a
+//    renewal re-takes a key it finds gone). And each stop that outlasts the lease at
+//    before-release on a busy key (`late`: what a release that comes after the lease does to
+//    the next holder), plus, for a lock with no points of its own, once quiet at before-write.
+// 2. Each fault that disturbs commands once at each of a client's lock commands
+//    (workloads::CommandPoints): a lost reply or a cut link in its acquire, renewal or release.
+// 3. Every fault alone, drawn as usual (clock-drift twice, the second time fine:
+//    SearchSpace::fine_drift).
+// Draws with replacement would leave a fault at a point untried within a budget.
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual
-  bool quiet = false;       // SearchSpace::quiet for this draw
+  bool quiet = false;       // SearchSpace::quiet (and stop_past_lease) for this draw
   bool fine_drift = false;  // SearchSpace::fine_drift for this draw (clock-drift's second entry)
+  bool late = false;        // SearchSpace::stop_past_lease on a busy key
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 // Refused draws of one first-pass entry before the search skips it (hunt.cc Search).
 inline constexpr int kFirstPassTries = 20;
 // The space one first-pass draw is drawn from: `space` with that fault alone, armed at its
-// point, and when quiet with clients that honour validity (unless --validity says otherwise):
-// the workload in which a correct lease lock stays safe under any stop, so what fails is the
-// lock's own code at that point.
+// point, and when quiet or late with clients that honour validity (unless --validity says
+// otherwise): the workload in which a correct lease lock stays safe under any stop, so what
+// fails is the lock's own code at that point.
 SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw);
 
 // One scenario named `name`, with a seed drawn from `rng`.

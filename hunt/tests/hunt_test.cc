@@ -370,13 +370,26 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
   EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
   EXPECT_EQ(on_links, 2u);
-  EXPECT_EQ(pass.size(), space.faults.size() + 1 + 2 * armable + 3 * on_links);
+  // The stops that outlast the lease, once late at before-release on a busy key.
+  for (const char* id : {"client-pause", "slow-cs"}) {
+    bool late = std::any_of(pass.begin(), pass.end(), [&](const FirstPassDraw& d) {
+      return d.fault == id && d.point == "before-release" && d.late && !d.quiet;
+    });
+    EXPECT_TRUE(late) << id;
+  }
+  EXPECT_EQ(pass.size(), space.faults.size() + 1 + 2 * armable + 3 * on_links + 2);
+  // In tiers: armed where the lock's code is, then at the lock commands, then each alone.
+  auto tier = [](const FirstPassDraw& d) {
+    return d.point.empty() ? 2 : d.point == "redlock-replies-in-flight" || d.late ? 0 : 1;
+  };
+  for (size_t i = 1; i < pass.size(); ++i) EXPECT_LE(tier(pass[i - 1]), tier(pass[i])) << i;
   std::vector<FirstPassDraw> again = FirstPass(space, b);
   ASSERT_EQ(again.size(), pass.size());
   bool same = true, sorted = true;
   for (size_t i = 0; i < pass.size(); ++i)
     same &= again[i].fault == pass[i].fault && again[i].point == pass[i].point && again[i].quiet == pass[i].quiet;
-  for (size_t i = 1; i < space.faults.size(); ++i) sorted &= pass[i].fault == space.faults[i] && pass[i].point.empty();
+  const size_t alone = pass.size() - space.faults.size() - 1;  // tier 3's first entry
+  for (size_t i = 0; i < space.faults.size(); ++i) sorted &= pass[alone + i].fault == space.faults[i];
   EXPECT_TRUE(same);
   EXPECT_FALSE(sorted) << "not shuffled";
   for (const char* id : {"client-pause", "slow-cs", "client-crash", "client-clock"}) {
@@ -407,6 +420,21 @@ TEST(HuntSpaceTest, FirstPassOfALockWithoutPointsAimsAtTheWorkloadsCommands) {
   EXPECT_TRUE(seen.count({"client-pause", "before-write", true}));
   EXPECT_TRUE(seen.count({"slow-cs", "before-write", true}));
   EXPECT_FALSE(seen.count({"client-crash", "before-write", true}));
+  // A late release: a stop past the lease at before-release, on a busy key, validity honoured.
+  for (const char* id : {"client-pause", "slow-cs"}) {
+    SearchSpace one = FirstPassSpace(space, {id, "before-release", false, false, true});
+    Rng r(5);
+    for (int i = 0; i < 20; ++i) {
+      RunOptions o = DrawScenario(one, r, "t");
+      ASSERT_EQ(o.faults.size(), 1u);
+      EXPECT_EQ(o.faults[0].Param("point", ""), "before-release") << id;
+      EXPECT_GE(o.faults[0].duration, o.ttl) << id;
+      EXPECT_GE(o.clients, 3);
+      EXPECT_EQ(o.keys, 1);
+      EXPECT_EQ(o.validity, "honour");
+      EXPECT_TRUE(ValidateRunOptions(o).ok()) << id;
+    }
+  }
   for (const char* id : {"reply-loss", "partition"}) {
     for (const auto& p : workloads::CommandPoints()) {
       ASSERT_TRUE(seen.count({id, p, false})) << id << "@" << p;
