@@ -274,14 +274,9 @@ class Hunt {
       ++story_.guide_kept;
     }
   }
-  // Whether a difference from the baseline in `o` may be only that the workload renews one
-  // of the two locks and not the other (hunt's flags: lock_renews, baseline_renews): its
-  // clients hold past the TTL, so the renewed one's key lives on while the other's runs to
-  // its end (taken by the next client when the lease is ignored, expired a little early
-  // under a node clock that runs fast when it is honoured), whatever either's code. Such a
-  // scenario never counts as a find and is never a shrink step.
+  // RenewalDecides (hunt_space.h) against the baseline: never a find, never a shrink step.
   bool RenewalDecides(const RunOptions& o) const {
-    return !f_.baseline.empty() && f_.lock_renews != f_.baseline_renews && o.hold > o.ttl;
+    return !f_.baseline.empty() && harness::RenewalDecides(o, f_.lock_renews, f_.baseline_renews);
   }
   // Whether the draw just named (drawn_) is this shard's: every shard_count-th, from its index.
   bool MineToRun() const {

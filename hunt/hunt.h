@@ -31,15 +31,11 @@
 // minimal seldom needs steps undone to fail 8 of 10 reruns). The minimal scenario is then
 // rerun 10 times; when it fails fewer than 8 times the last kept steps are undone, up to 3,
 // until one that does; the story tells the one that failed most (ToldReproduction).
-// A find whose told reproduction still falls short (or fails the baseline) is set aside: the
-// search goes on with the budget left, and the next counted find is shrunk and rerun, until
-// one reproduces; the story tells the best of them (hunt.json "shrunk" lists each, and
-// "minimal.found" which one minimal.toml came from, and when it was found). Each find shrunk
-// gets its own --shrink-budget; once the search budget is spent, a find still waiting (one
-// pool can end with several) starts shrinking only within one more --shrink-budget, so a
-// hunt ends within about budget + 2 shrink budgets + their reruns (up to 3 scenarios rerun
-// 10 times each, and the strengthened ones; twice the runs with a baseline) + the trials
-// and confirmations running when the budget ran out.
+// A find whose told reproduction still falls short (or fails the baseline) is set aside and
+// the search goes on with the budget left, until one reproduces; the story tells the best
+// (hunt.json "shrunk", "minimal.found"). Each find shrunk gets its own --shrink-budget; after
+// the search budget, a waiting find starts shrinking only within one more, so a hunt ends
+// within about budget + 2 shrink budgets + their reruns + the runs going when it ran out.
 //
 // --shard I/N (with --seed) runs every Nth of the seed's draws, from the Ith (the plain pass,
 // the first pass and the search numbered once for the whole hunt; trial names are the draws'

@@ -216,6 +216,10 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   return one;
 }
 
+bool RenewalDecides(const RunOptions& o, bool lock_renews, bool baseline_renews) {
+  return lock_renews != baseline_renews && o.renew_every > Millis(0) && o.hold > o.ttl;
+}
+
 std::vector<std::string> FaultKinds(const faults::FaultOptions& f) {
   std::vector<std::string> kinds = {f.id};
   auto point = f.params.find("point");

@@ -1,14 +1,11 @@
 // The hunt's search space: every scenario `locklab hunt` may draw for one lock, and the
 // draw itself (FoundationDB's random workloads, Jepsen's mixed nemeses).
 //
-// A drawn scenario is an ordinary RunOptions (so every trial is a scenario file that
-// `locklab run` replays): one to `max_faults` faults at once, each with its windows placed
-// at a random time or armed at one of the lock's pause points, lengths drawn relative to the
-// lock's TTL (0.3x to 5x), clock offsets both ways and drift, partitions of one link, a
-// minority or a majority of nodes, lost replies, late writes; 2 to 6 clients; hold and think
-// times relative to the TTL. Nothing here knows what a lock is expected to do: the space is
-// the lock's declared facts only (its TTL, node count, the faults that apply, its pause
-// points).
+// A drawn scenario is an ordinary RunOptions (every trial is a scenario file that `locklab
+// run` replays): one to `max_faults` faults, windows at a random time or armed at a pause
+// point, every time relative to the lock's TTL; 2 to 6 clients. Nothing here knows what a
+// lock is expected to do: the space is the lock's declared facts only (its TTL, node
+// count, the faults that apply, its pause points).
 //
 // Each fault's own options are drawn by its descriptor (faults/fault_descriptor.h
 // FaultDescriptor::draw, given a FaultDrawContext made from the space): nothing here compares
@@ -126,6 +123,13 @@ inline constexpr int kFirstPassTries = 20;
 // otherwise): the workload in which a correct lease lock stays safe under any stop, so what
 // fails is the lock's own code at that point.
 SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw);
+
+// Whether a difference between two locks in `o` may be only that the workload renews one of
+// them (`lock_renews`, `baseline_renews`: each renews on request): its clients ask for
+// renewals (renew_every) and hold past the TTL, so the renewed key lives on while the other
+// runs to its end (taken by the next client, or expired a little early under a fast node
+// clock), whatever either's code. Without renewals asked for, neither is renewed.
+bool RenewalDecides(const RunOptions& o, bool lock_renews, bool baseline_renews);
 
 // One scenario named `name`, with a seed drawn from `rng`.
 RunOptions DrawScenario(const SearchSpace& space, Rng& rng, const std::string& name);

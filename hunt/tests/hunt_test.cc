@@ -408,6 +408,23 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
 }
 
+// Only a workload that asks for renewals can make the difference between a lock that renews
+// and one that does not: holds past the TTL without renew_every compare the two fairly (a
+// release path's bug under a hold of 1.4 TTLs with validity honoured is a find).
+TEST(HuntSpaceTest, RenewalDecidesOnlyWhereTheWorkloadRenews) {
+  RunOptions o;
+  o.ttl = Millis(500);
+  o.hold = Millis(700);
+  o.renew_every = Millis(0);
+  EXPECT_FALSE(RenewalDecides(o, false, true));
+  o.renew_every = Millis(166);
+  EXPECT_TRUE(RenewalDecides(o, false, true));
+  EXPECT_TRUE(RenewalDecides(o, true, false));
+  EXPECT_FALSE(RenewalDecides(o, true, true));
+  o.hold = Millis(400);
+  EXPECT_FALSE(RenewalDecides(o, false, true));
+}
+
 // A lock with no points of its own (a driver, set-nx-px-lua): the stops that outlast the
 // lease are tried once quiet at the workload's before-write, and the faults on client links
 // at each lock command, on a busy key; after-acquire's holds outlast the TTL.
