@@ -481,7 +481,9 @@ std::optional<ChildRun> Hunt::DrawTrial() {
     // The plain pass (Search's start): the lock alone, no fault. A workload the lab refuses
     // for this lock is skipped.
     if (plain_next_ < plain_.size()) {
-      RunOptions o = DrawPlain(space_, plain_[plain_next_++], plain_rng_, name);
+      const PlainWorkload w = plain_[plain_next_];
+      const auto nth = std::count(plain_.begin(), plain_.begin() + static_cast<std::ptrdiff_t>(plain_next_++), w);
+      RunOptions o = DrawPlain(space_, w, static_cast<size_t>(nth), plain_rng_, name);
       if (!ValidateRunOptions(o).ok() || !MineToRun()) continue;
       plain_tries_[o.name] = 0;
       return Make(o, "trials", name);
@@ -537,14 +539,11 @@ void Hunt::Search(bool stop_at_first) {
     first_pass_ = FirstPass(space_, rng_);
   }
   while (!Stop() && Elapsed() < f_.budget) {
-    // A rolling pool: a new trial starts as soon as one ends, so a long trial (a first-pass
-    // fine drift runs 20 s) holds no others back. With --baseline, a trusted failure's
-    // baseline run joins the pool ahead of new trials; a failure both locks show is recorded
-    // there and the search goes on (a hunt meets many; draining the pool for each halved the
-    // trials). New trials stop once a failure may count: without a baseline, any trusted
-    // failure; with one, a failure whose baseline run did not show it, then confirmed
-    // (ConfirmDifference) after the running ones finish. The draws are the seed's in order;
-    // how many come before the pool stops depends on the trials' lengths (and the weights).
+    // A rolling pool: a new trial starts as soon as one ends. With --baseline, a trusted
+    // failure's baseline run joins it ahead of new trials; a failure both locks show is
+    // recorded and the search goes on. New trials stop once a failure may count (with a
+    // baseline: its baseline run did not show it; ConfirmDifference then, once the running
+    // ones finish). How many draws come before that depends on the trials' lengths.
     std::deque<ChildRun> runs;             // this pool's trials and baseline runs
     std::deque<ChildRun*> runs_due;  // baseline runs and plain retries waiting for a slot
     std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial

@@ -10,7 +10,11 @@ std::vector<PlainWorkload> PlainPass(const SearchSpace& space, bool ignore_valid
   // With --validity fixed, the long holds run once, with it.
   if (space.validity != "honour" && ignore_validity_past_ttl) pass.push_back(PlainWorkload::kLongHoldsIgnore);
   if (space.validity != "ignore") pass.push_back(PlainWorkload::kLongHoldsHonour);
-  if (space.validity != "ignore") pass.push_back(PlainWorkload::kToValidity);
+  // Once at each TTL the space draws: a lease's last milliseconds are where a TTL's rounding
+  // shows (whole seconds look right at 500 ms and break at 1250 ms).
+  for (size_t i = 0; i < std::max<size_t>(1, space.ttls.size()) && space.validity != "ignore"; ++i) {
+    pass.push_back(PlainWorkload::kToValidity);
+  }
   return pass;
 }
 
@@ -25,7 +29,7 @@ const char* PlainWorkloadName(PlainWorkload w) {
   return "plain";
 }
 
-RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, Rng& rng, const std::string& name) {
+RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, size_t nth, Rng& rng, const std::string& name) {
   RunOptions o;
   o.name = name;
   o.seed = DrawSeed(rng);
@@ -33,6 +37,7 @@ RunOptions DrawPlain(const SearchSpace& s, PlainWorkload w, Rng& rng, const std:
   o.knobs = s.knobs;
   o.driver_args = s.driver_args;
   o.ttl = s.ttls.empty() ? s.ttl : s.ttls[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(s.ttls.size()) - 1))];
+  if (w == PlainWorkload::kToValidity && !s.ttls.empty()) o.ttl = s.ttls[nth % s.ttls.size()];
   const Millis ttl = o.ttl;
   o.acquire_timeout = faults::TtlTimes(ttl, 4, Millis(100));
   o.validity = s.validity.empty() ? "ignore" : s.validity;

@@ -7,7 +7,8 @@
 //     the lock (see PlainPass), with clients that work to the end whatever the lease says (a
 //     renewal that never comes, or stops after a few);
 //   - work to the validity: holds that run to the lease's last milliseconds, validity
-//     honoured (a validity computed from the wrong clock or the wrong moment).
+//     honoured, once at each TTL (a validity computed from the wrong clock or the wrong
+//     moment, a TTL rounded to whole seconds).
 // A lock that fails with no fault dies here, within seconds, and its story says so.
 //
 // Each trial is short (a turn of every client and a TTL; long holds: two holds and a TTL),
@@ -32,8 +33,9 @@ enum class PlainWorkload { kContentionOneKey, kContentionKeys, kLongHoldsIgnore,
 // baseline (which decides): a lease lock that never renews fails there by construction, a
 // verdict on the client's use of it rather than on the lock.
 std::vector<PlainWorkload> PlainPass(const SearchSpace& space, bool ignore_validity_past_ttl);
-// One trial of `workload`, no fault, named `name`.
-RunOptions DrawPlain(const SearchSpace& space, PlainWorkload workload, Rng& rng, const std::string& name);
+// One trial of `workload`, no fault, named `name`: kToValidity's `nth` trial in the pass (from
+// 0) at the space's nth TTL, any other at a drawn one.
+RunOptions DrawPlain(const SearchSpace& space, PlainWorkload workload, size_t nth, Rng& rng, const std::string& name);
 // What the workload is, in a few words ("plain contention on one key").
 const char* PlainWorkloadName(PlainWorkload workload);
 

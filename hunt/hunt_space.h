@@ -94,20 +94,12 @@ uint64_t DrawSeed(Rng& rng);
 // end and the waiters to be seen (at least 1 s, 3 TTLs).
 Millis TailFor(Millis ttl);
 
-// The search's first pass: single faults where a lock's bugs most often are, first. Three
-// tiers, each in an order `rng` shuffles:
-// 1. Where the lock's code is. Any fault that can be armed, twice at each of the lock's own
-//    points (SearchSpace::lock_points; against a baseline, where the two differ): once with a
-//    workload drawn as usual, once quiet (a stop in a lock's own code shows on a busy key, where
-//    a former holder's late command meets the next holder, or only on a free one, where a
-//    renewal re-takes a key it finds gone). And each stop that outlasts the lease at
-//    before-release on a busy key (`late`: what a release that comes after the lease does to
-//    the next holder), plus, for a lock with no points of its own, once quiet at before-write.
-// 2. Each fault that disturbs commands once at each of a client's lock commands
-//    (workloads::CommandPoints): a lost reply or a cut link in its acquire, renewal or release.
-// 3. Every fault alone, drawn as usual (clock-drift twice, the second time fine:
-//    SearchSpace::fine_drift).
-// Draws with replacement would leave a fault at a point untried within a budget.
+// The search's first pass (docs/hunt.md "First pass"): single faults, in three tiers each
+// shuffled by `rng`: (1) every armable fault twice at each of the lock's own points (once
+// quiet), each stop past the lease once late at before-release on a busy key, and, for a lock
+// without points, once quiet at before-write; (2) each fault that disturbs commands at each of
+// a client's lock commands (workloads::CommandPoints); (3) every fault alone (clock-drift also
+// fine). Draws with replacement would leave a fault at a point untried within a budget.
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/random.h"
 #include "hunt/hunt_plain.h"
@@ -36,14 +37,35 @@ TEST(HuntPlainTest, HoldsThatIgnoreTheLeaseRunOnlyWhereRenewalOrABaselineDecides
   EXPECT_FALSE(Has(PlainPass(s, true), PlainWorkload::kToValidity));
 }
 
+// Work to the validity runs once at each TTL the space draws: a TTL rounded to whole seconds
+// looks right at 500 and 750 ms (rounded up to the 1 s minimum) and breaks only at 1250 ms.
+TEST(HuntPlainTest, WorkToTheValidityRunsAtEveryTtl) {
+  SearchSpace s = Space();
+  s.ttls = {Millis(500), Millis(750), Millis(1250)};
+  std::vector<PlainWorkload> pass = PlainPass(s, false);
+  std::set<int64_t> ttls;
+  Rng rng(1);
+  size_t nth = 0;
+  for (PlainWorkload w : pass) {
+    if (w != PlainWorkload::kToValidity) continue;
+    RunOptions o = DrawPlain(s, w, nth++, rng, "t");
+    EXPECT_EQ(o.validity, "honour");
+    ttls.insert(o.ttl.count());
+  }
+  EXPECT_EQ(ttls, (std::set<int64_t>{500, 750, 1250}));
+  s.ttls.clear();  // a driver's hello TTL: once
+  pass = PlainPass(s, false);
+  EXPECT_EQ(std::count(pass.begin(), pass.end(), PlainWorkload::kToValidity), 1);
+}
+
 TEST(HuntPlainTest, EveryTrialIsShortFaultFreeAndReplaysForASeed) {
   SearchSpace s = Space();
   s.max_clients = 6;
   for (PlainWorkload w : PlainPass(s, true)) {
     Rng a(5), b(5);
     for (int i = 0; i < 50; ++i) {
-      RunOptions o = DrawPlain(s, w, a, "t0001");
-      RunOptions p = DrawPlain(s, w, b, "t0001");
+      RunOptions o = DrawPlain(s, w, 0, a, "t0001");
+      RunOptions p = DrawPlain(s, w, 0, b, "t0001");
       EXPECT_EQ(o.seed, p.seed);
       EXPECT_EQ(o.hold, p.hold);
       EXPECT_TRUE(o.faults.empty()) << PlainWorkloadName(w);
