@@ -94,7 +94,7 @@ LinearizabilityResult CheckMongodbAckRollback(const std::string& folder, int n) 
 }
 
 TEST(Knossos, MongodbAckRollbackGoodHistoriesAreValid) {
-  for (int i : {0, 1, 2, 3, 4, 5, 7}) {
+  for (int i : {0, 1, 2, 3, 4, 5, 7, 8}) {
     LinearizabilityResult r = CheckMongodbAckRollback("good", i);
     EXPECT_EQ(r.verdict, LinVerdict::kValid) << i << "\n" << r.ToText();
     EXPECT_GT(r.operations, 0u) << i;
