@@ -272,6 +272,8 @@ const char* EventTypeName(EventType t) {
   return "?";
 }
 
+bool IsLockOp(const std::string& f) { return f == "acquire" || f == "release" || f == "renew"; }
+
 std::string ProcessName(int64_t process) {
   if (process == kNemesisProcess) return "nemesis";
   if (process == kHarnessProcess) return "harness";

@@ -40,6 +40,9 @@ using History = std::vector<Event>;
 
 const char* EventTypeName(EventType t);
 std::string ProcessName(int64_t process);
+// Whether an event's `f` is an operation on the lock itself (acquire, release, renew), not on
+// the resource or the run.
+bool IsLockOp(const std::string& f);
 
 // Parses JSON Lines. `name` is used in error messages ("history.jsonl:12: ...").
 // Blank lines are skipped; two events with the same index are an error (field 'index').

@@ -12,8 +12,6 @@
 namespace locklab::checker {
 namespace {
 
-bool IsLockOp(const std::string& f) { return f == "acquire" || f == "release" || f == "renew"; }
-
 Nanos EndOfHistory(const History& sorted) {
   return sorted.empty() ? Nanos(0) : sorted.back().time;
 }

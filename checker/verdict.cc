@@ -17,8 +17,6 @@ bool IsRunEvent(const Event& e) {
   return e.process == kHarnessProcess && e.type == EventType::kInfo && e.f == "run";
 }
 
-bool IsLockOp(const std::string& f) { return f == "acquire" || f == "release" || f == "renew"; }
-
 std::vector<int64_t> Ints(const nlohmann::json& v, const char* field) {
   std::vector<int64_t> out;
   if (!v.is_object()) return out;

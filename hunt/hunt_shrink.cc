@@ -39,7 +39,7 @@ Millis Round(Millis t) {
   return Millis((v + unit / 2) / unit * unit);
 }
 
-std::string Ms(Millis t) { return std::to_string(t.count()) + " ms"; }
+std::string InMs(Millis t) { return std::to_string(t.count()) + " ms"; }
 
 // The run a shrunk or strengthened scenario keeps after its last window: 2 TTLs, at least
 // 500 ms (time for a late second holder to show).
@@ -124,7 +124,7 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
   {
     RunOptions c = o;
     c.duration = DurationFor(o, tail);
-    if (c.duration < o.duration) add("run " + Ms(c.duration) + " instead of " + Ms(o.duration), c);
+    if (c.duration < o.duration) add("run " + InMs(c.duration) + " instead of " + InMs(o.duration), c);
   }
   for (size_t i = 0; i < o.faults.size(); ++i) {
     const auto& f = o.faults[i];
@@ -145,20 +145,20 @@ std::vector<ShrinkStep> ShrinkCandidates(const RunOptions& o) {
       RunOptions c = o;
       c.faults[i].duration = f.duration / 2;
       FollowDuration(&c.faults[i]);
-      add(FaultName(o, i) + ": window " + Ms(c.faults[i].duration) + " instead of " +
-              Ms(f.duration),
+      add(FaultName(o, i) + ": window " + InMs(c.faults[i].duration) + " instead of " +
+              InMs(f.duration),
           c);
       c.faults[i].duration = f.duration * 3 / 4;
       FollowDuration(&c.faults[i]);
-      add(FaultName(o, i) + ": window " + Ms(c.faults[i].duration) + " instead of " +
-              Ms(f.duration),
+      add(FaultName(o, i) + ": window " + InMs(c.faults[i].duration) + " instead of " +
+              InMs(f.duration),
           c);
     }
     if (f.first_at > Millis(300)) {
       RunOptions c = o;
       c.faults[i].first_at = std::max(Millis(200), f.first_at / 2);
-      add(FaultName(o, i) + ": first window at " + Ms(c.faults[i].first_at) + " instead of " +
-              Ms(f.first_at),
+      add(FaultName(o, i) + ": first window at " + InMs(c.faults[i].first_at) + " instead of " +
+              InMs(f.first_at),
           c);
     }
   }
@@ -205,7 +205,7 @@ std::vector<ShrinkStep> StrengthenCandidates(const RunOptions& o, Millis max_dur
     c.duration = std::max(fit ? o.duration * times : o.duration, DurationFor(c, tail));
     if (what.empty() && !fit) break;  // nothing to repeat
     if (c.duration > max_duration) break;  // the next is longer still
-    if (fit) what.push_back("run " + Ms(c.duration) + " instead of " + Ms(o.duration));
+    if (fit) what.push_back("run " + InMs(c.duration) + " instead of " + InMs(o.duration));
     std::string joined;
     for (const auto& w : what) joined += (joined.empty() ? "" : "; ") + w;
     out.push_back({joined, c});

@@ -13,26 +13,10 @@
 #include <string>
 
 #include "base/subprocess.h"
+#include "base/tests/process_gone.h"
 
 namespace locklab {
 namespace {
-
-// No such process, or a zombie.
-bool Gone(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');
-  return close == std::string::npos || stat.compare(close, 3, ") Z") == 0;
-}
-
-bool GoneWithin(pid_t pid, Millis timeout) {
-  const Nanos end = MonotonicNow() + timeout;
-  while (!Gone(pid)) {
-    if (MonotonicNow() >= end) return false;
-    SleepFor(Millis(5));
-  }
-  return true;
-}
 
 // /bin/sh running `script`, in a group of its own, with `env` added.
 Subprocess Shell(const std::string& script, std::map<std::string, std::string> env = {}) {

@@ -14,25 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "base/tests/process_gone.h"
+
 namespace locklab {
 namespace {
-
-// No such process, or a zombie (a killed grandchild lingers until init reaps it).
-bool Gone(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');
-  return close == std::string::npos || stat.compare(close, 3, ") Z") == 0;
-}
-
-bool GoneWithin(pid_t pid, Millis timeout) {
-  const Nanos end = MonotonicNow() + timeout;
-  while (!Gone(pid)) {
-    if (MonotonicNow() >= end) return false;
-    SleepFor(Millis(5));
-  }
-  return true;
-}
 
 // One line from a non-blocking pipe, within 5 s.
 std::string ReadLineFrom(int fd) {
