@@ -6,6 +6,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +34,38 @@ struct GOp {
   EventType outcome = EventType::kOk;
   bool completes = true;  // false: no completion event at all (unknown)
 };
+
+// The history of `ops`: each invocation at its call time, each completion at its return, in
+// time order (ties in the order of `ops`, invocation first), indexed and numbered by line.
+inline History HistoryOf(const std::vector<GOp>& ops) {
+  struct Timed { int64_t t; Event e; };
+  std::vector<Timed> es;
+  for (const GOp& o : ops) {
+    Event inv;
+    inv.time = Nanos(o.call);
+    inv.process = o.process;
+    inv.type = EventType::kInvoke;
+    inv.f = o.f;
+    inv.key = o.key;
+    inv.value = o.in;
+    es.push_back({o.call, inv});
+    if (o.completes) {
+      Event c = inv;
+      c.time = Nanos(o.ret);
+      c.type = o.outcome;
+      c.value = o.out;
+      es.push_back({o.ret, c});
+    }
+  }
+  std::stable_sort(es.begin(), es.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
+  History h;
+  for (size_t i = 0; i < es.size(); ++i) {
+    es[i].e.index = static_cast<int64_t>(i);
+    es[i].e.line = static_cast<int>(i) + 1;
+    h.push_back(es[i].e);
+  }
+  return h;
+}
 
 struct Spec {
   nlohmann::json value;  // register

@@ -57,40 +57,21 @@ bool ExpectAgreement(const History& h, Model m, const std::string& what) {
 class TimedOps {
  public:
   void Add(int process, const std::string& f, const std::string& token, int64_t call, int64_t ret, int outcome) {
-    Event inv;
-    inv.process = process;
-    inv.type = EventType::kInvoke;
-    inv.f = f;
-    inv.key = "k";
-    inv.time = Nanos(call);
-    if (f != "acquire") inv.value = json{{"token", token}};
-    Event comp = inv;
-    comp.time = Nanos(ret);
-    comp.value = nullptr;
-    comp.type = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
-    if (f == "acquire" && outcome != 1) comp.value = json{{"token", token}};
-    raw_.push_back({call, order_++, inv});
-    raw_.push_back({ret, order_++, comp});
+    testing::GOp o;
+    o.process = process;
+    o.f = f;
+    o.key = "k";
+    if (f != "acquire") o.in = json{{"token", token}};
+    o.call = call;
+    o.ret = ret;
+    o.outcome = outcome == 0 ? EventType::kInfo : outcome == 1 ? EventType::kFail : EventType::kOk;
+    if (f == "acquire" && outcome != 1) o.out = json{{"token", token}};
+    ops_.push_back(std::move(o));
   }
-  History InTimeOrder() {
-    std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.t < b.t; });
-    History h;
-    for (size_t i = 0; i < raw_.size(); ++i) {
-      raw_[i].e.index = static_cast<int64_t>(i);
-      raw_[i].e.line = static_cast<int>(i) + 1;
-      h.push_back(raw_[i].e);
-    }
-    return h;
-  }
+  History InTimeOrder() const { return testing::HistoryOf(ops_); }
 
  private:
-  struct Raw {
-    int64_t t;
-    int order;
-    Event e;
-  };
-  std::vector<Raw> raw_;
-  int order_ = 0;
+  std::vector<testing::GOp> ops_;
 };
 
 // `trials` histories of `draw` against the brute force under each of `models`; both verdicts

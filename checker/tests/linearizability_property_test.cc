@@ -26,38 +26,8 @@ namespace {
 using json = nlohmann::json;
 using testing::BruteForce;
 using testing::GOp;
+using testing::HistoryOf;
 using testing::Spec;
-
-History ToHistory(const std::vector<GOp>& ops) {
-  struct E { int64_t t; int order; Event e; };
-  std::vector<E> es;
-  int order = 0;
-  for (const GOp& o : ops) {
-    Event inv;
-    inv.time = Nanos(o.call);
-    inv.process = o.process;
-    inv.type = EventType::kInvoke;
-    inv.f = o.f;
-    inv.key = o.key;
-    inv.value = o.in;
-    es.push_back({o.call, order++, inv});
-    if (o.completes) {
-      Event c = inv;
-      c.time = Nanos(o.ret);
-      c.type = o.outcome;
-      c.value = o.out;
-      es.push_back({o.ret, order++, c});
-    }
-  }
-  std::stable_sort(es.begin(), es.end(), [](const E& a, const E& b) { return a.t < b.t; });
-  History h;
-  for (size_t i = 0; i < es.size(); ++i) {
-    es[i].e.index = static_cast<int64_t>(i);
-    es[i].e.line = static_cast<int>(i) + 1;
-    h.push_back(es[i].e);
-  }
-  return h;
-}
 
 // ---- Generating histories from real sequential executions -----------------------------------
 
@@ -175,7 +145,7 @@ std::vector<GOp> Generate(Model m, std::mt19937_64& rng, int processes, int ops_
 // first, and the default (the probe once a closure grows wide); an invalid one's shortest
 // prefix is the same too.
 LinVerdict Check(const std::vector<GOp>& ops, Model m, bool cas_fail_observed = false) {
-  History h = ToHistory(ops);
+  History h = HistoryOf(ops);
   LinVerdict verdict = LinVerdict::kUnknown;
   int64_t prefix = -1;
   for (size_t probe : {size_t(1024), kNeverProbe, size_t(0), size_t(2)}) {
@@ -208,7 +178,7 @@ TEST(LinearizabilityProperty, SequentialExecutionsAreValid) {
           << ModelName(m) << " trial " << trial << "\n"
           << [&] {
                std::string s;
-               for (const Event& e : ToHistory(ops)) s += ToJsonLine(e) + "\n";
+               for (const Event& e : HistoryOf(ops)) s += ToJsonLine(e) + "\n";
                return s;
              }();
       if (m == Model::kCasRegister) {
@@ -222,7 +192,7 @@ TEST(LinearizabilityProperty, LargeSequentialExecutionIsValidAndQuick) {
   std::mt19937_64 rng(7);
   for (Model m : {Model::kOwnerMutex, Model::kFencedMutex, Model::kRegister}) {
     auto ops = Generate(m, rng, 8, 300, 2, 0.02);
-    LinearizabilityResult r = CheckLinearizability(ToHistory(ops), m);
+    LinearizabilityResult r = CheckLinearizability(HistoryOf(ops), m);
     EXPECT_EQ(r.verdict, LinVerdict::kValid) << ModelName(m) << " " << r.reason;
   }
 }
@@ -288,7 +258,7 @@ void CrossCheck(Model m, uint64_t seed, int trials, bool cas_fail_observed,
         << ModelName(m) << " seed " << seed << " trial " << trial << "\n"
         << [&] {
              std::string s;
-             for (const Event& e : ToHistory(kept)) s += ToJsonLine(e) + "\n";
+             for (const Event& e : HistoryOf(kept)) s += ToJsonLine(e) + "\n";
              return s;
            }();
   }
