@@ -301,20 +301,40 @@ class Hunt {
   // The next scenario of the search (the first pass's, then drawn from the space), redrawing
   // those the lab refuses; nothing when the lab refuses nearly all of them (io_error_ set).
   std::optional<ChildRun> DrawTrial();
-  // The kinds of `r` that the baseline's run `b` did not show; none when the baseline could
-  // not run (nothing was seen to pass there, see BaselineFailed).
-  FailureKindSet Difference(const ChildRun& r, const ChildRun& b) const {
-    if (!b.ran) return {};
-    FailureKindSet diff;
-    const FailureKindSet base = Kinds(b);
-    for (const auto& k : Kinds(r)) {
-      if (!base.count(k)) diff.insert(k);
-    }
-    return diff;
+  // A trusted failure's confirmation: f_.reruns reruns and three baseline runs, started at
+  // once beside the search's trials (a run mostly waits). Judge: the kinds the trial showed
+  // that no baseline run did (a fenced mutant's broken resource where the reference's
+  // holders overlap too) count when 3 of 4 reruns show them; none left, or a baseline run
+  // that could not run (nothing seen to pass there), and the difference is not confirmed.
+  struct Confirmation {
+    ChildRun* trial;
+    std::deque<ChildRun> runs;
+    size_t left = 0;
+  };
+  void StartConfirmation(Confirmation& c, std::deque<ChildRun*>* due) {
+    const RunOptions& o = c.trial->options;
+    for (int i = 1; i <= f_.reruns; ++i) c.runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i)));
+    for (int i = 1; i <= 3; ++i) c.runs.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i)));
+    c.left = c.runs.size();
+    for (ChildRun& r : c.runs) due->push_back(&r);
   }
-  // With a baseline: whether a failure of `o` reproduces on the lock and not on the
-  // baseline (3 of 4 reruns fail; the baseline fails none of three runs), judged by target_.
-  bool ConfirmDifference(const RunOptions& o);
+  // Records c's trial as a find: counted (returns true) when the difference is confirmed.
+  bool JudgeConfirmation(const Confirmation& c) {
+    FailureKindSet kinds = Kinds(*c.trial);
+    bool baseline_seen = true;
+    for (const ChildRun& r : c.runs) {
+      if (!IsBaseline(r)) continue;
+      baseline_seen = baseline_seen && r.done && r.ran;
+      for (const auto& k : Kinds(r)) kinds.erase(k);
+    }
+    int failed = 0;
+    target_ = kinds;
+    for (const ChildRun& r : c.runs) failed += !IsBaseline(r) && Failed(r) && Trusted(r);
+    target_ = AllKinds();
+    const bool counts = baseline_seen && !kinds.empty() && failed >= (3 * f_.reruns + 3) / 4 && !Stop();
+    RecordFind(*c.trial, !counts, counts ? kinds : Kinds(*c.trial));
+    return counts;
+  }
   // Shrinks `find` (a counted find) into story_'s shrink fields.
   void Shrink(const FoundScenario& find);
   void Reproduce();
@@ -434,20 +454,6 @@ ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& 
   return tally;
 }
 
-bool Hunt::ConfirmDifference(const RunOptions& o) {
-  // The reruns and the baseline's three runs at once, whatever --jobs (a run mostly waits).
-  std::vector<ChildRun> runs;
-  for (int i = 0; i < f_.reruns; ++i) runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i + 1)));
-  for (int i = 1; i <= 3; ++i) runs.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i)));
-  RunAll(runs, static_cast<int>(runs.size()));
-  int failed = 0, baseline_failed = 0;
-  for (const auto& r : runs) {
-    if (IsBaseline(r)) baseline_failed += BaselineFailed(r);
-    else failed += Failed(r) && Trusted(r);
-  }
-  return failed >= (3 * f_.reruns + 3) / 4 && baseline_failed == 0 && !Stop();
-}
-
 void Hunt::Progress(bool final_line) {
   bool tty = isatty(2);
   std::ostringstream line;
@@ -539,45 +545,54 @@ void Hunt::Search(bool stop_at_first) {
     first_pass_ = FirstPass(space_, rng_);
   }
   while (!Stop() && Elapsed() < f_.budget) {
-    // A rolling pool: a new trial starts as soon as one ends. With --baseline, a trusted
-    // failure's baseline run joins it ahead of new trials; a failure both locks show is
-    // recorded and the search goes on. New trials stop once a failure may count (with a
-    // baseline: its baseline run did not show it; ConfirmDifference then, once the running
-    // ones finish). How many draws come before that depends on the trials' lengths.
-    std::deque<ChildRun> runs;             // this pool's trials and baseline runs
-    std::deque<ChildRun*> runs_due;  // baseline runs and plain retries waiting for a slot
-    std::map<const ChildRun*, ChildRun*> trial_of;  // a baseline run's trial
-    std::vector<std::pair<ChildRun*, FailureKindSet>> to_judge;  // and their kinds
+    // A rolling pool: a new trial starts as soon as one ends, f_.jobs at a time. A trusted
+    // failure's confirmation runs beside them (Confirmation), one failure's at a time, while
+    // the search goes on; a failure both locks show is recorded and the search goes on. New
+    // trials stop once a failure counts (without a baseline: once one is seen); with
+    // stop_at_first, the failures still waiting then are left in trials/, unjudged.
+    std::deque<ChildRun> runs;                // this pool's trials
+    std::deque<ChildRun*> trials_due;         // plain retries waiting for a slot
+    std::deque<Confirmation> confirming;      // the first runs, the others wait their turn
+    std::deque<ChildRun*> confirm_due;        // its runs not yet started
+    const size_t found_before = story_.found.size();
+    int trials_running = 0;
     bool stop_drawing = false;
     Status ps = RunChildrenFrom(
-        f_.jobs,
+        f_.jobs + f_.reruns + 3,
         [&]() -> ChildRun* {
           if (Stop()) return nullptr;
-          if (!runs_due.empty()) {
-            ChildRun* b = runs_due.front();
-            runs_due.pop_front();
-            return b;
+          if (!confirm_due.empty()) {
+            ChildRun* r = confirm_due.front();
+            confirm_due.pop_front();
+            return r;
           }
-          if (stop_drawing || Elapsed() >= f_.budget) return nullptr;
-          std::optional<ChildRun> t = DrawTrial();
-          if (!t) return nullptr;
-          runs.push_back(std::move(*t));
-          return &runs.back();
+          if (trials_running >= f_.jobs) return nullptr;
+          ChildRun* t = nullptr;
+          if (!trials_due.empty()) {
+            t = trials_due.front();
+            trials_due.pop_front();
+          } else if (!stop_drawing && Elapsed() < f_.budget) {
+            std::optional<ChildRun> drawn = DrawTrial();
+            if (drawn) t = &runs.emplace_back(std::move(*drawn));
+          }
+          trials_running += t != nullptr;
+          return t;
         },
         [&](const ChildRun& done, size_t) {
           CountRun(done);
-          if (auto it = trial_of.find(&done); it != trial_of.end()) {
-            // What failed on the lock and not on the baseline: a verdict both share may
-            // still hide a difference at the resource (or in liveness).
-            FailureKindSet kinds = Difference(*it->second, done);
-            if (kinds.empty()) {
-              RecordFind(*it->second, true, Kinds(*it->second));
-            } else {
-              to_judge.emplace_back(it->second, kinds);
-              stop_drawing = true;
+          if (!confirming.empty()) {
+            Confirmation& c = confirming.front();
+            const bool mine = std::any_of(c.runs.begin(), c.runs.end(), [&](const ChildRun& r) { return &r == &done; });
+            if (mine) {
+              if (--c.left > 0) return;
+              stop_drawing = JudgeConfirmation(c) || stop_drawing;
+              confirming.pop_front();
+              if (stop_drawing && stop_at_first) confirming.clear();  // the first counted find ends it
+              if (!confirming.empty()) StartConfirmation(confirming.front(), &confirm_due);
+              return;
             }
-            return;
           }
+          --trials_running;
           if (!Failed(done)) {
             Observe(done);
             return;
@@ -591,48 +606,29 @@ void Hunt::Search(bool stop_at_first) {
             if (again != plain_tries_.end() && again->second < kPlainRetries) {
               const int n = ++again->second;
               runs.push_back(Make(done.options, "trials", done.options.name + "-again" + std::to_string(n)));
-              runs_due.push_back(&runs.back());
+              trials_due.push_back(&runs.back());
             }
             return;
           }
-          ChildRun* trial = const_cast<ChildRun*>(&done);  // every run is one of `runs`
+          ChildRun* trial = const_cast<ChildRun*>(&done);  // every trial is one of `runs`
+          if (stop_drawing && stop_at_first) return;  // a find counts: the search has ended
           if (RenewalDecides(done.options)) {
             RecordFind(*trial, true, Kinds(done));
-            return;
-          }
-          if (f_.baseline.empty()) {
-            to_judge.emplace_back(trial, Kinds(done));
+          } else if (f_.baseline.empty()) {
+            RecordFind(*trial, false, Kinds(done));
             stop_drawing = true;
-            return;
+          } else {
+            confirming.push_back({trial, {}, 0});
+            if (confirming.size() == 1) StartConfirmation(confirming.front(), &confirm_due);
           }
-          runs.push_back(Make(OnBaseline(done.options), "trials", done.options.name + "-baseline"));
-          trial_of[&runs.back()] = trial;
-          runs_due.push_back(&runs.back());
         });
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
-    for (const ChildRun& r : runs) {
-      // A baseline run that never started (an interrupt, a write error, a lab that could not
-      // run most trials stopped new runs): nothing was seen to pass there. In draw order.
-      auto it = trial_of.find(&r);
-      if (it != trial_of.end() && !r.done) RecordFind(*it->second, true, Kinds(*it->second));
-    }
+    // Confirmations an interrupt or a lab failure cut short: not confirmed.
+    for (const Confirmation& c : confirming) RecordFind(*c.trial, true, Kinds(*c.trial));
     // In draw order (trials' names), not in the order their runs ended: which find comes
     // first, and is shrunk first, must not depend on timing.
-    std::sort(to_judge.begin(), to_judge.end(),
-              [](const auto& a, const auto& b) { return a.first->options.name < b.first->options.name; });
-    for (auto& [trial, kinds] : to_judge) {
-      bool counts = f_.baseline.empty();
-      if (!counts) {
-        // One baseline run that did not fail is weak evidence of a difference: the failure
-        // counts only when it reproduces (3 of 4 reruns) and the baseline fails none of three
-        // more runs of the same scenario, both judged by the kinds that differed. Stopped
-        // (an interrupt), it was not confirmed and does not count.
-        target_ = kinds;
-        counts = !Stop() && ConfirmDifference(trial->options);
-        target_ = AllKinds();
-      }
-      RecordFind(*trial, !counts, counts ? kinds : Kinds(*trial));
-    }
+    std::stable_sort(story_.found.begin() + static_cast<std::ptrdiff_t>(found_before), story_.found.end(),
+                     [](const FoundScenario& a, const FoundScenario& b) { return a.options.name < b.options.name; });
     if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(), AwaitsShrinking)) break;
   }
   story_.search_s += ToMillis(MonotonicNow() - search_start) / 1000.0;

@@ -109,8 +109,8 @@ TEST_F(HuntTest, AFindWhoseMinimalDoesNotReproduceIsSetAsideAndTheNextIsShrunk) 
   EXPECT_NE(ReadAll(dir + "/hunt.md").find("## Finds shrunk"), std::string::npos);
 }
 
-// Against a baseline, every trusted failure gets its run on the baseline (in the search's
-// pool, beside new trials), a failure both locks show is kept but not counted, and a kill
+// Against a baseline, every trusted failure gets its confirmation (reruns and the baseline's
+// runs, beside new trials), a failure both locks show is kept but not counted, and a kill
 // is a difference confirmed and then reproduced with the baseline failing none of its runs.
 TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) {
   // The budget only bounds the test; the harness allows for it, the shrink and the reruns.
@@ -122,17 +122,18 @@ TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) 
   ASSERT_FALSE(dir.empty()) << inv.output;
   auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
   // Seed 1 meets failures both locks share before the kill (client-pause longer than the
-  // TTL, clients ignoring validity); each is kept, not counted, and its baseline run goes
-  // into the search's pool: new trials start while it runs (a pool that drained for it
-  // would start none until it ended).
+  // TTL, clients ignoring validity); each is kept, not counted, and its confirmation runs
+  // beside the search: new trials start while it runs (a pool that drained for it would
+  // start none until it ended).
   namespace fs = std::filesystem;
-  int counted = 0, shared = 0, trials_during_a_baseline_run = 0;
+  int counted = 0, shared = 0, trials_during_a_confirmation = 0;
   for (const auto& f : j["found"]) {
     if (f["counted"].get<bool>()) continue;
     ++shared;
     const std::string base = dir + "/trials/" + fs::path(f["scenario"].get<std::string>()).stem().string() + "-baseline";
-    if (!fs::exists(base + ".toml") || !fs::exists(base)) continue;
-    const auto started = fs::last_write_time(base + ".toml");
+    const std::string first = dir + "/trials/" + fs::path(f["scenario"].get<std::string>()).stem().string() + "-confirm-b1.toml";
+    if (!fs::exists(first) || !fs::exists(base)) continue;
+    const auto started = fs::last_write_time(first);
     auto ended = started;
     for (const auto& e : fs::recursive_directory_iterator(base)) {
       if (e.path().filename() == "results.json") ended = fs::last_write_time(e.path());
@@ -141,18 +142,16 @@ TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) 
       const std::string n = e.path().filename();
       if (n.size() == 10 && n[0] == 't' && e.path().extension() == ".toml" && e.last_write_time() > started &&
           e.last_write_time() < ended)
-        ++trials_during_a_baseline_run;
+        ++trials_during_a_confirmation;
     }
   }
   ASSERT_GE(shared, 1) << j.dump(2);
-  EXPECT_GE(trials_during_a_baseline_run, 1);
+  EXPECT_GE(trials_during_a_confirmation, 1);
   for (const auto& f : j["found"]) {
     const std::string name = std::filesystem::path(f["scenario"].get<std::string>()).stem();
-    EXPECT_TRUE(std::filesystem::exists(dir + "/trials/" + name + "-baseline.toml")) << name;
-    if (f["counted"].get<bool>()) {
-      ++counted;
-      EXPECT_TRUE(std::filesystem::exists(dir + "/trials/" + name + "-confirm-1.toml")) << name;
-    }
+    EXPECT_TRUE(std::filesystem::exists(dir + "/trials/" + name + "-confirm-b1.toml")) << name;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/trials/" + name + "-confirm-1.toml")) << name;
+    counted += f["counted"].get<bool>();
   }
   EXPECT_GE(counted, 1) << j.dump(2);
   ASSERT_TRUE(j["minimal"].is_object()) << j.dump(2);
