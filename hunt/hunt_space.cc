@@ -177,7 +177,7 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   std::vector<FirstPassDraw> tiers[3];
   for (const auto& id : s.faults) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
-    tiers[2].push_back({id, ""});
+    tiers[2].push_back({id, "", false, false, false, true});
     if (d != nullptr && d->hunt.fine_first_pass_try) tiers[2].push_back({id, "", false, true});
     if (!CanBeArmed(id) || d == nullptr) continue;
     if (d->hunt.outlasts_lease_when_quiet) {
@@ -210,6 +210,7 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.quiet = draw.quiet;
   one.stop_past_lease = draw.quiet || draw.late;
   one.fine_drift = draw.fine_drift;
+  one.busy_key = draw.busy;
   if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   one.two_event_share = 0;
@@ -318,9 +319,14 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   // waiter takes it the moment it is released, and what needs a free key (a renewal that
   // re-takes a key that is gone) never sees one.
   // (Its think time is set below, once the hold is final.)
-  const bool quiet = rng.Unit() < 0.25 || s.quiet;
+  const bool quiet = (rng.Unit() < 0.25 || s.quiet) && !s.busy_key;
   const double quiet_thinks = 1 + 2 * rng.Unit();
   if (quiet) o.clients = s.min_clients;
+  if (s.busy_key) {
+    o.clients = std::max(o.clients, std::min(3, s.max_clients));
+    o.keys = 1;
+    o.think = std::min(o.think, TtlTimes(s, 0.2, Millis(0)));
+  }
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
   // The client stops using a lease when its validity says so, or ignores it: half each, by
   // the weights of the two kinds.

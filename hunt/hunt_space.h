@@ -48,6 +48,11 @@ struct SearchSpace {
   // A client-pause or slow-cs stop outlasts the lease (1 to 5 TTLs); with `quiet` unset, on
   // a busy key (ShapeForCommandArm): the holder comes back to a key that changed hands.
   bool stop_past_lease = false;
+  // Every scenario's workload is a busy key (3 clients at least, one key, thinks under 0.2
+  // TTL): a fault alone in the first pass meets acquires and releases while its window is
+  // open (a server that answers errors for 300 ms says nothing to two clients that think a
+  // second between turns).
+  bool busy_key = false;
   // Every clock drift is fine (1%: the common allowance of 1% of the TTL, which Redlock's
   // reference implementation uses) on a majority of the nodes, as long as
   // the trial allows, and the clients honour validity and work to its end: drift in its
@@ -98,14 +103,16 @@ Millis TailFor(Millis ttl);
 // shuffled by `rng`: (1) every armable fault twice at each of the lock's own points (once
 // quiet), each stop past the lease once late at before-release on a busy key, and, for a lock
 // without points, once quiet at before-write; (2) each fault that disturbs commands at each of
-// a client's lock commands (workloads::CommandPoints); (3) every fault alone (clock-drift also
-// fine). Draws with replacement would leave a fault at a point untried within a budget.
+// a client's lock commands (workloads::CommandPoints); (3) every fault alone on a busy key
+// (clock-drift also fine). Draws with replacement would leave a fault at a point untried
+// within a budget.
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual
   bool quiet = false;       // SearchSpace::quiet (and stop_past_lease) for this draw
   bool fine_drift = false;  // SearchSpace::fine_drift for this draw (clock-drift's second entry)
   bool late = false;        // SearchSpace::stop_past_lease on a busy key
+  bool busy = false;        // SearchSpace::busy_key for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 // Refused draws of one first-pass entry before the search skips it (hunt.cc Search).

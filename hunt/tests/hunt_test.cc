@@ -408,6 +408,36 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   }
 }
 
+// Each fault alone meets a busy key in the first pass: a window of server errors, a lost
+// reply or a pause lands on acquires and releases (two clients that think a second between
+// turns rarely send one while a 300 ms window is open).
+TEST(HuntSpaceTest, EachFaultAloneMeetsABusyKey) {
+  SearchSpace space = SpaceFor(*locks::FindLock("set-nx-px-lua"), Millis(500));
+  Rng pass_rng(1), rng(9);
+  std::vector<FirstPassDraw> pass = FirstPass(space, pass_rng);
+  size_t alone = 0;
+  for (const auto& d : pass) {
+    if (!d.point.empty() || d.fine_drift) continue;
+    ++alone;
+    EXPECT_TRUE(d.busy) << d.fault;
+    for (int i = 0; i < 20; ++i) {
+      RunOptions o = DrawScenario(FirstPassSpace(space, d), rng, "t");
+      EXPECT_EQ(o.keys, 1) << d.fault;
+      EXPECT_GE(o.clients, 3) << d.fault;
+      EXPECT_LE(o.think, Millis(100)) << d.fault;
+      EXPECT_TRUE(ValidateRunOptions(o).ok()) << d.fault;
+    }
+  }
+  EXPECT_EQ(alone, space.faults.size());
+  // The search's own draws keep their quiet and two-key workloads.
+  int quiet_or_keys = 0;
+  for (int i = 0; i < 200; ++i) {
+    RunOptions o = DrawScenario(space, rng, "t");
+    quiet_or_keys += o.keys > 1 || o.clients == space.min_clients;
+  }
+  EXPECT_GT(quiet_or_keys, 200 / 5);
+}
+
 // Only a workload that asks for renewals can make the difference between a lock that renews
 // and one that does not: holds past the TTL without renew_every compare the two fairly (a
 // release path's bug under a hold of 1.4 TTLs with validity honoured is a find).
