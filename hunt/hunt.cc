@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <list>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -308,9 +309,12 @@ class Hunt {
   // that could not run (nothing seen to pass there), and the difference is not confirmed.
   struct Confirmation {
     ChildRun* trial;
-    std::deque<ChildRun> runs;
+    std::deque<ChildRun> runs;  // empty until started
     size_t left = 0;
   };
+  // Confirmations at a time: a third of --jobs, at least one. Failures the baseline shows
+  // too wait in line ahead of a real one; a second line keeps them from holding it up long.
+  int ConfirmationSlots() const { return std::max(1, f_.jobs / 3); }
   void StartConfirmation(Confirmation& c, std::deque<ChildRun*>* due) {
     const RunOptions& o = c.trial->options;
     for (int i = 1; i <= f_.reruns; ++i) c.runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i)));
@@ -546,19 +550,19 @@ void Hunt::Search(bool stop_at_first) {
   }
   while (!Stop() && Elapsed() < f_.budget) {
     // A rolling pool: a new trial starts as soon as one ends, f_.jobs at a time. A trusted
-    // failure's confirmation runs beside them (Confirmation), one failure's at a time, while
-    // the search goes on; a failure both locks show is recorded and the search goes on. New
+    // failure's confirmation runs beside them (Confirmation, ConfirmationSlots at a time),
+    // while the search goes on; a failure both locks show is recorded and the search goes on. New
     // trials stop once a failure counts (without a baseline: once one is seen); with
     // stop_at_first, the failures still waiting then are left in trials/, unjudged.
     std::deque<ChildRun> runs;                // this pool's trials
     std::deque<ChildRun*> trials_due;         // plain retries waiting for a slot
-    std::deque<Confirmation> confirming;      // the first runs, the others wait their turn
-    std::deque<ChildRun*> confirm_due;        // its runs not yet started
+    std::list<Confirmation> confirming;       // in arrival order: the started, then the waiting
+    std::deque<ChildRun*> confirm_due;        // runs of started ones not yet running
     const size_t found_before = story_.found.size();
     int trials_running = 0;
     bool stop_drawing = false;
     Status ps = RunChildrenFrom(
-        f_.jobs + f_.reruns + 3,
+        f_.jobs + ConfirmationSlots() * (f_.reruns + 3),
         [&]() -> ChildRun* {
           if (Stop()) return nullptr;
           if (!confirm_due.empty()) {
@@ -580,17 +584,22 @@ void Hunt::Search(bool stop_at_first) {
         },
         [&](const ChildRun& done, size_t) {
           CountRun(done);
-          if (!confirming.empty()) {
-            Confirmation& c = confirming.front();
-            const bool mine = std::any_of(c.runs.begin(), c.runs.end(), [&](const ChildRun& r) { return &r == &done; });
-            if (mine) {
-              if (--c.left > 0) return;
-              stop_drawing = JudgeConfirmation(c) || stop_drawing;
-              confirming.pop_front();
-              if (stop_drawing && stop_at_first) confirming.clear();  // the first counted find ends it
-              if (!confirming.empty()) StartConfirmation(confirming.front(), &confirm_due);
-              return;
+          auto mine = std::find_if(confirming.begin(), confirming.end(), [&](const Confirmation& c) {
+            return std::any_of(c.runs.begin(), c.runs.end(), [&](const ChildRun& r) { return &r == &done; });
+          });
+          if (mine != confirming.end()) {
+            if (--mine->left > 0) return;
+            stop_drawing = JudgeConfirmation(*mine) || stop_drawing;
+            confirming.erase(mine);
+            // The first counted find ends the search: those still waiting stay unjudged.
+            if (stop_drawing && stop_at_first) std::erase_if(confirming, [](const Confirmation& c) { return c.runs.empty(); });
+            for (Confirmation& c : confirming) {
+              if (c.runs.empty()) {
+                StartConfirmation(c, &confirm_due);
+                break;
+              }
             }
+            return;
           }
           --trials_running;
           if (!Failed(done)) {
@@ -619,7 +628,7 @@ void Hunt::Search(bool stop_at_first) {
             stop_drawing = true;
           } else {
             confirming.push_back({trial, {}, 0});
-            if (confirming.size() == 1) StartConfirmation(confirming.front(), &confirm_due);
+            if (confirming.size() <= static_cast<size_t>(ConfirmationSlots())) StartConfirmation(confirming.back(), &confirm_due);
           }
         });
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
