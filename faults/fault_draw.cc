@@ -34,7 +34,7 @@ std::vector<int> DrawNodes(const FaultDrawContext& c, Rng& rng, double majority_
 std::string DrawOffset(const FaultDrawContext& c, Rng& rng, double back) {
   double seconds = LogUniform(rng, 0.5, 10) * static_cast<double>(c.ttl.count()) / 1000.0;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < back ? '-' : '+', std::max(seconds, 0.001));
+  std::snprintf(buf, sizeof buf, "%c%.3f", rng.Unit() < back || c.clock_back ? '-' : '+', std::max(seconds, 0.001));
   return buf;
 }
 

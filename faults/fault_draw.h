@@ -36,6 +36,9 @@ struct FaultDrawContext {
   std::string arm_at;       // when set: a fault that can be armed is armed at this point
   bool quiet = false;       // the workload is quiet (the first pass's quiet tries)
   bool fine_drift = false;  // the first pass's fine-drift try (clock-drift's second entry)
+  // The first pass's try that steps a clock back at a lock's own point: the direction in
+  // which the time a lock measures shrinks and a lease claims too much (DrawOffset).
+  bool clock_back = false;
   Millis max_duration{20000};  // the longest trial
   Millis tail{1000};           // the run kept after a trial's last window
   // The weight of a kind ("client-pause@before-write"); 1 when the search gives none.
@@ -71,7 +74,7 @@ size_t WeightedIndex(Rng& rng, const std::vector<T>& v, W weight) {
 std::vector<int> DrawNodes(const FaultDrawContext& c, Rng& rng, double majority_odds = 1.0 / 3);
 
 // A signed wall-clock offset of 0.5 to 10 TTLs, in seconds with millisecond digits; a step
-// back with probability `back`.
+// back with probability `back` (always with c.clock_back).
 std::string DrawOffset(const FaultDrawContext& c, Rng& rng, double back = 0.5);
 
 // A pause point for fault `id`: one the lock announces half the time (when it has any),

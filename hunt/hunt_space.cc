@@ -42,6 +42,7 @@ faults::FaultDrawContext DrawContext(const SearchSpace& s) {
   c.arm_at = s.arm_at;
   c.quiet = s.quiet;
   c.fine_drift = s.fine_drift;
+  c.clock_back = s.clock_back;
   c.max_duration = s.max_duration;
   c.tail = TailFor(s.ttl);
   c.weight = [&s](const std::string& kind) { return Weight(s, kind); };
@@ -190,7 +191,14 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
     }
     for (const auto& p : s.lock_points) {
       tiers[0].push_back({id, p, false});
-      tiers[0].push_back({id, p, true});
+      faults::FaultOptions armed;
+      armed.id = id;
+      armed.params["point"] = p;
+      if (d->hunt.bends_lease_time && d->hunt.bends_lease_time(armed)) {
+        tiers[0].push_back({id, p, false, false, false, false, true});
+      } else {
+        tiers[0].push_back({id, p, true});
+      }
     }
   }
   std::vector<FirstPassDraw> pass;
@@ -210,7 +218,8 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.quiet = draw.quiet;
   one.stop_past_lease = draw.quiet || draw.late;
   one.fine_drift = draw.fine_drift;
-  one.busy_key = draw.busy;
+  one.busy_key = draw.busy || draw.clock_back;
+  one.clock_back = draw.clock_back;
   if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   one.two_event_share = 0;
@@ -347,7 +356,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   }
   // A fault that bends lease time (BendsLeaseTime) comes with clients that honour validity
   // and work to its end two times in three (else one in six), unless --validity fixed it.
-  if (std::any_of(o.faults.begin(), o.faults.end(), BendsLeaseTime) && (s.fine_drift || rng.Unit() < 2.0 / 3) &&
+  if (std::any_of(o.faults.begin(), o.faults.end(), BendsLeaseTime) && (s.fine_drift || s.clock_back || rng.Unit() < 2.0 / 3) &&
       (s.validity.empty() || s.validity == "honour")) {
     o.validity = "honour";
     o.hold = TtlTimes(s, 1 + 0.5 * rng.Unit(), Millis(1));

@@ -59,6 +59,10 @@ struct SearchSpace {
   // subtlest form, where a lock that misjudges drift and one that does not differ by a few
   // milliseconds per lease (the first pass tries it once).
   bool fine_drift = false;
+  // A clock stepped at a lock's point steps back, on a busy key, with clients that honour
+  // validity and work to its end: where a lock that times itself on the wall clock claims
+  // more validity than its keys have, and the next holder is there (FaultDrawContext).
+  bool clock_back = false;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
   // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
@@ -105,7 +109,8 @@ Millis TailFor(Millis ttl);
 // without points, once quiet at before-write; (2) each fault that disturbs commands at each of
 // a client's lock commands (workloads::CommandPoints); (3) every fault alone on a busy key
 // (clock-drift also fine). Draws with replacement would leave a fault at a point untried
-// within a budget.
+// within a budget. A fault whose armed form bends lease time (client-clock) has, instead of
+// its quiet try at a lock's point, one that steps the clock back (SearchSpace::clock_back).
 struct FirstPassDraw {
   std::string fault;
   std::string point;        // SearchSpace::arm_at for this draw; "" = drawn as usual
@@ -113,6 +118,7 @@ struct FirstPassDraw {
   bool fine_drift = false;  // SearchSpace::fine_drift for this draw (clock-drift's second entry)
   bool late = false;        // SearchSpace::stop_past_lease on a busy key
   bool busy = false;        // SearchSpace::busy_key for this draw
+  bool clock_back = false;  // SearchSpace::clock_back (and busy_key) for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 // Refused draws of one first-pass entry before the search skips it (hunt.cc Search).

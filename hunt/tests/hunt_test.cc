@@ -351,8 +351,14 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
   Rng a(3), b(3);
   std::vector<FirstPassDraw> pass = FirstPass(space, a);
   std::set<std::tuple<std::string, std::string, bool, bool>> seen;
-  for (const auto& d : pass)
-    EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet, d.fine_drift}).second) << d.fault << "@" << d.point;
+  for (const auto& d : pass) {
+    EXPECT_TRUE(seen.insert({d.fault, d.point, d.quiet || d.clock_back, d.fine_drift}).second) << d.fault << "@" << d.point;
+    EXPECT_FALSE(d.quiet && d.clock_back) << d.fault;
+    if (d.clock_back) {
+      EXPECT_EQ(d.fault + "@" + d.point, "client-clock@redlock-replies-in-flight");
+    }
+  }
+  EXPECT_EQ(std::count_if(pass.begin(), pass.end(), [](const FirstPassDraw& d) { return d.clock_back; }), 1);
   EXPECT_TRUE(seen.count({"clock-drift", "", false, true})) << "no fine drift";
   size_t armable = 0, on_links = 0;
   for (const auto& id : space.faults) {
@@ -365,7 +371,8 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
     } else if (CanBeArmed(id)) {
       ++armable;
       EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", false, false})) << id;
-      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true, false})) << id << ", quiet";
+      // The second try: quiet, or for a clock stepped there, a step back.
+      EXPECT_TRUE(seen.count({id, "redlock-replies-in-flight", true, false})) << id << ", quiet or back";
     }
   }
   EXPECT_EQ(armable, 4u);  // client-pause, slow-cs, client-crash, client-clock
@@ -406,6 +413,31 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
       EXPECT_TRUE(ValidateRunOptions(o).ok()) << id;
     }
   }
+}
+
+// A clock stepped inside a lock's own code is tried once stepped back (the time the lock
+// measures shrinks, so its lease claims too much), on a busy key, with clients that work to
+// the validity's end: where a lock that times itself on the wall clock lets the next holder in.
+TEST(HuntSpaceTest, AClockSteppedAtALockPointIsTriedOnceBack) {
+  SearchSpace space = SpaceFor(*locks::FindLock("redlock"), Millis(500));
+  Rng pass_rng(1), rng(4);
+  int tries = 0;
+  for (const auto& d : FirstPass(space, pass_rng)) {
+    if (!d.clock_back) continue;
+    ++tries;
+    for (int i = 0; i < 20; ++i) {
+      RunOptions o = DrawScenario(FirstPassSpace(space, d), rng, "t");
+      ASSERT_EQ(o.faults.size(), 1u);
+      EXPECT_EQ(o.faults[0].Param("offset", "").substr(0, 1), "-");
+      EXPECT_EQ(o.faults[0].Param("point", ""), "redlock-replies-in-flight");
+      EXPECT_EQ(o.validity, "honour");
+      EXPECT_GE(o.hold, o.ttl);
+      EXPECT_EQ(o.keys, 1);
+      EXPECT_GE(o.clients, 3);
+      EXPECT_TRUE(ValidateRunOptions(o).ok());
+    }
+  }
+  EXPECT_EQ(tries, 1);
 }
 
 // Each fault alone meets a busy key in the first pass: a window of server errors, a lost
