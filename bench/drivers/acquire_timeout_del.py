@@ -39,8 +39,9 @@ def main():
         while True:
             token = uuid.uuid4().hex
             try:
+                sent = time.monotonic()
                 if r.set(req["key"], token, nx=True, px=int(req["ttl_ms"])):
-                    return {"outcome": "ok", "token": token, "validity_ms": int(req["ttl_ms"])}
+                    return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(int(req["ttl_ms"]), sent)}
             except RedisTimeoutError:
                 # The bug: "our SET may have landed, so clear it before we try again". The
                 # key may be another client's; this deletes it all the same.

@@ -42,8 +42,9 @@ def main():
             try:
                 if r.get(req["key"]) is None:
                     # The bug: no NX. Another client may have set the key since our GET.
+                    sent = time.monotonic()
                     r.set(req["key"], token, px=int(req["ttl_ms"]))
-                    return {"outcome": "ok", "token": token, "validity_ms": int(req["ttl_ms"])}
+                    return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(int(req["ttl_ms"]), sent)}
             except RedisError as e:
                 if not refused(e):
                     raise

@@ -39,8 +39,9 @@ def main():
         answer = {"outcome": "fail", "detail": "key held until the deadline"}
         while True:
             try:
+                sent = time.monotonic()
                 if r.set(req["key"], token, nx=True, px=int(req["ttl_ms"])):
-                    return {"outcome": "ok", "token": token, "validity_ms": int(req["ttl_ms"])}
+                    return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(int(req["ttl_ms"]), sent)}
             except RedisError as e:
                 if not refused(e):
                     raise

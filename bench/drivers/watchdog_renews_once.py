@@ -76,9 +76,10 @@ def main():
         answer = {"outcome": "fail", "detail": "key held until the deadline"}
         while True:
             try:
+                sent = time.monotonic()
                 if r.set(req["key"], token, nx=True, px=ttl_ms):
                     start_renewal(req["key"], token, ttl_ms)
-                    return {"outcome": "ok", "token": token, "validity_ms": ttl_ms}
+                    return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(ttl_ms, sent)}
             except RedisError as e:
                 if not refused(e):
                     raise

@@ -59,8 +59,9 @@ def main():
         token = secrets.token_hex(8)
         while True:
             try:
+                sent = time.monotonic()
                 if r.set(req["key"], token, nx=True, px=ttl_ms(req)):
-                    return {"outcome": "ok", "token": token, "validity_ms": ttl_ms(req)}
+                    return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(ttl_ms(req), sent)}
                 answer = {"outcome": "fail", "detail": "key held until the deadline"}
             except RedisError as e:
                 if not refused(e):

@@ -96,21 +96,21 @@ def main():
         give_up = req.give_up_at()  # one command timeout before the deadline
         answer = {"outcome": "fail", "detail": "key held until the deadline"}
         while True:
-            lock = r.lock(req["key"], timeout=req.ttl_s, sleep=sleep_s, blocking=True,
-                          blocking_timeout=max(0.0, give_up - time.monotonic()),
-                          thread_local=False)
+            # One attempt at a time (not redis-py's blocking loop), so that the validity
+            # counts from when the SET that took the key was sent.
+            lock = r.lock(req["key"], timeout=req.ttl_s, thread_local=False)
+            sent = time.monotonic()
             try:
-                if lock.acquire():
-                    answer = {"outcome": "ok", "token": lock.local.token.decode(),
-                              "validity_ms": int(req.ttl_s * 1000)}
-                return answer
+                if lock.acquire(blocking=False):
+                    return {"outcome": "ok", "token": lock.local.token.decode(),
+                            "validity_ms": ld.validity_ms(req.ttl_s * 1000, sent)}
             except RedisError as e:
                 if not refused(e):
                     raise
                 answer = {"outcome": "fail", "detail": "connection refused: %s" % e}
-                if time.monotonic() + sleep_s > give_up:
-                    return answer
-                ld.sleep(sleep_s)
+            if time.monotonic() + sleep_s > give_up:
+                return answer
+            ld.sleep(sleep_s)
 
     def owned(req):
         lock = r.lock(req["key"], timeout=req.ttl_s, thread_local=False)
@@ -125,11 +125,12 @@ def main():
         return {"outcome": "ok"}
 
     def renew(req):
+        sent = time.monotonic()
         try:
             owned(req).extend(req.ttl_s, replace_ttl=True)
         except LockNotOwnedError as e:
             raise ld.Fail("not owned: %s" % e)
-        return {"outcome": "ok", "validity_ms": int(req.ttl_s * 1000)}
+        return {"outcome": "ok", "validity_ms": ld.validity_ms(req.ttl_s * 1000, sent)}
 
     ld.run("redis-py %s Lock" % redis.__version__, acquire, release, renew, errors=errors,
            sentinel=True)

@@ -5,7 +5,7 @@ that a Python driver is only its acquire, release and renew.
 
     def acquire(req):          # req: the request (a dict) with .deadline, .give_up_at(), ...
         ...
-        return {"outcome": "ok", "token": token, "validity_ms": ttl_ms}
+        return {"outcome": "ok", "token": token, "validity_ms": ld.validity_ms(ttl_ms, sent)}
 
     def release(req):
         ...
@@ -122,6 +122,18 @@ def log(msg):
     """One line on stderr, which is the client's log (clients/N.log)."""
     sys.stderr.write("%s[%s]: %s\n" % (_log_name, PROCESS, msg))
     sys.stderr.flush()
+
+
+def validity_ms(ttl_ms, sent):
+    """The validity to claim for a lease whose SET was sent at time.monotonic() `sent`.
+
+    The key's TTL runs from when the server ran the SET, after `sent`, and the lab counts the
+    claim from when it reads this answer, later still: a claim of the whole TTL outlives the
+    key by that much, and a client that works to its validity's end overlaps the next holder.
+    So: the TTL, less the time since `sent`, less Redlock's allowance (1% of the TTL + 2 ms)
+    for the way back and the server's whole-millisecond expiry. CLOCK_MONOTONIC is not faked
+    in the lab (its clock faults step the wall clock), so this holds under them too."""
+    return max(0, int(ttl_ms - (time.monotonic() - sent) * 1000.0 - (ttl_ms * 0.01 + 2)))
 
 
 def sleep(seconds):
