@@ -311,19 +311,42 @@ class Hunt {
     ChildRun* trial;
     std::deque<ChildRun> runs;  // empty until started
     size_t left = 0;
+    int attempt = 1;
   };
+  // A confirmation whose runs the lab could not see at work runs again, up to this many times
+  // in all: an overloaded machine where drivers could not start refutes nothing.
+  static constexpr int kConfirmAttempts = 3;
+  enum class Judged { kCounted, kNotCounted, kAgain };
   // Confirmations at a time: a third of --jobs, at least one. Failures the baseline shows
   // too wait in line ahead of a real one; a second line keeps them from holding it up long.
   int ConfirmationSlots() const { return std::max(1, f_.jobs / 3); }
   void StartConfirmation(Confirmation& c, std::deque<ChildRun*>* due) {
     const RunOptions& o = c.trial->options;
-    for (int i = 1; i <= f_.reruns; ++i) c.runs.push_back(Make(o, "trials", o.name + "-confirm-" + std::to_string(i)));
-    for (int i = 1; i <= 3; ++i) c.runs.push_back(Make(OnBaseline(o), "trials", o.name + "-confirm-b" + std::to_string(i)));
+    const std::string tag = o.name + "-confirm" + (c.attempt > 1 ? std::to_string(c.attempt) : "") + "-";
+    for (int i = 1; i <= f_.reruns; ++i) c.runs.push_back(Make(o, "trials", tag + std::to_string(i)));
+    for (int i = 1; i <= 3; ++i) c.runs.push_back(Make(OnBaseline(o), "trials", tag + "b" + std::to_string(i)));
     c.left = c.runs.size();
     for (ChildRun& r : c.runs) due->push_back(&r);
   }
-  // Records c's trial as a find: counted (returns true) when the difference is confirmed.
-  bool JudgeConfirmation(const Confirmation& c) {
+  // Whether run `r` showed the lock at work (an acquire granted). One that did not (drivers
+  // that could not start in time on an overloaded machine) neither confirms nor refutes.
+  static bool Worked(const ChildRun& r) {
+    if (!r.ran || !r.results.is_object()) return false;
+    auto a = r.results.find("acquires");
+    return a != r.results.end() && a->is_object() && a->value("ok", 0) > 0;
+  }
+  // Records c's trial as a find, counted when the difference is confirmed; or, when the lab
+  // did not see enough of c's runs at work (every baseline run, and as many reruns as a
+  // confirmation needs) and attempts are left, records nothing: it is to run again.
+  Judged JudgeConfirmation(const Confirmation& c) {
+    const int need = (3 * f_.reruns + 3) / 4;
+    int reruns_worked = 0;
+    bool baseline_worked = true;
+    for (const ChildRun& r : c.runs) {
+      if (IsBaseline(r)) baseline_worked = baseline_worked && Worked(r);
+      else reruns_worked += Worked(r);
+    }
+    if ((!baseline_worked || reruns_worked < need) && c.attempt < kConfirmAttempts && !Stop()) return Judged::kAgain;
     FailureKindSet kinds = Kinds(*c.trial);
     bool baseline_seen = true;
     for (const ChildRun& r : c.runs) {
@@ -335,9 +358,9 @@ class Hunt {
     target_ = kinds;
     for (const ChildRun& r : c.runs) failed += !IsBaseline(r) && Failed(r) && Trusted(r);
     target_ = AllKinds();
-    const bool counts = baseline_seen && !kinds.empty() && failed >= (3 * f_.reruns + 3) / 4 && !Stop();
+    const bool counts = baseline_seen && !kinds.empty() && failed >= need && !Stop();
     RecordFind(*c.trial, !counts, counts ? kinds : Kinds(*c.trial));
-    return counts;
+    return counts ? Judged::kCounted : Judged::kNotCounted;
   }
   // Shrinks `find` (a counted find) into story_'s shrink fields.
   void Shrink(const FoundScenario& find);
@@ -557,6 +580,7 @@ void Hunt::Search(bool stop_at_first) {
     std::deque<ChildRun> runs;                // this pool's trials
     std::deque<ChildRun*> trials_due;         // plain retries waiting for a slot
     std::list<Confirmation> confirming;       // in arrival order: the started, then the waiting
+    std::list<Confirmation> judged;           // kept: the pool holds its runs' addresses
     std::deque<ChildRun*> confirm_due;        // runs of started ones not yet running
     const size_t found_before = story_.found.size();
     int trials_running = 0;
@@ -589,8 +613,10 @@ void Hunt::Search(bool stop_at_first) {
           });
           if (mine != confirming.end()) {
             if (--mine->left > 0) return;
-            stop_drawing = JudgeConfirmation(*mine) || stop_drawing;
-            confirming.erase(mine);
+            const Judged j = JudgeConfirmation(*mine);
+            if (j == Judged::kAgain) confirming.push_back({mine->trial, {}, 0, mine->attempt + 1});
+            stop_drawing = j == Judged::kCounted || stop_drawing;
+            judged.splice(judged.end(), confirming, mine);
             // The first counted find ends the search: those still waiting stay unjudged.
             if (stop_drawing && stop_at_first) std::erase_if(confirming, [](const Confirmation& c) { return c.runs.empty(); });
             for (Confirmation& c : confirming) {
