@@ -270,7 +270,7 @@ class Hunt {
   // the machine's timing, not the lock's, and teaches nothing).
   void Observe(const ChildRun& r) {
     if (!f_.guide || !r.ran || r.run_dir.empty() || !Trusted(r)) return;
-    TrialSignals signals;
+    checker::TrialSignals signals;
     if (ReadTrialSignals(r.run_dir, r.results, &signals).ok() && guide_.Observe(r.options, signals)) {
       ++story_.guide_kept;
     }

@@ -21,7 +21,7 @@
 // scenario file replays exactly, as always).
 //
 // Guide: after the first pass, half the search's scenarios are mutations of earlier ones that
-// showed something new or came closer to failing (hunt_guide.h, hunt_signals.h); the other
+// showed something new or came closer to failing (hunt_guide.h, checker/trial_signals.h); the other
 // half are fresh draws, the seed's in the same order. --no-guide draws every scenario fresh.
 //
 // Shrink: candidates one step simpler (hunt_shrink.h), each run up to `reruns` times

@@ -20,7 +20,7 @@ faults::FaultOptions FreshFault(const SearchSpace& space, Rng& rng) {
 
 }  // namespace
 
-bool GuidedCorpus::Observe(const RunOptions& scenario, const TrialSignals& signals) {
+bool GuidedCorpus::Observe(const RunOptions& scenario, const checker::TrialSignals& signals) {
   bool news = false;
   for (const std::string& f : Features(signals)) news = seen_.insert(f).second || news;
   const double closeness = Closeness(signals);

@@ -1,5 +1,5 @@
 // GuidedCorpus: the hunt's memory of the scenarios worth building on. After each trial the
-// hunt hands it the trial's signals (hunt_signals.h); a scenario is kept when it showed a
+// hunt hands it the trial's signals (checker/trial_signals.h); a scenario is kept when it showed a
 // feature no earlier trial of the hunt showed (a new outcome kind, a late renewal, a write
 // past its lease, a longer wait) or came closer to failing than any kept one. Mutate() then
 // makes a new scenario from a kept one, the way a coverage-guided fuzzer mutates the inputs
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/random.h"
-#include "hunt/hunt_signals.h"
+#include "checker/trial_signals.h"
 #include "hunt/hunt_space.h"
 #include "scenario/run_options.h"
 
@@ -39,7 +39,7 @@ class GuidedCorpus {
 
   // One ended trial of `scenario` (which did not fail) and what it showed. Returns true when
   // the scenario was kept.
-  bool Observe(const RunOptions& scenario, const TrialSignals& signals);
+  bool Observe(const RunOptions& scenario, const checker::TrialSignals& signals);
   bool empty() const { return kept_.empty(); }
   size_t size() const { return kept_.size(); }
   // The features seen so far, over every observed trial.

@@ -11,10 +11,12 @@
 #include "base/random.h"
 #include "checker/history.h"
 #include "hunt/hunt_guide.h"
-#include "hunt/hunt_signals.h"
+#include "checker/trial_signals.h"
 
 namespace locklab::harness {
 namespace {
+
+using checker::TrialSignals;
 
 checker::History Parse(const std::string& jsonl) {
   std::istringstream in(jsonl);

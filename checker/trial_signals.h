@@ -1,6 +1,6 @@
 // TrialSignals: how close one trial came to failing, read from its history, so the hunt can
 // keep the scenarios that came closest (or did something not seen before) and mutate them
-// (hunt_guide.h), the way a coverage-guided fuzzer keeps the inputs that reached new code.
+// (hunt/hunt_guide.h), the way a coverage-guided fuzzer keeps the inputs that reached new code.
 //
 // Every signal comes from the recorded events alone (the checker's hold intervals over
 // history.jsonl, and results.json's liveness), never from what the lock is expected to do,
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace locklab::harness {
+namespace locklab::checker {
 
 struct TrialSignals {
   std::set<std::string> outcome_kinds;  // "acquire:ok", "renew:fail", "release:info", ...
@@ -61,4 +61,4 @@ std::set<std::string> Features(const TrialSignals& s);
 // renewals and unknown outcomes, then a long wait.
 double Closeness(const TrialSignals& s);
 
-}  // namespace locklab::harness
+}  // namespace locklab::checker

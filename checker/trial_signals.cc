@@ -1,11 +1,11 @@
-#include "hunt/hunt_signals.h"
+#include "checker/trial_signals.h"
 
 #include <map>
 #include <optional>
 
 #include "checker/trial_outcome.h"
 
-namespace locklab::harness {
+namespace locklab::checker {
 namespace {
 
 // A lease a client holds now: when its validity runs out (by the history's clock).
@@ -141,4 +141,4 @@ double Closeness(const TrialSignals& s) {
          1.0 * s.unknown_outcomes + 2.0 * std::max(0.0, s.wait_fraction - 0.5);
 }
 
-}  // namespace locklab::harness
+}  // namespace locklab::checker
