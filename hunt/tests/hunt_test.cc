@@ -694,6 +694,30 @@ TEST(HuntShrinkTest, TheLastFaultCanGoToo) {
   EXPECT_TRUE(c[0].options.faults.empty());
 }
 
+// Clients that hold past the TTL and stop at their validity are not shrunk into clients that
+// work on past a lease nothing renews: every lease lock, a correct one too, fails that.
+TEST(HuntShrinkTest, NoStepLeavesClientsWorkingPastALeaseNothingRenews) {
+  RunOptions o;
+  o.lock = "set-nx-px-lua";
+  o.ttl = Millis(500);
+  o.hold = Millis(600);
+  o.validity = "honour";
+  auto ignoring = [](const std::vector<ShrinkStep>& steps) {
+    return std::any_of(steps.begin(), steps.end(), [](const ShrinkStep& s) {
+      return s.options.validity == "ignore" && s.options.hold > s.options.ttl && s.options.renew_every == Millis(0);
+    });
+  };
+  EXPECT_FALSE(ignoring(ShrinkCandidates(o)));
+  o.validity = "ignore";
+  o.renew_every = Millis(166);
+  EXPECT_FALSE(ignoring(ShrinkCandidates(o)));
+  o.hold = Millis(400);  // within the lease: ignoring validity is a simpler workload
+  o.renew_every = Millis(0);
+  o.validity = "honour";
+  const std::vector<ShrinkStep> within = ShrinkCandidates(o);
+  EXPECT_TRUE(std::any_of(within.begin(), within.end(), [](const ShrinkStep& s) { return s.options.validity == "ignore"; }));
+}
+
 TEST(HuntShrinkTest, DroppingAFaultComesFirst) {
   RunOptions o;
   o.lock = "redlock";
