@@ -575,8 +575,9 @@ void Hunt::Search(bool stop_at_first) {
     // A rolling pool: a new trial starts as soon as one ends, f_.jobs at a time. A trusted
     // failure's confirmation runs beside them (Confirmation, ConfirmationSlots at a time),
     // while the search goes on; a failure both locks show is recorded and the search goes on. New
-    // trials stop once a failure counts (without a baseline: once one is seen); with
-    // stop_at_first, the failures still waiting then are left in trials/, unjudged.
+    // trials stop once a failure counts (without a baseline: once one is seen, and the
+    // running ones' failures count too); with stop_at_first and a baseline, the failures
+    // still waiting for confirmation then are left in trials/, unjudged.
     std::deque<ChildRun> runs;                // this pool's trials
     std::deque<ChildRun*> trials_due;         // plain retries waiting for a slot
     std::list<Confirmation> confirming;       // in arrival order: the started, then the waiting
@@ -646,13 +647,12 @@ void Hunt::Search(bool stop_at_first) {
             return;
           }
           ChildRun* trial = const_cast<ChildRun*>(&done);  // every trial is one of `runs`
-          if (stop_drawing && stop_at_first) return;  // a find counts: the search has ended
           if (RenewalDecides(done.options)) {
             RecordFind(*trial, true, Kinds(done));
           } else if (f_.baseline.empty()) {
-            RecordFind(*trial, false, Kinds(done));
+            RecordFind(*trial, false, Kinds(done));  // counts, as do the running ones' failures
             stop_drawing = true;
-          } else {
+          } else if (!(stop_drawing && stop_at_first)) {  // else the search has ended
             confirming.push_back({trial, {}, 0});
             if (confirming.size() <= static_cast<size_t>(ConfirmationSlots())) StartConfirmation(confirming.back(), &confirm_due);
           }
