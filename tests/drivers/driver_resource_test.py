@@ -63,6 +63,16 @@ def harness_final_reads(history):
     return reads
 
 
+def unknown_writes(history):
+    """The clients' writes whose outcome was unknown (info): they may or may not have landed."""
+    n = 0
+    with open(history) as f:
+        for line in f:
+            e = json.loads(line)
+            n += e.get("process") != "harness" and e.get("f") == "write" and e.get("type") == "info"
+    return n
+
+
 @unittest.skipUnless(have_postgres(), "PostgreSQL is not installed (apt-get install postgresql)")
 class DriverResourceTest(unittest.TestCase):
     def test_unfenced_resource_is_violated_from_the_drivers_answers(self):
@@ -90,8 +100,14 @@ class DriverResourceTest(unittest.TestCase):
                 self.assertNotEqual(r["resource_verdict"], "violated", res)
                 self.assertEqual(res["lost_updates"], 0, res)
                 self.assertEqual(res["stale_writes_accepted"], 0, res)
+                # Every acknowledged write is in the row, and at most the writes whose outcome
+                # was unknown (a reply lost to a timeout on a busy machine) besides.
                 final = harness_final_reads(history)
-                self.assertEqual(final, [res["acknowledged_writes"]], "final read through the driver")
+                self.assertEqual(len(final), 1, "final read through the driver: %s" % final)
+                acked = res["acknowledged_writes"]
+                self.assertTrue(acked <= final[0] <= acked + unknown_writes(history),
+                                "final read %d, %d writes acknowledged, %d unknown"
+                                % (final[0], acked, unknown_writes(history)))
                 if r["resource_verdict"] == "safe" and res["stale_writes_rejected"] > 0:
                     return  # the fence was exercised: a paused holder's write was refused
             self.skipTest("no run's pause met a contended write (nothing for the fence to refuse): %s" % seen)
