@@ -23,6 +23,7 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
     o.lab_lag_max_ms = r["lab_lag"].value("max_ms", 0.0);
   }
   o.interrupted = r.value("interrupted", false);
+  if (r.contains("acquires") && r["acquires"].is_object()) o.acquires_ok = r["acquires"].value("ok", int64_t{0});
   if (r.contains("run_dir") && r["run_dir"].is_string()) o.run_dir = r["run_dir"].get<std::string>();
   return o;
 }
@@ -45,6 +46,7 @@ TrialOutcome TrialOutcome::FromJudgement(const Judgement& j) {
   if (!j.reason.empty()) o.verdict_reason = j.reason;
   o.resource_verdict = ParseVerdict(j.resource_verdict).value_or(Verdict::kUnknown);
   o.liveness_stuck = j.liveness.stuck;
+  o.acquires_ok = j.acquires_ok;
   if (!j.first_violation.is_null()) o.first_violation_ms = j.first_violation_ms;
   return o;
 }

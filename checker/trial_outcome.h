@@ -57,6 +57,7 @@ struct TrialOutcome {
   bool timing_trusted = true;                    // "lab_lag": {"timing_trusted"}
   double lab_lag_max_ms = 0;                     // "lab_lag": {"max_ms"}
   bool interrupted = false;                      // "interrupted"
+  int64_t acquires_ok = 0;                       // "acquires": {"ok"}: grants the lock made
   std::string run_dir;                           // "run_dir", "" when absent or not a string
 
   // The one stuck rule (above): liveness.stuck in a trial judged safe.

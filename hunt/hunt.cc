@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
-#include <list>
 #include <filesystem>
 #include <iostream>
+#include <list>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -285,12 +285,11 @@ class Hunt {
   }
   // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
   static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
-  // Runs `runs`; counts trials and infrastructure failures.
-  // `jobs` at a time, or `width` when given (a find's confirmation: all at once).
-  void RunAll(std::vector<ChildRun>& runs, int width = 0) {
+  // Runs `runs`, `jobs` at a time; counts trials and infrastructure failures.
+  void RunAll(std::vector<ChildRun>& runs) {
     std::vector<ChildRun*> ptrs;
     for (auto& r : runs) ptrs.push_back(&r);
-    Status s = RunChildren(ptrs, width > 0 ? width : f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
+    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
     if (!s.ok() && io_error_.ok()) io_error_ = s;
   }
   // How many of `n` reruns of `o` fail, in how many of its runs the baseline (if any) failed
@@ -331,9 +330,7 @@ class Hunt {
   // Whether run `r` showed the lock at work (an acquire granted). One that did not (drivers
   // that could not start in time on an overloaded machine) neither confirms nor refutes.
   static bool Worked(const ChildRun& r) {
-    if (!r.ran || !r.results.is_object()) return false;
-    auto a = r.results.find("acquires");
-    return a != r.results.end() && a->is_object() && a->value("ok", 0) > 0;
+    return r.ran && r.results.is_object() && checker::TrialOutcome::FromJson(r.results).acquires_ok > 0;
   }
   // Records c's trial as a find, counted when the difference is confirmed; or, when the lab
   // did not see enough of c's runs at work (every baseline run, and as many reruns as a
@@ -341,19 +338,18 @@ class Hunt {
   Judged JudgeConfirmation(const Confirmation& c) {
     const int need = (3 * f_.reruns + 3) / 4;
     int reruns_worked = 0;
-    bool baseline_worked = true;
-    for (const ChildRun& r : c.runs) {
-      if (IsBaseline(r)) baseline_worked = baseline_worked && Worked(r);
-      else reruns_worked += Worked(r);
-    }
-    if ((!baseline_worked || reruns_worked < need) && c.attempt < kConfirmAttempts && !Stop()) return Judged::kAgain;
+    bool baseline_worked = true, baseline_seen = true;
     FailureKindSet kinds = Kinds(*c.trial);
-    bool baseline_seen = true;
     for (const ChildRun& r : c.runs) {
-      if (!IsBaseline(r)) continue;
+      if (!IsBaseline(r)) {
+        reruns_worked += Worked(r);
+        continue;
+      }
+      baseline_worked = baseline_worked && Worked(r);
       baseline_seen = baseline_seen && r.done && r.ran;
       for (const auto& k : Kinds(r)) kinds.erase(k);
     }
+    if ((!baseline_worked || reruns_worked < need) && c.attempt < kConfirmAttempts && !Stop()) return Judged::kAgain;
     int failed = 0;
     target_ = kinds;
     for (const ChildRun& r : c.runs) failed += !IsBaseline(r) && Failed(r) && Trusted(r);
