@@ -77,6 +77,14 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   return f;
 }
 
+// A busy key: 3 clients at least, one key, thinks of 0.2 TTL at most (a waiter is there
+// when the lease or the holder goes wrong).
+void MakeKeyBusy(const SearchSpace& s, RunOptions* o) {
+  o->clients = std::max(o->clients, std::min(3, s.max_clients));
+  o->keys = 1;
+  o->think = std::min(o->think, TtlTimes(s, 0.2, Millis(0)));
+}
+
 // A window armed at a client's lock command (DrawCommandArm), and a late stop
 // (SearchSpace::stop_past_lease, not quiet) at before-release, land on a busy key (3 clients
 // at least, one key, short thinks, holds of 0.4 TTL at least): a waiter is there, and the next
@@ -93,9 +101,7 @@ Millis ShapeForCommandArm(const SearchSpace& s, Rng& rng, RunOptions* o) {
     if (d != nullptr && d->hunt.disturbs_commands && std::count(cp.begin(), cp.end(), p)) point = p;
   }
   if (point.empty()) return Millis(0);
-  o->clients = std::max(o->clients, std::min(3, s.max_clients));
-  o->keys = 1;
-  o->think = std::min(o->think, TtlTimes(s, 0.2, Millis(0)));
+  MakeKeyBusy(s, o);
   o->hold = std::max(o->hold, TtlTimes(s, 0.4 + 0.4 * rng.Unit(), Millis(1)));
   const Millis turn = o->hold + o->think;
   if (point != workloads::kPointAfterAcquire) return point == workloads::kPointBeforeRelease ? o->hold : turn;
@@ -178,8 +184,8 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
   std::vector<FirstPassDraw> tiers[3];
   for (const auto& id : s.faults) {
     const faults::FaultDescriptor* d = faults::FindFaultDescriptor(id);
-    tiers[2].push_back({id, "", false, false, false, true});
-    if (d != nullptr && d->hunt.fine_first_pass_try) tiers[2].push_back({id, "", false, true});
+    tiers[2].push_back({.fault = id, .busy = true});
+    if (d != nullptr && d->hunt.fine_first_pass_try) tiers[2].push_back({.fault = id, .fine_drift = true});
     if (!CanBeArmed(id) || d == nullptr) continue;
     if (d->hunt.outlasts_lease_when_quiet) {
       tiers[0].push_back({id, workloads::kPointBeforeRelease, false, false, true});
@@ -195,7 +201,7 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
       armed.id = id;
       armed.params["point"] = p;
       if (d->hunt.bends_lease_time && d->hunt.bends_lease_time(armed)) {
-        tiers[0].push_back({id, p, false, false, false, false, true});
+        tiers[0].push_back({.fault = id, .point = p, .clock_back = true});
       } else {
         tiers[0].push_back({id, p, true});
       }
@@ -331,11 +337,7 @@ RunOptions DrawWithTtl(const SearchSpace& s, Rng& rng, RunOptions o) {
   const bool quiet = (rng.Unit() < 0.25 || s.quiet) && !s.busy_key;
   const double quiet_thinks = 1 + 2 * rng.Unit();
   if (quiet) o.clients = s.min_clients;
-  if (s.busy_key) {
-    o.clients = std::max(o.clients, std::min(3, s.max_clients));
-    o.keys = 1;
-    o.think = std::min(o.think, TtlTimes(s, 0.2, Millis(0)));
-  }
+  if (s.busy_key) MakeKeyBusy(s, &o);
   o.acquire_timeout = TtlTimes(s, 1 + 3 * rng.Unit(), Millis(100));
   // The client stops using a lease when its validity says so, or ignores it: half each, by
   // the weights of the two kinds.
