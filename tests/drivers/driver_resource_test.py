@@ -104,10 +104,9 @@ class DriverResourceTest(unittest.TestCase):
                 # was unknown (a reply lost to a timeout on a busy machine) besides.
                 final = harness_final_reads(history)
                 self.assertEqual(len(final), 1, "final read through the driver: %s" % final)
-                acked = res["acknowledged_writes"]
-                self.assertTrue(acked <= final[0] <= acked + unknown_writes(history),
-                                "final read %d, %d writes acknowledged, %d unknown"
-                                % (final[0], acked, unknown_writes(history)))
+                acked, unknown = res["acknowledged_writes"], unknown_writes(history)
+                self.assertTrue(acked <= final[0] <= acked + unknown,
+                                "final read %d, %d writes acknowledged, %d unknown" % (final[0], acked, unknown))
                 if r["resource_verdict"] == "safe" and res["stale_writes_rejected"] > 0:
                     return  # the fence was exercised: a paused holder's write was refused
             self.skipTest("no run's pause met a contended write (nothing for the fence to refuse): %s" % seen)
