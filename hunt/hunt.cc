@@ -656,8 +656,8 @@ void Hunt::Search(bool stop_at_first) {
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
     // Confirmations an interrupt or a lab failure cut short: not confirmed.
     for (const Confirmation& c : confirming) RecordFind(*c.trial, true, Kinds(*c.trial));
-    // In draw order (trials' names), not in the order their runs ended: which find comes
-    // first, and is shrunk first, must not depend on timing.
+    // Listed in draw order (trials' names), not in the order their runs ended; the earliest
+    // counted is shrunk first (ShrinkUntilOneReproduces).
     std::stable_sort(story_.found.begin() + static_cast<std::ptrdiff_t>(found_before), story_.found.end(),
                      [](const FoundScenario& a, const FoundScenario& b) { return a.options.name < b.options.name; });
     if (stop_at_first && std::any_of(story_.found.begin(), story_.found.end(), AwaitsShrinking)) break;
@@ -775,7 +775,12 @@ void Hunt::ShrinkUntilOneReproduces() {
   // search goes on, rather than ending with most of the budget left and nothing killed.
   std::vector<HuntStory> stories;  // each shrunk find's story, in order
   for (;;) {
-    auto next = std::find_if(story_.found.begin(), story_.found.end(), AwaitsShrinking);
+    // The earliest counted of those waiting: the find that ended the search is the one its
+    // kill time names (a confirmation already running when it counted may count later).
+    auto next = story_.found.end();
+    for (auto f = story_.found.begin(); f != story_.found.end(); ++f) {
+      if (AwaitsShrinking(*f) && (next == story_.found.end() || f->at_s < next->at_s)) next = f;
+    }
     if (next == story_.found.end()) {
       if (stories.empty() || Stop() || Elapsed() >= f_.budget) break;
       Search(true);  // on from where the search stopped, for the next counted find

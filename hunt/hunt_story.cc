@@ -293,10 +293,7 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   j["found"] = found;
   double first = -1;
   for (const auto& f : s.found) {
-    if (!f.baseline_failed) {
-      first = f.at_s;
-      break;
-    }
+    if (!f.baseline_failed && (first < 0 || f.at_s < first)) first = f.at_s;
   }
   j["time_to_first_s"] = first < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(first);
   j["search_s"] = s.search_s;
