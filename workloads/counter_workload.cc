@@ -254,12 +254,21 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
         locks::LockResult rel = lock.Release(acq.lease);
         sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
       }
-      sleep(Millis(rng.Uniform(0, o.think.count())));
+      if (!stop.load()) sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
     }
     // A lock that left acquired_at unset: its validity counts from when Acquire returned.
     if (acq.lease.acquired_at <= Nanos(0)) acq.lease.acquired_at = MonotonicNow();
     sink.Emit("ok", "acquire", key, LeaseValue(acq.lease));
+    if (stop.load()) {
+      // Granted after the run's end: no operation starts after it, so the client releases at
+      // once and leaves its critical section out (a hold past the end adds only run time; the
+      // grant and its release still judge mutual exclusion).
+      sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
+      locks::LockResult rel = lock.Release(acq.lease);
+      sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+      break;
+    }
     pause(kPointAfterAcquire);
     // With validity honoured: until when this lease may be used (moved on by renewals).
     Nanos valid_until = ValidUntil(acq.lease.acquired_at, acq.lease.validity);
@@ -273,6 +282,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     locks::LockResult rel = lock.Release(acq.lease);
     sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
     pause(kPointAfterRelease);
+    if (stop.load()) break;  // no think after the run's end
     sleep(Millis(rng.Uniform(0, o.think.count())));
   }
 }

@@ -83,8 +83,10 @@ bool LeaseStillValid(const locks::Lease& lease, Nanos now);
 std::string LockKey(int i);
 std::string CounterKey(int i);
 
-// Runs cycles until *stop becomes true, then releases anything held and returns. The hold
-// and think sleeps go through `lag` (may be null), which measures how late they end.
+// Runs cycles until *stop becomes true, then releases anything held and returns: a critical
+// section under way ends as usual; an acquire granted after the stop is released at once,
+// with no critical section, and no think follows. The hold and think sleeps go through `lag`
+// (may be null), which measures how late they end.
 void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, EventSink& sink,
                         const locks::PausePoint& pause_point, Rng& rng,
                         const CounterWorkloadOptions& options, const std::atomic<bool>& stop,
