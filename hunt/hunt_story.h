@@ -48,7 +48,7 @@ inline constexpr int kReproductionNeeded = 8;
 struct FoundScenario {
   RunOptions options;
   std::string run_dir;
-  double at_s = 0;               // seconds into the hunt when its trial ended
+  double at_s = 0;  // seconds into the hunt when it was judged: its trial's end, or its confirmation's
   bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
   // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
   // baseline's run did not show.

@@ -904,6 +904,24 @@ TEST(HuntStoryTest, TheToldReproductionIsTheBestTriedNotTheLast) {
   EXPECT_EQ(told({{0, 0}, {0, 0}}), 0u);
 }
 
+// Regression (a hunt on bench/drivers/check_then_set.py): the finds are listed in draw
+// order, and a confirmation already running when one counted (at 10 s) counted later (15 s);
+// the first listed named the hunt's first find 15 s, 5 s late.
+TEST(HuntStoryTest, TheFirstFindIsTheEarliestCountedNotTheFirstListed) {
+  HuntStory s;
+  auto find = [](const char* name, double at_s, bool baseline_failed) {
+    FoundScenario f;
+    f.options.name = name;
+    f.at_s = at_s;
+    f.baseline_failed = baseline_failed;
+    return f;
+  };
+  s.found = {find("t0002", 3.0, true), find("t0005", 15.3, false), find("t0006", 9.7, false)};
+  EXPECT_DOUBLE_EQ(HuntJson(s)["time_to_first_s"].get<double>(), 9.7);
+  s.found = {find("t0002", 3.0, true)};  // the baseline failed it too: nothing counted
+  EXPECT_TRUE(HuntJson(s)["time_to_first_s"].is_null());
+}
+
 // Regression (mutation_score: fence-read-then-set survived every hunt): a fenced lock's
 // holders overlap under a pause with or without the mutant's bug, so a hunt that compared
 // verdicts alone saw "the baseline fails too" every time. The resource is what differs.
