@@ -233,7 +233,12 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     int k = static_cast<int>(rng.Uniform(0, o.keys - 1));
     const std::string key = LockKey(k);
     const std::string counter = CounterKey(k);
-
+    // A release recorded as this client's invoke / complete pair; `value` names the lease.
+    auto release = [&](const locks::Lease& lease, const nlohmann::json& value) {
+      sink.Emit("invoke", "release", key, value);
+      locks::LockResult rel = lock.Release(lease);
+      sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+    };
     pause(kPointBeforeAcquire);
     sink.Emit("invoke", "acquire", key, nullptr);
     locks::LockResult acq = lock.Acquire(key, MonotonicNow() + o.acquire_timeout);
@@ -250,9 +255,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
         // it never entered its critical section, but the key is held with that token. It is
         // released at once, recorded as this client's release; the token in the acquire's
         // value tells the checker which grant the release ends.
-        sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
-        locks::LockResult rel = lock.Release(acq.lease);
-        sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+        release(acq.lease, {{"token", acq.lease.token}});
       }
       if (!stop.load()) sleep(Millis(rng.Uniform(0, o.think.count())));
       continue;
@@ -264,9 +267,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
       // Granted after the run's end: no operation starts after it, so the client releases at
       // once and leaves its critical section out (a hold past the end adds only run time; the
       // grant and its release still judge mutual exclusion).
-      sink.Emit("invoke", "release", key, {{"token", acq.lease.token}});
-      locks::LockResult rel = lock.Release(acq.lease);
-      sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+      release(acq.lease, {{"token", acq.lease.token}});
       break;
     }
     pause(kPointAfterAcquire);
@@ -278,9 +279,7 @@ void RunCounterWorkload(locks::Lock& lock, locks::RedisConnection& resource, Eve
     nlohmann::json rel_value = {{"token", acq.lease.token}};
     if (abandoned) rel_value["abandoned"] = "validity";
     pause(kPointBeforeRelease);
-    sink.Emit("invoke", "release", key, rel_value);
-    locks::LockResult rel = lock.Release(acq.lease);
-    sink.Emit(TypeOf(rel.outcome), "release", key, ErrorValue(rel.detail));
+    release(acq.lease, rel_value);
     pause(kPointAfterRelease);
     if (stop.load()) break;  // no think after the run's end
     sleep(Millis(rng.Uniform(0, o.think.count())));
