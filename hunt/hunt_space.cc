@@ -229,7 +229,13 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.fine_drift = draw.fine_drift;
   one.busy_key = draw.busy || draw.clock_back;
   one.clock_back = draw.clock_back;
-  if (draw.just_released) one.target = "just-released";
+  if (draw.just_released) {
+    // Its late step matters once the lease has passed to the next holder: a stop that
+    // outlasts the lease, on a busy key.
+    one.target = "just-released";
+    one.stop_past_lease = true;
+    one.busy_key = true;
+  }
   if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   one.two_event_share = 0;
