@@ -53,12 +53,13 @@ def run_trial(out, *driver_args, seed=1):
     return p.returncode, results, history
 
 
-def harness_final_reads(history):
+def harness_final_reads(history, type_="ok"):
+    """The values of the harness's final reads of that type (ok; info: their errors)."""
     reads = []
     with open(history) as f:
         for line in f:
             e = json.loads(line)
-            if e.get("process") == "harness" and e.get("f") == "read" and e.get("type") == "ok":
+            if e.get("process") == "harness" and e.get("f") == "read" and e.get("type") == type_:
                 reads.append(e["value"])
     return reads
 
@@ -81,13 +82,18 @@ class DriverResourceTest(unittest.TestCase):
             for seed in (1, 2, 3):
                 _, r, history = run_trial(out, "--unfenced", seed=seed)
                 res = r["resource"]
+                # The final value is read through one more instance of the driver from its
+                # PostgreSQL row. On a loaded machine that instance may miss its hello timeout:
+                # the read is then recorded with its reason, and that run judges nothing.
+                if not harness_final_reads(history):
+                    seen.append(("no final read", harness_final_reads(history, "info")))
+                    continue
                 seen.append((r["resource_verdict"], res))
-                # The final value was read through the driver from its PostgreSQL row.
-                self.assertTrue(harness_final_reads(history), "no final read through the driver")
                 if r["resource_verdict"] == "violated":
                     self.assertGreater(res["lost_updates"] + res["stale_writes_accepted"], 0, res)
                     return
-            self.fail("the unfenced row never showed a lost update or a stale write: %s" % seen)
+            self.fail("the unfenced row never showed a lost update or a stale write (or no final "
+                      "read through the driver): %s" % seen)
 
     def test_fenced_resource_is_safe_from_the_drivers_answers(self):
         with tempfile.TemporaryDirectory(prefix="locklab-resource-") as out:
@@ -103,12 +109,17 @@ class DriverResourceTest(unittest.TestCase):
                 # Every acknowledged write is in the row, and at most the writes whose outcome
                 # was unknown (a reply lost to a timeout on a busy machine) besides.
                 final = harness_final_reads(history)
+                if not final:  # its reader missed its hello timeout (see above)
+                    seen.append(("no final read", harness_final_reads(history, "info")))
+                    continue
                 self.assertEqual(len(final), 1, "final read through the driver: %s" % final)
                 acked, unknown = res["acknowledged_writes"], unknown_writes(history)
                 self.assertTrue(acked <= final[0] <= acked + unknown,
                                 "final read %d, %d writes acknowledged, %d unknown" % (final[0], acked, unknown))
                 if r["resource_verdict"] == "safe" and res["stale_writes_rejected"] > 0:
                     return  # the fence was exercised: a paused holder's write was refused
+            if all(v[0] == "no final read" for v in seen):
+                self.fail("no final read through the driver in any run: %s" % seen)
             self.skipTest("no run's pause met a contended write (nothing for the fence to refuse): %s" % seen)
 
 
