@@ -230,11 +230,12 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.busy_key = draw.busy || draw.clock_back;
   one.clock_back = draw.clock_back;
   if (draw.just_released) {
-    // Its late step matters once the lease has passed to the next holder: a stop that
-    // outlasts the lease, on a busy key.
+    // A late step of a former holder matters once its lease is over: a stop that outlasts
+    // the lease, in a quiet workload (the key mostly free, where a renewal that re-takes a
+    // key that is gone shows), with clients that honour validity.
     one.target = "just-released";
+    one.quiet = true;
     one.stop_past_lease = true;
-    one.busy_key = true;
   }
   if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;

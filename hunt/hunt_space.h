@@ -109,7 +109,7 @@ Millis TailFor(Millis ttl);
 // The search's first pass (docs/hunt.md "First pass"): single faults, in three tiers each
 // shuffled by `rng`: (1) every armable fault twice at each of the lock's own points (once
 // quiet), and once more there on the client that just released when the fault takes a
-// target (a stop past the lease on a busy key), each stop past the lease once late at before-release on a busy key, and, for a lock
+// target (quiet, a stop past the lease), each stop past the lease once late at before-release on a busy key, and, for a lock
 // without points, once quiet at before-write; (2) each fault that disturbs commands at each of
 // a client's lock commands (workloads::CommandPoints); (3) every fault alone on a busy key
 // (clock-drift also fine). Draws with replacement would leave a fault at a point untried

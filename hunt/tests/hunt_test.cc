@@ -402,9 +402,8 @@ TEST(HuntSpaceTest, FirstPassTriesEveryFaultAndEveryArmedFaultAtEachLockPoint) {
     ASSERT_EQ(o.faults.size(), 1u);
     EXPECT_EQ(o.faults[0].Param("target", ""), "just-released") << d.fault;
     EXPECT_EQ(o.faults[0].Param("point", ""), "redlock-replies-in-flight") << d.fault;
-    // A busy key, so the lease has passed on when the late step comes; a stop outlasts it.
-    EXPECT_GE(o.clients, 3) << d.fault;
-    EXPECT_EQ(o.keys, 1) << d.fault;
+    // Quiet (the key mostly free when the late step comes), and a stop outlasts the lease.
+    EXPECT_EQ(o.clients, space.min_clients) << d.fault;
     EXPECT_EQ(o.validity, "honour") << d.fault;
     if (d.fault == "client-pause" || d.fault == "slow-cs") {
       EXPECT_GE(o.faults[0].duration, o.ttl) << d.fault;
