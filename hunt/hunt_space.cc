@@ -70,9 +70,9 @@ faults::FaultOptions DrawFault(const SearchSpace& s, Rng& rng, const std::string
   }
   if (TakesTarget(id) && !f.params.count("target")) {
     // Whom the window hits: anyone, the client holding the lock now, or the one that just
-    // released it (a late message of a former holder); SearchSpace::target when set.
+    // released it (a late message of a former holder).
     double u = rng.Unit();
-    f.params["target"] = !s.target.empty() ? s.target : u < 0.5 ? "any" : u < 0.8 ? "holder" : "just-released";
+    f.params["target"] = u < 0.5 ? "any" : u < 0.8 ? "holder" : "just-released";
   }
   return f;
 }
@@ -197,9 +197,6 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
     }
     for (const auto& p : s.lock_points) {
       tiers[0].push_back({id, p, false});
-      // The client that has just released, at the lock's own point: a lock still acting on
-      // a lease it gave up (a renewal or a release retry that outlives the release).
-      if (TakesTarget(id)) tiers[0].push_back({.fault = id, .point = p, .just_released = true});
       faults::FaultOptions armed;
       armed.id = id;
       armed.params["point"] = p;
@@ -229,14 +226,6 @@ SearchSpace FirstPassSpace(const SearchSpace& space, const FirstPassDraw& draw) 
   one.fine_drift = draw.fine_drift;
   one.busy_key = draw.busy || draw.clock_back;
   one.clock_back = draw.clock_back;
-  if (draw.just_released) {
-    // A late step of a former holder matters once its lease is over: a stop that outlasts
-    // the lease, in a quiet workload (the key mostly free, where a renewal that re-takes a
-    // key that is gone shows), with clients that honour validity.
-    one.target = "just-released";
-    one.quiet = true;
-    one.stop_past_lease = true;
-  }
   if (one.stop_past_lease && one.validity.empty()) one.validity = "honour";
   one.max_faults = 1;
   one.two_event_share = 0;

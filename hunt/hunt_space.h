@@ -63,9 +63,6 @@ struct SearchSpace {
   // validity and work to its end: where a lock that times itself on the wall clock claims
   // more validity than its keys have, and the next holder is there (FaultDrawContext).
   bool clock_back = false;
-  // When set, the `target` of every fault that takes one (any, holder, just-released); ""
-  // = drawn (the first pass sets just-released: FirstPass).
-  std::string target;
   int max_faults = 3;                         // faults at once: 1..max_faults
   int min_clients = 2, max_clients = 6;
   // "honour" or "ignore": every scenario's clients do that with a lease's validity (hunt
@@ -108,8 +105,7 @@ Millis TailFor(Millis ttl);
 
 // The search's first pass (docs/hunt.md "First pass"): single faults, in three tiers each
 // shuffled by `rng`: (1) every armable fault twice at each of the lock's own points (once
-// quiet), and once more there on the client that just released when the fault takes a
-// target (quiet, a stop past the lease), each stop past the lease once late at before-release on a busy key, and, for a lock
+// quiet), each stop past the lease once late at before-release on a busy key, and, for a lock
 // without points, once quiet at before-write; (2) each fault that disturbs commands at each of
 // a client's lock commands (workloads::CommandPoints); (3) every fault alone on a busy key
 // (clock-drift also fine). Draws with replacement would leave a fault at a point untried
@@ -123,7 +119,6 @@ struct FirstPassDraw {
   bool late = false;        // SearchSpace::stop_past_lease on a busy key
   bool busy = false;        // SearchSpace::busy_key for this draw
   bool clock_back = false;  // SearchSpace::clock_back (and busy_key) for this draw
-  bool just_released = false;  // SearchSpace::target "just-released" for this draw
 };
 std::vector<FirstPassDraw> FirstPass(const SearchSpace& space, Rng& rng);
 // Refused draws of one first-pass entry before the search skips it (hunt.cc Search).

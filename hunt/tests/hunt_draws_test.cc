@@ -69,8 +69,7 @@ std::string Dump(const std::string& title, const SearchSpace& space) {
   Rng rng(7);
   for (const auto& entry : FirstPass(space, rng)) {
     out << "--- first pass " << entry.fault << " point=" << entry.point << " quiet=" << entry.quiet
-        << " fine_drift=" << entry.fine_drift << " late=" << entry.late << " busy=" << entry.busy
-        << " clock_back=" << entry.clock_back << " just_released=" << entry.just_released << "\n";
+        << " fine_drift=" << entry.fine_drift << " late=" << entry.late << "\n";
     RunOptions o = DrawScenario(FirstPassSpace(space, entry), rng, "f");
     out << ScenarioToToml(o);
     for (const auto& f : o.faults) out << "story: " << DescribeFault(f, o.ttl) << "\n";
