@@ -83,7 +83,7 @@ class DriverResourceTest(unittest.TestCase):
                 _, r, history = run_trial(out, "--unfenced", seed=seed)
                 res = r["resource"]
                 # The final value is read through one more instance of the driver from its
-                # PostgreSQL row. On a loaded machine that instance may miss its hello timeout:
+                # PostgreSQL row. On a loaded machine that instance may not answer in time:
                 # the read is then recorded with its reason, and that run judges nothing.
                 if not harness_final_reads(history):
                     seen.append(("no final read", harness_final_reads(history, "info")))
@@ -109,8 +109,8 @@ class DriverResourceTest(unittest.TestCase):
                 # Every acknowledged write is in the row, and at most the writes whose outcome
                 # was unknown (a reply lost to a timeout on a busy machine) besides.
                 final = harness_final_reads(history)
-                if not final:  # its reader missed its hello timeout (see above)
-                    seen.append(("no final read", harness_final_reads(history, "info")))
+                if not final:  # its reader did not answer in time (see above)
+                    seen[-1] = ("no final read", harness_final_reads(history, "info"))
                     continue
                 self.assertEqual(len(final), 1, "final read through the driver: %s" % final)
                 acked, unknown = res["acknowledged_writes"], unknown_writes(history)
