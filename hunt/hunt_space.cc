@@ -188,22 +188,22 @@ std::vector<FirstPassDraw> FirstPass(const SearchSpace& s, Rng& rng) {
     if (d != nullptr && d->hunt.fine_first_pass_try) tiers[2].push_back({.fault = id, .fine_drift = true});
     if (!CanBeArmed(id) || d == nullptr) continue;
     if (d->hunt.outlasts_lease_when_quiet) {
-      tiers[0].push_back({id, workloads::kPointBeforeRelease, false, false, true});
-      if (s.lock_points.empty()) tiers[0].push_back({id, workloads::kPointBeforeWrite, true});
+      tiers[0].push_back({.fault = id, .point = workloads::kPointBeforeRelease, .late = true});
+      if (s.lock_points.empty()) tiers[0].push_back({.fault = id, .point = workloads::kPointBeforeWrite, .quiet = true});
     }
     if (d->hunt.disturbs_commands) {
-      for (const auto& p : workloads::CommandPoints()) tiers[1].push_back({id, p, false});
+      for (const auto& p : workloads::CommandPoints()) tiers[1].push_back({.fault = id, .point = p});
       continue;
     }
     for (const auto& p : s.lock_points) {
-      tiers[0].push_back({id, p, false});
+      tiers[0].push_back({.fault = id, .point = p});
       faults::FaultOptions armed;
       armed.id = id;
       armed.params["point"] = p;
       if (d->hunt.bends_lease_time && d->hunt.bends_lease_time(armed)) {
         tiers[0].push_back({.fault = id, .point = p, .clock_back = true});
       } else {
-        tiers[0].push_back({id, p, true});
+        tiers[0].push_back({.fault = id, .point = p, .quiet = true});
       }
     }
   }
