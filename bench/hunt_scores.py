@@ -33,3 +33,12 @@ def kill_times(hunts, budget_s):
 
 def fmt_s(t):
     return "none" if t is None else ("beyond the budget" if t == float("inf") else f"{t:.0f} s")
+
+
+def kill_time_summary(hunts, budget_s, result, prefix=""):
+    """Sets result[PREFIX + "median_time_to_kill_s"] and [PREFIX + "max_time_to_kill_s"]
+    (kill_times; a median beyond the budget is null) and returns the line to print."""
+    med, most = kill_times(hunts, budget_s)
+    result[prefix + "median_time_to_kill_s"] = None if med == float("inf") else med
+    result[prefix + "max_time_to_kill_s"] = most
+    return f"hunt: time to kill, median {fmt_s(med)}, maximum {fmt_s(most)}"
