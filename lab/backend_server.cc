@@ -1,5 +1,6 @@
 #include "lab/backend_server.h"
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -49,6 +50,33 @@ std::string LogTail(const std::string& path, size_t bytes) {
     if (c == '\n') c = ' ';
   }
   return all;
+}
+
+std::string TellingLogLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (all.size() > 16384) all = all.substr(all.size() - 16384);
+  std::string telling, last;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string::npos) end = all.size();
+    std::string line = all.substr(start, end - start);
+    start = end + 1;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    line = line.substr(first);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    last = line;
+    if (line.rfind("at ", 0) == 0 || line.rfind("...", 0) == 0) continue;  // a stack frame
+    std::string lower = line;
+    for (char& c : lower) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    for (const char* word : {"error", "fatal", "exception", "panic"}) {
+      if (lower.find(word) != std::string::npos) telling = line;
+    }
+  }
+  std::string out = telling.empty() ? last : telling;
+  return out.size() > 200 ? out.substr(0, 197) + "..." : out;
 }
 
 Status PollUntilServing(const std::string& server, const locks::Endpoint& endpoint,

@@ -106,13 +106,19 @@ LabNode::~LabNode() {
 bool LabNode::Running() const { return ProcessAlive(pid_); }
 
 Status LabNode::Start() {
-  Status s;
-  for (int attempt = 0; attempt < server_->start_attempts(); ++attempt) {
-    s = Launch();
+  // Whatever the server, a picked port that another process took before the server bound
+  // it is given up for a fresh one, up to this many starts in all.
+  constexpr int kPortTakenStarts = 3;
+  for (int attempt = 1;; ++attempt) {
+    Status s = Launch();
     if (s.ok()) s = WaitReady(server_->ready_timeout());
     if (s.ok()) return s;
+    const bool port_taken = options_.port == 0 &&
+                            s.message().find("address already in use") != std::string::npos;
+    if (attempt >= server_->start_attempts() && !(port_taken && attempt < kPortTakenStarts)) {
+      return s;
+    }
   }
-  return s;
 }
 
 Status LabNode::Restart() {
@@ -120,6 +126,7 @@ Status LabNode::Restart() {
   Status s = SpawnOnPort(port_);
   if (!s.ok()) return s;
   s = server_->WaitRestarted(endpoint(), server_->ready_timeout(), pid_);
+  if (s.ok()) s = ConfirmServesItsPort();
   return s.ok() ? s : StartFailed(s);
 }
 
@@ -204,7 +211,25 @@ Status LabNode::SpawnOnPort(int port) {
 
 Status LabNode::WaitReady(Millis timeout) {
   Status s = server_->WaitServing(endpoint(), timeout, pid_);
+  if (s.ok()) s = ConfirmServesItsPort();
   return s.ok() ? s : StartFailed(s);
+}
+
+Status LabNode::ConfirmServesItsPort() const {
+  const std::vector<uint64_t> inodes = ListeningSocketInodes(port_);
+  if (inodes.empty()) return Status::Ok();  // no table to read: the probe's answer stands
+  std::vector<pid_t> ours = DescendantsOf(pid_);
+  ours.push_back(pid_);
+  for (pid_t p : server_->ProcessesOutsideGroup(pid_)) ours.push_back(p);
+  for (pid_t p : ours) {
+    if (HoldsSocket(p, inodes)) return Status::Ok();
+  }
+  std::string holders;
+  for (pid_t p : SocketHolders(inodes)) holders += (holders.empty() ? "" : ", ") + std::to_string(p);
+  return Status::Infrastructure(
+      "port " + std::to_string(port_) + " is served by another process" +
+      (holders.empty() ? std::string() : " (pid " + holders + ")") + ", not by " +
+      server_->program() + " (pid " + std::to_string(pid_) + "): address already in use");
 }
 
 Status LabNode::StartFailed(const Status& why) {

@@ -120,6 +120,13 @@ class LabNode {
   Status SpawnOnPort(int port);
   // `why` as a start's failure: "node NAME: WHY; log: TAIL"; the server is killed.
   Status StartFailed(const Status& why);
+  // After the server answered on port_: the answer came from it. Another process can take
+  // the port between its pick and the server's bind; that process then answers the
+  // readiness probe (a Redis its PING, another ensemble's member its "srvr") while ours
+  // exits with "address already in use". Read from /proc: the port's listening socket is
+  // held by the server or a process of its own (a descendant, or one that left its group).
+  // The failure says "address already in use", so a start tries other ports.
+  Status ConfirmServesItsPort() const;
   NodeOptions options_;
   std::unique_ptr<BackendServer> server_;
   std::string scratch_;  // non-Redis data directory (deleted with the node)

@@ -10,8 +10,10 @@
 
 #include <cerrno>
 #include <climits>
-#include <filesystem>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "base/numbers.h"
@@ -132,6 +134,59 @@ Status FreeLoopbackPort(int* port) {
   *port = ntohs(addr.sin_port);
   close(fd);
   return Status::Ok();
+}
+
+std::vector<uint64_t> ListeningSocketInodes(int port) {
+  std::vector<uint64_t> out;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    FILE* f = fopen(table, "re");
+    if (!f) continue;
+    char line[512];
+    // "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout
+    // inode ...": local_address is ADDRESS:PORT in hex, st 0A is LISTEN.
+    if (!fgets(line, sizeof(line), f)) line[0] = 0;  // the header
+    while (fgets(line, sizeof(line), f)) {
+      char local[64], state[8];
+      unsigned long long inode = 0;
+      if (sscanf(line, " %*s %63s %*s %7s %*s %*s %*s %*s %*s %llu", local, state, &inode) != 3)
+        continue;
+      const char* colon = strrchr(local, ':');
+      if (!colon || strcmp(state, "0A") != 0) continue;
+      if (strtol(colon + 1, nullptr, 16) == port && inode != 0) out.push_back(inode);
+    }
+    fclose(f);
+  }
+  return out;
+}
+
+bool HoldsSocket(pid_t pid, const std::vector<uint64_t>& inodes) {
+  if (pid <= 0 || inodes.empty()) return false;
+  std::error_code ec;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    char target[64];
+    ssize_t n = readlink(e.path().c_str(), target, sizeof(target) - 1);
+    if (n <= 0) continue;  // closed since the listing
+    target[n] = 0;
+    unsigned long long inode = 0;
+    if (sscanf(target, "socket:[%llu]", &inode) != 1) continue;
+    for (uint64_t i : inodes) {
+      if (i == inode) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<pid_t> SocketHolders(const std::vector<uint64_t>& inodes) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    std::optional<int64_t> pid = ParseInt(e.path().filename().string(), 1, INT32_MAX);
+    if (pid && HoldsSocket(static_cast<pid_t>(*pid), inodes)) {
+      out.push_back(static_cast<pid_t>(*pid));
+    }
+  }
+  return out;
 }
 
 std::string SelfExe() {

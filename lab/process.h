@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +76,17 @@ std::vector<pid_t> ChildrenOf(pid_t pid);
 
 // A loopback TCP port that was free a moment ago.
 Status FreeLoopbackPort(int* port);
+
+// The inodes of this network namespace's listening TCP sockets on `port`, IPv4 and IPv6, any
+// local address (from /proc/net/tcp and /proc/net/tcp6); empty when none is listed.
+std::vector<uint64_t> ListeningSocketInodes(int port);
+
+// True when `pid` holds one of the sockets `inodes` (its /proc/PID/fd links "socket:[N]").
+bool HoldsSocket(pid_t pid, const std::vector<uint64_t>& inodes);
+
+// Every live process holding one of the sockets `inodes` (reads all of /proc: slower than
+// HoldsSocket, for naming a stranger in an error).
+std::vector<pid_t> SocketHolders(const std::vector<uint64_t>& inodes);
 
 // The harness binary itself (for spawning `locklab client`).
 std::string SelfExe();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/backend_server.h"
 #include "lab/process.h"
 
 namespace locklab::harness {
@@ -49,9 +50,14 @@ void LabWatch::Record(const Watched& w, pid_t pid, const std::string& how) {
   v["pid"] = pid;
   v["server"] = w.server->program();
   v["how"] = how;
+  // What the server said last about it: the post-mortem when the run directory is gone.
+  const std::string said =
+      how.rfind("exited with status", 0) == 0 ? TellingLogLine(w.server->log_path()) : "";
+  if (!said.empty()) v["log_line"] = said;
   recorder_->WriteLabEvent("harness", "info", "infra", w.subject, v, MonotonicNow());
   recorder_->Progress("lab " + w.subject + " (" + w.server->program() + ", pid " +
-                      std::to_string(pid) + ") " + how + ", not by the schedule");
+                      std::to_string(pid) + ") " + how + ", not by the schedule" +
+                      (said.empty() ? "" : "; its log: " + said));
   ++recorded_;
 }
 

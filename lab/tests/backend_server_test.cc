@@ -232,5 +232,29 @@ TEST(BackendServer, AMissingProgramNamesItsPackage) {
             "etcd not found at /nonexistent/etcd (apt-get install etcd-server, or set LOCKLAB_ETCD)");
 }
 
+TEST(BackendServer, TheTellingLogLineIsTheLastErrorNotAStackFrame) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string jvm = dir.path() + "/jvm.log";
+  std::ofstream(jvm) << "93 [main] INFO QuorumPeerMain - Starting quorum peer\n"
+                        "104 [main] ERROR QuorumPeerMain - Unexpected exception, exiting abnormally\n"
+                        "java.net.BindException: Address already in use\n"
+                        "\tat java.base/sun.nio.ch.Net.bind0(Native Method)\n"
+                        "\tat org.apache.zookeeper.server.NIOServerCnxnFactory.configure(X.java:1)\n"
+                        "\t... 3 more\n"
+                        "110 [main] INFO ServiceUtils - Exiting JVM with code 1\n";
+  EXPECT_EQ(TellingLogLine(jvm), "java.net.BindException: Address already in use");
+
+  const std::string quiet = dir.path() + "/quiet.log";
+  std::ofstream(quiet) << "1:M * Ready to accept connections tcp\n\n  \n";
+  EXPECT_EQ(TellingLogLine(quiet), "1:M * Ready to accept connections tcp");
+
+  const std::string long_line = dir.path() + "/long.log";
+  std::ofstream(long_line) << "FATAL " << std::string(300, 'x') << "\n";
+  EXPECT_EQ(TellingLogLine(long_line).size(), 200u);
+
+  EXPECT_EQ(TellingLogLine(dir.path() + "/missing.log"), "");
+}
+
 }  // namespace
 }  // namespace locklab::harness

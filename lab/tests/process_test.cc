@@ -1,8 +1,11 @@
 // Child-process helpers against real processes and real signals.
 #include "lab/process.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -94,6 +97,27 @@ TEST(ProcessTest, RunAsAnUnknownUserIsAnErrorNotAChildRunningAsRoot) {
   Status s = Spawn(o, &pid);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no-such-user-locklab"), std::string::npos) << s.message();
+}
+
+TEST(ProcessTest, AListeningSocketIsFoundByItsPortAndItsHolder) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  EXPECT_TRUE(ListeningSocketInodes(port).empty()) << "bound, not listening yet";
+  ASSERT_EQ(listen(fd, 1), 0);
+  std::vector<uint64_t> inodes = ListeningSocketInodes(port);
+  ASSERT_EQ(inodes.size(), 1u);
+  EXPECT_TRUE(HoldsSocket(getpid(), inodes));
+  EXPECT_FALSE(HoldsSocket(getppid(), inodes));
+  EXPECT_EQ(SocketHolders(inodes), std::vector<pid_t>{getpid()});
+  close(fd);
+  EXPECT_TRUE(ListeningSocketInodes(port).empty());
 }
 
 }  // namespace
