@@ -71,7 +71,8 @@ std::string TellingLogLine(const std::string& path) {
     if (line.rfind("at ", 0) == 0 || line.rfind("...", 0) == 0) continue;  // a stack frame
     std::string lower = line;
     for (char& c : lower) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-    for (const char* word : {"error", "fatal", "exception", "panic"}) {
+    for (const char* word : {"error", "fatal", "exception", "panic", "failed", "could not",
+                             "cannot", "unable", "already in use"}) {
       if (lower.find(word) != std::string::npos) telling = line;
     }
   }

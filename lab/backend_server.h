@@ -107,9 +107,9 @@ std::unique_ptr<BackendServer> MakeBackendServer(locks::Backend backend, bool se
 std::string LogTail(const std::string& path, size_t bytes);
 
 // The line of a server's log at `path` that most likely says why it stopped: among its last
-// 16 KiB, the last line naming an error ("error", "fatal", "exception", "panic", any case)
-// that is not a stack frame, else the last non-empty line; at most 200 characters, "" for
-// an empty or missing log.
+// 16 KiB, the last line naming an error ("error", "fatal", "exception", "panic", "failed",
+// "could not", "cannot", "unable", "already in use"; any case) that is not a stack frame,
+// else the last non-empty line; at most 200 characters, "" for an empty or missing log.
 std::string TellingLogLine(const std::string& path);
 
 // The start-up wait the servers share: asks `ready` every 20 ms until it says the server

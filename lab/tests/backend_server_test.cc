@@ -249,6 +249,13 @@ TEST(BackendServer, TheTellingLogLineIsTheLastErrorNotAStackFrame) {
   std::ofstream(quiet) << "1:M * Ready to accept connections tcp\n\n  \n";
   EXPECT_EQ(TellingLogLine(quiet), "1:M * Ready to accept connections tcp");
 
+  const std::string redis = dir.path() + "/redis.log";
+  std::ofstream(redis) << "1:M * Server initialized\n"
+                          "1:M # Warning: Could not create server TCP listening socket "
+                          "127.0.0.1:7001: bind: Address already in use\n"
+                          "1:M * Saving the final RDB snapshot\n";
+  EXPECT_NE(TellingLogLine(redis).find("bind: Address already in use"), std::string::npos);
+
   const std::string long_line = dir.path() + "/long.log";
   std::ofstream(long_line) << "FATAL " << std::string(300, 'x') << "\n";
   EXPECT_EQ(TellingLogLine(long_line).size(), 200u);
