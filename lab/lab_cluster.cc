@@ -185,10 +185,20 @@ Status LabNode::Launch() {
     if (s.ok()) s = server_->PrepareScratch(Site());
     if (!s.ok()) return s;
   }
+  // The node's ports stay held (PortHold) for its life: free when the server binds them at
+  // start and again at a restart after a kill, whatever else runs on the machine.
+  holds_.clear();
   int port = options_.port;
   if (port == 0) {
-    s = FreeLoopbackPort(&port);
+    PortHold picked;
+    s = PortHold::Pick(&picked);
     if (!s.ok()) return s;
+    port = picked.port();
+    holds_.push_back(std::move(picked));
+  }
+  for (int p : {options_.port, options_.peer_port, options_.election_port}) {
+    PortHold h;  // a preset port someone else already serves on cannot be held: Confirm says so
+    if (p > 0 && PortHold::Hold(p, &h).ok()) holds_.push_back(std::move(h));
   }
   s = server_->PrepareLaunch(Site(), port);
   if (!s.ok()) return s;
@@ -267,7 +277,8 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind,
                                 const BackendServer& server) {
   // Every member's ports are known before any starts: each lists the others' peer addresses.
   std::vector<NodeOptions> members;
-  std::vector<int> taken;
+  // Held until each member holds its own (LabNode::Launch): the kernel picks each once.
+  std::vector<PortHold> picked;
   for (int i = 1; i <= count; ++i) {
     NodeOptions o;
     o.name = "n" + std::to_string(i);
@@ -276,11 +287,11 @@ Status LabCluster::StartMembers(int count, bool detached, locks::Backend kind,
     o.member_id = i;
     for (int* port : {&o.port, &o.peer_port, &o.election_port}) {
       if (port == &o.election_port && !server.member_has_election_port()) continue;
-      do {  // a port that was free a moment ago may come back twice: keep them distinct
-        Status s = FreeLoopbackPort(port);
-        if (!s.ok()) return s;
-      } while (std::find(taken.begin(), taken.end(), *port) != taken.end());
-      taken.push_back(*port);
+      PortHold h;
+      Status s = PortHold::Pick(&h);
+      if (!s.ok()) return s;
+      *port = h.port();
+      picked.push_back(std::move(h));
     }
     members.push_back(o);
   }
@@ -308,9 +319,10 @@ Status LabCluster::Start(int lock_nodes, bool detached, const std::vector<std::s
                          locks::Backend kind) {
   const std::unique_ptr<BackendServer> server = MakeBackendServer(kind);
   if (server->forms_quorum()) {
-    // The ports are picked before any member starts, so another process can take one in
-    // between (the member then exits: "address already in use", Java's "Address already in
-    // use"): stop every member and start the cluster again on new ports, three attempts.
+    // The ports are picked and held before any member starts; a process that binds one
+    // explicitly all the same (without SO_REUSEADDR, or before the hold) makes a member exit
+    // ("address already in use", Java's "Address already in use") or answer for it
+    // (ConfirmServesItsPort): stop every member and start again on new ports, three attempts.
     Status s;
     for (int attempt = 1; attempt <= 3; ++attempt) {
       s = StartMembers(lock_nodes, detached, kind, *server);

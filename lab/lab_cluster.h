@@ -22,6 +22,7 @@
 
 #include "base/status.h"
 #include "lab/backend_server.h"
+#include "lab/process.h"
 #include "locks/backend.h"
 #include "locks/redis_connection.h"
 
@@ -136,6 +137,7 @@ class LabNode {
   ClockControlFile clock_;
   int port_ = 0;
   pid_t pid_ = -1;
+  std::vector<PortHold> holds_;  // the node's ports, held while it lives (lab/process.h)
 };
 
 class LabCluster {

@@ -136,6 +136,47 @@ Status FreeLoopbackPort(int* port) {
   return Status::Ok();
 }
 
+PortHold& PortHold::operator=(PortHold&& o) noexcept {
+  if (this != &o) {
+    Release();
+    fd_ = o.fd_;
+    port_ = o.port_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void PortHold::Release() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Status PortHold::Hold(int port, PortHold* out) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Infrastructure(std::string("socket: ") + strerror(errno));
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    Status s = Status::Infrastructure("hold port " + std::to_string(port) + ": bind: " +
+                                      strerror(errno));
+    close(fd);
+    return s;
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  PortHold h;
+  h.fd_ = fd;
+  h.port_ = ntohs(addr.sin_port);
+  *out = std::move(h);
+  return Status::Ok();
+}
+
+Status PortHold::Pick(PortHold* out) { return Hold(0, out); }
+
 std::vector<uint64_t> ListeningSocketInodes(int port) {
   std::vector<uint64_t> out;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {

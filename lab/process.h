@@ -77,6 +77,37 @@ std::vector<pid_t> ChildrenOf(pid_t pid);
 // A loopback TCP port that was free a moment ago.
 Status FreeLoopbackPort(int* port);
 
+// A loopback TCP port held for a server of ours: a socket bound to 127.0.0.1:PORT with
+// SO_REUSEADDR that never listens. While it is held the kernel gives the port to no other
+// bind(0) and to no outgoing connection's source port, so a port picked for a server, or
+// left by a server a fault killed, is still free when the server binds it; and a server that
+// sets SO_REUSEADDR (Redis, the JVM's, Go's, MariaDB's and Postgres's listeners all do) can
+// bind and listen on it all the same. A connection to a held port with no server is refused,
+// as to a free one. Move-only; the port is let go on destruction or Release().
+class PortHold {
+ public:
+  PortHold() = default;
+  ~PortHold() { Release(); }
+  PortHold(PortHold&& o) noexcept : fd_(o.fd_), port_(o.port_) { o.fd_ = -1; }
+  PortHold& operator=(PortHold&& o) noexcept;
+  PortHold(const PortHold&) = delete;
+  PortHold& operator=(const PortHold&) = delete;
+
+  // Holds a port the kernel picks among the free ones.
+  static Status Pick(PortHold* out);
+  // Holds `port`; fails when a socket that SO_REUSEADDR cannot share (a listener, or one
+  // bound without it) has it.
+  static Status Hold(int port, PortHold* out);
+
+  int port() const { return port_; }
+  bool held() const { return fd_ >= 0; }
+  void Release();
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // The inodes of this network namespace's listening TCP sockets on `port`, IPv4 and IPv6, any
 // local address (from /proc/net/tcp and /proc/net/tcp6); empty when none is listed.
 std::vector<uint64_t> ListeningSocketInodes(int port);

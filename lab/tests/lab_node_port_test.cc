@@ -2,6 +2,11 @@
 // the port between its pick and the server's bind (another test's server, another trial's)
 // answers the readiness probe too, while the node's server exits on "address already in
 // use". Real redis-server processes on both sides.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <string>
 
 #include <gtest/gtest.h>
@@ -46,6 +51,24 @@ TEST_F(LabNodePortTest, ARestartAnsweredByAStrangerOnThePortFails) {
   ASSERT_FALSE(s.ok()) << "the stranger's PONG was taken for the restarted node's own";
   EXPECT_NE(s.message().find("pid " + std::to_string(stranger->pid())), std::string::npos)
       << s.message();
+}
+
+TEST_F(LabNodePortTest, AKilledNodesPortStaysItsOwnForTheRestart) {
+  LabNode& n1 = StartNode("n1");
+  const int port = n1.port();
+  n1.Kill();
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  EXPECT_NE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+      << "a stranger bound the port of a node that is down";
+  close(fd);
+  Status s = n1.Restart();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(n1.port(), port);
+  EXPECT_EQ(Cmd(n1.endpoint(), {"PING"}).str, "PONG");
 }
 
 TEST_F(LabNodePortTest, ANodeOnItsOwnPortIsReadyAndHoldsItsListener) {

@@ -8,8 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -118,6 +121,78 @@ TEST(ProcessTest, AListeningSocketIsFoundByItsPortAndItsHolder) {
   EXPECT_EQ(SocketHolders(inodes), std::vector<pid_t>{getpid()});
   close(fd);
   EXPECT_TRUE(ListeningSocketInodes(port).empty());
+}
+
+// A plain socket on 127.0.0.1:port, bound (with SO_REUSEADDR when `reuse`); -1 on failure.
+int BindLoopback(int port, bool reuse) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return ntohs(addr.sin_port);
+}
+
+TEST(PortHoldTest, AHeldPortIsRefusedToOthersYetAServerWithReuseAddrListensOnIt) {
+  PortHold hold;
+  ASSERT_TRUE(PortHold::Pick(&hold).ok());
+  ASSERT_TRUE(hold.held());
+  const int port = hold.port();
+  ASSERT_GT(port, 0);
+
+  EXPECT_EQ(BindLoopback(port, /*reuse=*/false), -1) << "a stranger's plain bind got it";
+  // The kernel's own picks (bind to port 0, as every "free port" helper does) pass it by.
+  std::vector<int> picked;
+  for (int i = 0; i < 3000; ++i) {
+    int fd = BindLoopback(0, /*reuse=*/true);
+    if (fd < 0) continue;
+    EXPECT_NE(BoundPort(fd), port) << "bind(0) handed out the held port";
+    picked.push_back(fd);
+    if (picked.size() >= 500) {
+      for (int f : picked) close(f);
+      picked.clear();
+    }
+  }
+  for (int f : picked) close(f);
+
+  // A connection to it is refused while no server listens ...
+  auto connect_to = [&]() {
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    int r = connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    int err = r == 0 ? 0 : errno;
+    close(c);
+    return err;
+  };
+  EXPECT_EQ(connect_to(), ECONNREFUSED);
+  // ... and a server that sets SO_REUSEADDR binds, listens and is reached.
+  int server = BindLoopback(port, /*reuse=*/true);
+  ASSERT_GE(server, 0) << strerror(errno);
+  ASSERT_EQ(listen(server, 4), 0) << strerror(errno);
+  EXPECT_EQ(connect_to(), 0);
+  close(server);
+
+  hold.Release();
+  EXPECT_FALSE(hold.held());
+  int after = BindLoopback(port, /*reuse=*/false);
+  EXPECT_GE(after, 0) << "a released port is free again";
+  if (after >= 0) close(after);
 }
 
 }  // namespace
