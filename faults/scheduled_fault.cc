@@ -40,6 +40,9 @@ void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
     if (process != 0) lab.ResumeClient(process);
     return;
   }
+  // The last window's grace ends here, before this window's Start changes what its probe
+  // reads (a restart's "who served it before the kill") and while it is still the last one.
+  if (!effect_recorded_) ProbeEffect(lab, time, ProbeMoment::kLate, true);
   nlohmann::json v = effect_->Start(time, process);
   if (v.is_null()) {
     if (process != 0) lab.ResumeClient(process);
@@ -53,7 +56,6 @@ void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
   if (!v.contains("duration_ms")) v["duration_ms"] = schedule_.duration.count();
   // How the client was picked, when not the default draw (faults/target_draw.h).
   if (effect_->target_kind() != "any") v["target"] = effect_->target_kind();
-  if (!effect_recorded_) ProbeEffect(lab, time, ProbeMoment::kLate, true);  // the last one's grace
   lab.Record("start", id(), v, time);
   state_ = State::kOpen;
   effect_recorded_ = false;

@@ -41,6 +41,7 @@ class TracingLab : public LabControl {
   std::map<std::pair<int, int>, LinkState> links;
   mutable std::map<std::pair<int, int>, LinkBytes> counters;
   bool n1_killed = false;
+  int failing_restarts = 0;  // this many RestartNode calls fail first (the node stays down)
 
   // The armed client reached its point: it stops itself, or starts its slow sleep.
   void ReachPoint(int p) {
@@ -99,6 +100,11 @@ class TracingLab : public LabControl {
     Line("KillNode " + std::to_string(n));
   }
   Status RestartNode(int n) override {
+    if (failing_restarts > 0) {
+      --failing_restarts;
+      Line("RestartNode " + std::to_string(n) + " (fails)");
+      return Status::Infrastructure("address already in use");
+    }
     killed_nodes.erase(n);
     ++restarts[n];
     Line("RestartNode " + std::to_string(n));
@@ -200,11 +206,13 @@ class TracingLab : public LabControl {
 
 // Runs one fault over a simulated run of `run` (ticks every 10 ms, client events every
 // 50 ms), then tears it down `teardown_late` after the end.
-std::string Trace(const FaultOptions& o, uint64_t seed, Millis run, Millis teardown_late) {
+std::string Trace(const FaultOptions& o, uint64_t seed, Millis run, Millis teardown_late,
+                  int failing_restarts = 0) {
   std::unique_ptr<Fault> fault;
   Status s = MakeFault(o, seed, &fault);
   if (!s.ok()) return "MakeFault: " + s.message() + "\n";
   TracingLab lab{Nanos(run)};
+  lab.failing_restarts = failing_restarts;
   s = fault->Setup(lab, Nanos(0));
   if (!s.ok()) return lab.trace + "Setup: " + s.message() + "\n";
   for (lab.now = Nanos(0); lab.now < Nanos(run); lab.now += Millis(10)) {
@@ -228,6 +236,7 @@ struct Case {
   FaultOptions options;
   uint64_t seed;
   Millis run;
+  int failing_restarts = 0;  // TracingLab::failing_restarts
 };
 
 FaultOptions Options(const std::string& id, std::map<std::string, std::string> params = {}) {
@@ -322,6 +331,12 @@ std::vector<Case> Cases() {
                    Millis(6000)});
   cases.push_back({"partition armed needs isolate-clients",
                    Options("partition", {{"point", "before-acquire"}, {"shape", "isolate-node"}}), 1, Millis(1000)});
+  // The first restart fails and the next window opens within its evidence grace: that
+  // window's effect is judged before the next kill, on what it saw itself.
+  FaultOptions quick_restarts = Options("restart");
+  quick_restarts.interval = Millis(500);
+  cases.push_back({"restart failing once, next window within the grace", quick_restarts, 7,
+                   Millis(6000), 1});
   return cases;
 }
 
@@ -329,7 +344,7 @@ std::string AllTraces() {
   std::string out;
   for (const auto& c : Cases()) {
     out += "== " + c.name + " (seed " + std::to_string(c.seed) + ")\n";
-    out += Trace(c.options, c.seed, c.run, Millis(5));
+    out += Trace(c.options, c.seed, c.run, Millis(5), c.failing_restarts);
   }
   return out;
 }
