@@ -119,21 +119,10 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
 }
 
 Status FreeLoopbackPort(int* port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Infrastructure(std::string("socket: ") + strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return Status::Infrastructure(std::string("bind: ") + strerror(errno));
-  }
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  *port = ntohs(addr.sin_port);
-  close(fd);
-  return Status::Ok();
+  PortHold hold;
+  Status s = PortHold::Pick(&hold);
+  if (s.ok()) *port = hold.port();
+  return s;  // the hold ends here: the port is free again
 }
 
 PortHold& PortHold::operator=(PortHold&& o) noexcept {

@@ -102,27 +102,6 @@ TEST(ProcessTest, RunAsAnUnknownUserIsAnErrorNotAChildRunningAsRoot) {
   EXPECT_NE(s.message().find("no-such-user-locklab"), std::string::npos) << s.message();
 }
 
-TEST(ProcessTest, AListeningSocketIsFoundByItsPortAndItsHolder) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
-  EXPECT_TRUE(ListeningSocketInodes(port).empty()) << "bound, not listening yet";
-  ASSERT_EQ(listen(fd, 1), 0);
-  std::vector<uint64_t> inodes = ListeningSocketInodes(port);
-  ASSERT_EQ(inodes.size(), 1u);
-  EXPECT_TRUE(HoldsSocket(getpid(), inodes));
-  EXPECT_FALSE(HoldsSocket(getppid(), inodes));
-  EXPECT_EQ(SocketHolders(inodes), std::vector<pid_t>{getpid()});
-  close(fd);
-  EXPECT_TRUE(ListeningSocketInodes(port).empty());
-}
-
 // A plain socket on 127.0.0.1:port, bound (with SO_REUSEADDR when `reuse`); -1 on failure.
 int BindLoopback(int port, bool reuse) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -144,6 +123,21 @@ int BoundPort(int fd) {
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   return ntohs(addr.sin_port);
+}
+
+TEST(ProcessTest, AListeningSocketIsFoundByItsPortAndItsHolder) {
+  int fd = BindLoopback(0, /*reuse=*/false);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  const int port = BoundPort(fd);
+  EXPECT_TRUE(ListeningSocketInodes(port).empty()) << "bound, not listening yet";
+  ASSERT_EQ(listen(fd, 1), 0);
+  std::vector<uint64_t> inodes = ListeningSocketInodes(port);
+  ASSERT_EQ(inodes.size(), 1u);
+  EXPECT_TRUE(HoldsSocket(getpid(), inodes));
+  EXPECT_FALSE(HoldsSocket(getppid(), inodes));
+  EXPECT_EQ(SocketHolders(inodes), std::vector<pid_t>{getpid()});
+  close(fd);
+  EXPECT_TRUE(ListeningSocketInodes(port).empty());
 }
 
 TEST(PortHoldTest, AHeldPortIsRefusedToOthersYetAServerWithReuseAddrListensOnIt) {
