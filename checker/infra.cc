@@ -49,6 +49,7 @@ std::vector<InfraEvent> ReadInfraEvents(const History& sorted) {
     i.pid = IntField(e.value, "pid");
     i.server = StringField(e.value, "server");
     i.how = StringField(e.value, "how");
+    i.log_line = StringField(e.value, "log_line");
     if (i.stall()) {
       int64_t from = IntField(e.value, "from_ns");
       i.stalled_from = from > 0 && Nanos(from) < e.time ? Nanos(from) : e.time;

@@ -33,6 +33,7 @@ struct InfraEvent {
   int64_t pid = 0;          // the OS pid, 0 when unknown
   std::string server;       // the program ("redis-server", "mariadbd"), may be empty
   std::string how;          // "killed by signal 9", "exited with status 1", "stopped", "stalled"
+  std::string log_line;     // a server that exited: its log's telling line, may be empty
   Nanos stalled_from{0};    // stalls only: when the harness stopped running
   bool stall() const { return how == "stalled"; }
   // "lab node n1 (redis-server, pid 4242) killed by signal 9"

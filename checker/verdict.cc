@@ -549,6 +549,7 @@ nlohmann::ordered_json Judgement::ToJson() const {
     if (i.pid > 0) e["pid"] = i.pid;
     if (!i.server.empty()) e["server"] = i.server;
     if (i.stall()) e["stalled_ms"] = ToMillis(i.time - i.stalled_from);
+    if (!i.log_line.empty()) e["log_line"] = i.log_line;
     e["summary"] = i.Describe();
     infra_json.push_back(std::move(e));
   }

@@ -179,6 +179,22 @@ TEST_F(InfraTest, ALabNodeKilledFromOutsideReadsUnknownNamingIt) {
       << reason;
 }
 
+// A server that exits on its own (here a Redis asked to shut down by SIGTERM, exit status 0)
+// is named with the line of its log that says why: the post-mortem when the run directory
+// is gone, as on a CI machine.
+TEST_F(InfraTest, ALabNodeThatExitsIsNamedWithItsLogsLastWord) {
+  pid_t node = 0;
+  nlohmann::json r = SignalDuringRun({"--lock", "set-nx-px-lua", "--duration", "4s", "--ttl", "500", "--seed", "9"},
+                                     "node n1", Millis(800), SIGTERM, &node);
+  EXPECT_NE(r.value("verdict_reason", "").find("exited with status 0"), std::string::npos)
+      << r.value("verdict_reason", "");
+  ASSERT_TRUE(r["infra"].is_array() && !r["infra"].empty()) << r.dump();
+  const std::string said = r["infra"][0].value("log_line", "");
+  EXPECT_NE(said.find("ready to exit"), std::string::npos) << r["infra"][0].dump();
+  EXPECT_NE(ReadAll(run_dir_ + "/nodes/n1.log").find(said), std::string::npos) << said;
+  EXPECT_NE(output_.find("its log: " + said), std::string::npos) << output_;
+}
+
 // The resource Redis killed: the final read fails, so lost updates are unknown (null),
 // never 0, and the verdict names the resource.
 TEST_F(InfraTest, TheResourceKilledReadsUnknownAndLostUpdatesUnknown) {
