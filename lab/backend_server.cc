@@ -3,6 +3,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "lab/lab_servers.h"
 #include "lab/process.h"
@@ -56,13 +57,9 @@ std::string TellingLogLine(const std::string& path) {
   std::ifstream in(path);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (all.size() > 16384) all = all.substr(all.size() - 16384);
-  std::string telling, last;
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find('\n', start);
-    if (end == std::string::npos) end = all.size();
-    std::string line = all.substr(start, end - start);
-    start = end + 1;
+  std::string telling, last, line;
+  std::istringstream lines(all);
+  while (std::getline(lines, line)) {
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
     line = line.substr(first);
