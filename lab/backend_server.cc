@@ -1,12 +1,11 @@
 #include "lab/backend_server.h"
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "lab/lab_servers.h"
 #include "lab/process.h"
+#include "lab/run_store.h"
 
 namespace locklab::harness {
 
@@ -44,8 +43,7 @@ std::unique_ptr<BackendServer> MakeBackendServer(locks::Backend backend, bool se
 }
 
 std::string LogTail(const std::string& path, size_t bytes) {
-  std::ifstream in(path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string all = ReadWholeFile(path);
   if (all.size() > bytes) all = all.substr(all.size() - bytes);
   for (char& c : all) {
     if (c == '\n') c = ' ';
@@ -54,8 +52,7 @@ std::string LogTail(const std::string& path, size_t bytes) {
 }
 
 std::string TellingLogLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string all = ReadWholeFile(path);
   if (all.size() > 16384) all = all.substr(all.size() - 16384);
   std::string telling, last, line;
   std::istringstream lines(all);
