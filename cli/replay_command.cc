@@ -78,7 +78,9 @@ Status CollectFiles(const std::vector<std::string>& paths, std::vector<std::stri
       if (it->is_regular_file() && it->path().extension() == ".toml") found.push_back(it->path().string());
     }
     if (ec) return Status::BadInput("replay: " + p + ": cannot read: " + ec.message());
-    if (found.empty()) return Status::BadInput("replay: " + p + ": no scenario (*.toml) in it or below it");
+    // An empty corpus (none yet, or a folder holding only .gitkeep, since git keeps no empty
+    // folder) is no error: nothing to replay, said in one line below.
+    if (found.empty()) std::cerr << "locklab replay: " << p << ": no scenario (*.toml) in it or below it yet\n";
     std::sort(found.begin(), found.end());
     for (const auto& f : found) add(f);
   }

@@ -166,5 +166,20 @@ TEST_F(CorpusTest, EveryFileIsCheckedBeforeAnythingRuns) {
   EXPECT_NE(inv.output.find("locklab replay"), std::string::npos) << inv.output;
 }
 
+// A team's corpus on day one: empty, or only a .gitkeep (git keeps no empty folder). Nothing
+// to replay is no error: 0 scenarios, exit 0, said in one line, with a junit.xml of none.
+TEST_F(CorpusTest, AnEmptyCorpusIsZeroScenariosAndExitZero) {
+  fs::create_directories(dir_ + "/corpus");
+  std::ofstream(dir_ + "/corpus/.gitkeep") << "";
+  Invocation inv = RunLocklab({"replay", dir_ + "/corpus", "--out", dir_ + "/out"}, dir_);
+  EXPECT_EQ(inv.exit_code, 0) << inv.output;
+  EXPECT_NE(inv.output.find(dir_ + "/corpus: no scenario (*.toml) in it or below it yet"), std::string::npos)
+      << inv.output;
+  EXPECT_NE(inv.output.find("replay: 0 scenarios, 0 met"), std::string::npos) << inv.output;
+  bool junit = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/out")) junit = junit || e.path().filename() == "junit.xml";
+  EXPECT_TRUE(junit);
+}
+
 }  // namespace
 }  // namespace locklab::testing
