@@ -52,7 +52,7 @@ struct CheckOptions {
   std::string path;  // absolute
   std::vector<std::string> args;
   Millis ttl{1000};
-  Millis start_timeout{20000};
+  Millis start_timeout = locks::kDefaultDriverStartTimeout;
   Millis answer_grace = kDefaultAnswerGrace;
   bool verbose = false;
   bool trace = false;

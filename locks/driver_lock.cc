@@ -32,7 +32,8 @@ const LockInfo& DriverLockInfo() {
       {{"answer_grace_ms", "250",
         "how long past a request's deadline the harness waits for a (late, hence unknown) "
         "answer before it kills the driver"},
-       {"start_timeout_ms", "5000", "how long a started driver has to print its hello line"},
+       {"start_timeout_ms", std::to_string(kDefaultDriverStartTimeout.count()),
+        "how long a started driver has to print its hello line"},
        {"release_timeout_ms", "0",
         "deadline of a release or renew; 0 = max(1000, 4 x command timeout)"},
        {"max_line_bytes", "65536", "longest answer line accepted; longer is a protocol error"},
@@ -184,7 +185,7 @@ Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs) {
   if (knob != knobs.end()) {
     if (auto ms = ParseInt(knob->second, 1, 600000)) return Millis(*ms);
   }
-  return Millis(5000);
+  return kDefaultDriverStartTimeout;
 }
 
 bool ProbedHello(const std::string& path, const std::vector<std::string>& args, DriverHello* out) {

@@ -70,11 +70,18 @@ bool IsDriverId(const std::string& id);
 // The registry entry shared by every driver:PATH id (its knobs are the harness-side ones).
 const LockInfo& DriverLockInfo();
 
+// How long a started driver has to print its hello line, by default (the start_timeout_ms
+// knob): the one limit of run, matrix, hunt, replay and driver-check. Up to jobs x clients
+// drivers start at once on a busy 2-core machine (12 JVMs took 7.4 s to say hello); start-up
+// is never charged to a run (its clock starts when every client is ready), so a wide limit
+// costs only the wait for a driver that never says hello.
+constexpr Millis kDefaultDriverStartTimeout{20000};
+
 struct DriverOptions {
   std::string path;               // the program (absolute, or relative to the cwd)
   std::vector<std::string> args;  // its arguments (--driver-arg)
   Millis answer_grace{250};       // answer_grace_ms: wait past a deadline for a (late) answer
-  Millis start_timeout{5000};     // start_timeout_ms: until the hello line
+  Millis start_timeout = kDefaultDriverStartTimeout;  // start_timeout_ms: until the hello line
   Millis release_timeout{
       0};  // release_timeout_ms: per release/renew; 0 = max(1 s, 4 x command timeout)
   int64_t max_line_bytes = 65536;  // max_line_bytes: longer answer lines are a protocol error
@@ -116,7 +123,7 @@ void RememberProbedHello(const std::string& path, const std::vector<std::string>
 // resource), else what differs ("backend zookeeper, not redis").
 std::string HelloServersDiffer(const DriverHello& said, const DriverHello& known);
 
-// The start_timeout_ms knob of a driver lock among `knobs` (5000 ms, the knob's default,
+// The start_timeout_ms knob of a driver lock among `knobs` (kDefaultDriverStartTimeout,
 // when unset or unreadable: the lock's own knob check reports a bad value).
 Millis DriverStartTimeout(const std::map<std::string, std::string>& knobs);
 
