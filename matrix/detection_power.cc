@@ -54,6 +54,12 @@ struct Addition {
 
 }  // namespace
 
+bool DetectionPowerMeasured(const std::vector<std::string>& verdicts) {
+  // A cell the measurement recorded as n/a in every run was not run then (the quick mode
+  // once left most columns of a driver row out): it has no figures, like one never seen.
+  return std::any_of(verdicts.begin(), verdicts.end(), [](const std::string& v) { return v != "n/a"; });
+}
+
 std::string DetectionPowerMarkdown(const std::string& json_path,
                                    const std::vector<std::pair<std::string, std::string>>& cells,
                                    const std::string& mode) {
@@ -108,10 +114,7 @@ std::string DetectionPowerMarkdown(const std::string& json_path,
     auto it = verdicts.find(cell);
     // A cell the measurement recorded as n/a in every run was not run then (the quick mode
     // once left most columns of a driver row out): it has no figures, like one never seen.
-    const bool not_run_then =
-        it != verdicts.end() && std::all_of(it->second.begin(), it->second.end(),
-                                            [](const std::string& v) { return v == "n/a"; });
-    if (it == verdicts.end() || it->second.empty() || not_run_then) {
+    if (it == verdicts.end() || !DetectionPowerMeasured(it->second)) {
       unmeasured.push_back(CellName(cell.first, cell.second));
       continue;
     }

@@ -20,6 +20,11 @@ namespace locklab::harness {
 // `cells`: (lock, fault) of every applicable cell in the table. `mode`: "quick" or "full";
 // the figures are only shown for the mode they were measured in. Returns "" when the file
 // does not exist or does not apply; a one-line note when it cannot be read.
+// Whether a cell's measured letters (detection-power.json "verdicts") are a measurement: some
+// run judged it (all n/a: the measurement did not run it). One rule for matrix.md's "not in
+// the measurement" and --write-expect's `# measured:` note.
+bool DetectionPowerMeasured(const std::vector<std::string>& verdicts);
+
 std::string DetectionPowerMarkdown(const std::string& json_path,
                                    const std::vector<std::pair<std::string, std::string>>& cells,
                                    const std::string& mode);

@@ -212,6 +212,7 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
   std::set<std::string> known_faults;
   for (const auto& f : faults::ListFaults()) known_faults.insert(f.id);
   for (const auto& p : presets) known_faults.insert(p.fault);
+  for (const auto& p : presets) request->all_columns.push_back(p.fault);
   if (lock_ids.empty()) {
     for (const auto& l : locks::ListLocks()) lock_ids.push_back(l.id);
     for (const auto& d : kExampleDrivers) lock_ids.push_back(d);
@@ -301,7 +302,7 @@ int ResolvePlanRequest(MatrixFlags flags, PlanRequest* request) {
     Status ps = ResolveDriverPath(id, &path);  // checked above
     if (ps.ok()) {
       ps = locks::ProbeDriver(path, da == driver_args.end() ? std::vector<std::string>{} : da->second,
-                              Millis(5000), &hello);
+                              locks::kDefaultDriverStartTimeout, &hello);
     }
     if (ps.code() == Status::Code::kUsage) {  // a hello with a bad field (backend, nodes, ...)
       std::cerr << "locklab matrix: " << id << ": " << ps.message() << "\n";
@@ -348,6 +349,11 @@ int RunMatrixCommand(const std::vector<std::string>& args) {
     }
   }
   Plan plan = BuildPlan(request);
+  // An entry that pins nothing is a typo that would disarm the gate: refused before any trial.
+  if (Status u = UnmatchedExpectation(plan, request.expectations, request.all_columns); !u.ok()) {
+    std::cerr << "locklab matrix: " << u.message() << "\n";
+    return u.ExitCode();
+  }
   std::vector<size_t> mine = SliceForShard(&plan, shard_index, shard_count);
 
   std::string matrix_dir;

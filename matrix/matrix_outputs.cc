@@ -16,6 +16,7 @@
 #include "trial/child_runs.h"
 #include "matrix/detection_power.h"
 #include "lab/run_store.h"
+#include "scenario/run_options.h"
 
 namespace locklab::harness {
 namespace {
@@ -329,6 +330,9 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
     }
     md << "\n";
   }
+  if ((!plan.expect_path.empty() || !plan.fail_on.empty()) && out.shard_count == 1) {
+    md << "\n" << PinSummary(plan) << ".\n";
+  }
   if (!plan.expect_path.empty() && out.shard_count == 1) {
     md << "\n" << totals.mismatches << " cell(s) disagree with " << plan.expect_path << ".\n";
   }
@@ -392,7 +396,7 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
     // the presets): one run's table cannot say it.
     std::vector<std::pair<std::string, std::string>> shown;
     for (const auto& c : plan.cells) {
-      if (c.applicable) shown.push_back({c.lock, c.fault});
+      if (c.applicable) shown.push_back({CanonicalLockId(c.lock), c.fault});  // as measured
     }
     // The figures belong to the presets they were measured with: a --scenarios directory
     // shows its own file or none.
@@ -485,8 +489,23 @@ std::string RegressionSummary(const Plan& plan) {
     ++n;
     lines += "  " + c.regression + "\n";
   }
-  if (n == 0) return "regressed: none (" + judged_by + ")\n";
-  return "regressed: " + std::to_string(n) + " cell(s) (" + judged_by + "):\n" + lines;
+  const std::string pins = PinSummary(plan) + "\n";
+  if (n == 0) return pins + "regressed: none (" + judged_by + ")\n";
+  return pins + "regressed: " + std::to_string(n) + " cell(s) (" + judged_by + "):\n" + lines;
+}
+
+std::string PinSummary(const Plan& plan) {
+  int cells = 0, pinned = 0, fail_on = 0, unpinned = 0;
+  for (const auto& c : plan.cells) {
+    if (!c.applicable) continue;
+    ++cells;
+    if (!c.origin.empty()) ++pinned;
+    else if (!plan.fail_on.empty()) ++fail_on;
+    else ++unpinned;
+  }
+  return "gate: " + std::to_string(pinned) + " of " + std::to_string(cells) + " cells pinned" +
+         (plan.expect_path.empty() ? "" : " by " + plan.expect_path) + ", " + std::to_string(fail_on) +
+         " by --fail-on, " + std::to_string(unpinned) + " unpinned";
 }
 
 Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinned) {
@@ -519,7 +538,9 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     if (!c.applicable || (c.verdict != "S" && c.verdict != "V" && c.verdict != "L")) continue;
     ++*pinned;
     const std::string of = "/" + std::to_string(c.trials.size()) + "\"\n";
-    t << "\n[[cell]]\nlock = " << TomlQuote(c.lock) << "\nfault = " << TomlQuote(c.fault)
+    // The id in its one spelling (CanonicalLockId): a driver's path relative to its
+    // repository pins the same cells from any working directory and in any checkout.
+    t << "\n[[cell]]\nlock = " << TomlQuote(CanonicalLockId(c.lock)) << "\nfault = " << TomlQuote(c.fault)
       << "\nverdict = \"" << c.verdict << "\"\n";
     if (c.verdict == "V" && c.resource == "S") t << "# resource = \"S\"   (the resource stayed intact)\n";
     // A V (or L) that not every trial found may not come back on the next run: say so where
@@ -532,7 +553,8 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     if (c.verdict == "L") t << "stuck_in = \"" << c.stuck << of;
     // How often this cell's letter came out over the measured seeds, when they were measured:
     // one run's trials cannot say whether a V is found every time.
-    if (auto m = measured.find({c.lock, c.fault}); m != measured.end() && !m->second.empty()) {
+    // (The cells matrix.md lists as not in the measurement have no note: DetectionPowerMeasured.)
+    if (auto m = measured.find({CanonicalLockId(c.lock), c.fault}); m != measured.end() && DetectionPowerMeasured(m->second)) {
       const auto same = std::count(m->second.begin(), m->second.end(), c.verdict);
       t << "# measured: " << c.verdict << " in " << same << " of " << m->second.size() << " "
         << (plan.full ? "full" : "quick") << " matrices of its seeds (detection-power.json)\n";

@@ -53,6 +53,9 @@ int WriteMatrix(Plan* plan, const MatrixOutput& output, Status* written);
 // FILE, --fail-on ...):" and one line per regressed cell, or "regressed: none (...)"; "" when
 // the plan has neither expectations nor --fail-on.
 std::string RegressionSummary(const Plan& plan);
+// "gate: N of M cells pinned by FILE, K by --fail-on, J unpinned": how much of the run a gate
+// judges (M: the applicable cells; J: those neither an entry nor --fail-on watches).
+std::string PinSummary(const Plan& plan);
 
 // `--write-expect FILE`, after WriteMatrix: an expectation file (the format of
 // matrix_plan.h) pinning every judged cell's verdict (S, V, L) with violated_in (and

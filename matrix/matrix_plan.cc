@@ -23,6 +23,8 @@
 #include "locks/backend.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
+#include "locks/mutants.h"
+#include "scenario/run_options.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -68,165 +70,6 @@ Status LoadPresets(const std::string& dir, std::vector<Preset>* out) {
   return Status::Ok();
 }
 
-bool GlobMatches(std::string_view pattern, std::string_view id) {
-  // Greedy with one backtrack point (the last `*`): linear enough for ids and patterns.
-  size_t p = 0, i = 0, star = std::string_view::npos, star_i = 0;
-  while (i < id.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_i = i;
-    } else if (p < pattern.size() && pattern[p] == id[i]) {
-      ++p;
-      ++i;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      i = ++star_i;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
-namespace {
-
-bool IsGlob(const std::string& pattern) { return pattern.find('*') != std::string::npos; }
-
-// How specific an entry is (matrix_plan.h): exact fields first, then the glob fields'
-// literal characters (all of them, not only those before the first `*`: "*-lua" is more
-// specific than "*", which a catch-all added below it must not override); equal keys go to
-// the later entry.
-std::pair<int, size_t> Specificity(const Expectation& e) {
-  int exact = 0;
-  size_t literal = 0;
-  for (const std::string* pattern : {&e.lock, &e.fault}) {
-    if (IsGlob(*pattern)) literal += pattern->size() - std::count(pattern->begin(), pattern->end(), '*');
-    else ++exact;
-  }
-  return {exact, literal};
-}
-
-// "N/M" with 0 <= N <= M, 1 <= M.
-bool IsRate(const std::string& v) {
-  size_t slash = v.find('/');
-  if (slash == std::string::npos) return false;
-  std::optional<int64_t> m = ParseInt(std::string_view(v).substr(slash + 1), 1, 1000000);
-  return m && ParseInt(std::string_view(v).substr(0, slash), 0, *m).has_value();
-}
-
-}  // namespace
-
-const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,
-                                   const std::string& fault) {
-  const Expectation* best = nullptr;
-  std::pair<int, size_t> best_key;
-  for (const auto& e : expectations) {
-    if (!GlobMatches(e.lock, lock) || !GlobMatches(e.fault, fault)) continue;
-    std::pair<int, size_t> key = Specificity(e);
-    if (!best || key >= best_key) {  // >=: the later of two equal entries wins
-      best = &e;
-      best_key = key;
-    }
-  }
-  return best;
-}
-
-Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
-                        Expectations* out) {
-  // Opened here, not by the TOML parser: its "File could not be opened" came with a line 0,
-  // and a directory parsed as an empty file.
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return Status::BadInput(path + ": cannot open: " + strerror(errno));
-  if (S_ISDIR(st.st_mode)) return Status::BadInput(path + ": is a directory, not an expectation file");
-  std::ifstream in(path);
-  if (!in) return Status::BadInput(path + ": cannot open: " + strerror(errno));
-  toml::table root;
-  try {
-    root = toml::parse(in, path);
-  } catch (const toml::parse_error& e) {
-    return Status::BadInput(path + ":" + std::to_string(e.source().begin.line) + ": " +
-                            std::string(e.description()));
-  }
-  // Anything but [[cell]] is a misspelling ([[cells]], a key above the first table) that
-  // would otherwise pin nothing, silently.
-  for (const auto& [key, value] : root) {
-    if (key.str() != "cell") {
-      return Status::BadInput(path + ":" + std::to_string(value.source().begin.line) + ": field '" +
-                              std::string(key.str()) + "': unknown field (an expectation file holds "
-                              "[[cell]] tables only)");
-    }
-  }
-  // No [[cell]] at all pins nothing: the file --write-expect writes when no cell was judged.
-  if (!root.contains("cell")) return Status::Ok();
-  const toml::array* cells = root["cell"].as_array();
-  if (!cells || !cells->is_array_of_tables()) {
-    return Status::BadInput(path + ":" + std::to_string(root["cell"].node()->source().begin.line) +
-                            ": field 'cell': expected [[cell]] tables");
-  }
-  static const std::set<std::string> kFields = {"lock",     "fault",       "verdict",
-                                                "resource", "violated_in", "stuck_in"};
-  for (const auto& node : *cells) {
-    const toml::table* t = node.as_table();
-    const std::string at = path + ":" + std::to_string(node.source().begin.line) + ": ";
-    // A field's error names the field's own line (as a scenario file's does); the entry's
-    // errors ("needs lock and fault") its [[cell]] line.
-    auto bad = [&](const std::string& field, const std::string& what) {
-      const toml::node* n = t->get(field);
-      const std::string line = std::to_string(n ? n->source().begin.line : node.source().begin.line);
-      return Status::BadInput(path + ":" + line + ": field 'cell." + field + "': " + what);
-    };
-    if (!t) return Status::BadInput(at + "field 'cell': expected a [[cell]] table");
-    for (const auto& [key, value] : *t) {
-      const std::string k(key.str());
-      // A misspelt field would pin nothing, silently.
-      if (!kFields.count(k)) {
-        return bad(k, "unknown field (lock, fault, verdict, resource, violated_in, stuck_in)");
-      }
-      if (!value.is_string()) return bad(k, "expected a string");
-    }
-    auto field = [&](const char* k) {
-      auto v = t->get_as<std::string>(k);
-      return v ? v->get() : std::string();
-    };
-    Expectation e;
-    e.lock = field("lock");
-    e.fault = field("fault");
-    if (e.lock.empty() || e.fault.empty()) {
-      return Status::BadInput(at + "field 'cell': needs lock and fault");
-    }
-    e.verdict = field("verdict");
-    e.resource = field("resource");
-    e.violated_in = field("violated_in");
-    e.stuck_in = field("stuck_in");
-    if (!e.verdict.empty() && e.verdict != "S" && e.verdict != "V" && e.verdict != "L") {
-      return bad("verdict", "expected S, V or L, got '" + e.verdict + "'");
-    }
-    if (!e.resource.empty() && e.resource != "S" && e.resource != "V") {
-      return bad("resource", "expected S or V, got '" + e.resource + "'");
-    }
-    if (e.verdict.empty() && e.resource.empty()) {
-      return Status::BadInput(at + "field 'cell': needs verdict and/or resource");
-    }
-    if (!e.violated_in.empty() && !IsRate(e.violated_in)) {
-      return bad("violated_in", "expected N/M (trials), got '" + e.violated_in + "'");
-    }
-    if (!e.stuck_in.empty() && !IsRate(e.stuck_in)) {
-      return bad("stuck_in", "expected N/M (trials), got '" + e.stuck_in + "'");
-    }
-    // A glob may match no cell of this run; an exact id names a lock or a fault column.
-    if (!IsGlob(e.lock) && !locks::FindLock(e.lock)) {
-      return bad("lock", "unknown lock '" + e.lock + "' (see `locklab list`; a glob uses *)");
-    }
-    if (!IsGlob(e.fault) && !known_faults.count(e.fault)) {
-      return bad("fault", "unknown fault '" + e.fault + "' (no such fault or cell scenario; a glob uses *)");
-    }
-    e.origin = path + ":" + std::to_string(node.source().begin.line);
-    out->push_back(std::move(e));
-  }
-  return Status::Ok();
-}
-
 bool FailOn::Hits(const std::string& verdict) const {
   return (verdict == "V" && outcomes.count(CellOutcome::kViolated)) ||
          (verdict == "L" && outcomes.count(CellOutcome::kStuck)) ||
@@ -268,9 +111,6 @@ std::string ParseFailOn(const std::string& words, FailOn* out) {
 
 namespace {
 
-// A driver row's start_timeout_ms in the matrix (see ForLock).
-constexpr Millis kMatrixDriverStartTimeout{20000};
-
 // A lab for `lock` running this preset: the lock swapped in, node lists cut to its nodes.
 RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::LockInfo& lock,
                    const std::vector<std::string>& driver_args,
@@ -280,11 +120,6 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
   o.nodes = servers.nodes ? *servers.nodes : lock.default_nodes;
   o.driver_args = driver_args;
   if (locks::IsDriverId(lock_id)) {
-    // Up to jobs x clients drivers start at once here: on 2 cores with other work, 12 JVMs
-    // took 7.4 s to say hello (6: 3.8 s), past the knob's 5 s default. Start-up is never
-    // charged to the run (its clock starts when every client is ready), so a wider limit
-    // costs nothing but the wait for a driver that never says hello.
-    o.knobs.emplace("start_timeout_ms", std::to_string(kMatrixDriverStartTimeout.count()));
     // The hello the matrix read for the row: each trial starts the servers it asks for
     // without starting the driver once more to ask (0.1 to 2 s a trial, a JVM's start for a
     // Java driver); its clients check that their drivers still say it.
@@ -447,6 +282,32 @@ Plan BuildPlan(const PlanRequest& request) {
   }
   plan.id = PlanId(plan);
   return plan;
+}
+
+Status UnmatchedExpectation(const Plan& plan, const Expectations& expectations,
+                            const std::vector<std::string>& columns) {
+  std::vector<std::string> known;  // the default matrix's rows, and every lock the lab names
+  for (const auto& l : locks::ListLocks()) known.push_back(l.id);
+  for (const auto& m : locks::ListMutants()) known.push_back(m.id);
+  for (const auto& d : kExampleDrivers) known.push_back(d);
+  for (const auto& e : expectations) {
+    const bool in_run = std::any_of(plan.cells.begin(), plan.cells.end(), [&](const Cell& c) {
+      return ExpectationMatches(e, c.lock, c.fault);
+    });
+    if (in_run) continue;
+    const bool elsewhere = std::any_of(known.begin(), known.end(), [&](const std::string& lock) {
+      return std::any_of(columns.begin(), columns.end(),
+                         [&](const std::string& fault) { return ExpectationMatches(e, lock, fault); });
+    });
+    if (elsewhere) continue;
+    std::string rows;
+    for (const auto& id : plan.lock_ids) rows += (rows.empty() ? "" : ", ") + CanonicalLockId(id);
+    const std::string where = e.origin.substr(0, e.origin.rfind(':') + 1) + std::to_string(e.lock_line);
+    return Status::BadInput(where + ": field 'cell.lock': '" + e.lock + "' x '" + e.fault +
+                            "' matches no cell of this run (its locks: " + rows +
+                            ") nor of the default matrix: it would pin nothing");
+  }
+  return Status::Ok();
 }
 
 std::vector<size_t> SliceForShard(Plan* plan, int shard_index, int shard_count) {

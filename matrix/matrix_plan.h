@@ -31,6 +31,7 @@
 
 #include "base/status.h"
 #include "lab/driver_servers.h"
+#include "scenario/cell_expectations.h"
 #include "scenario/run_options.h"
 
 namespace locklab::harness {
@@ -50,47 +51,7 @@ struct Preset {
 // a bad scenario, its error.
 Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
 
-// Literature answers / pinned expectations: an expectation file is TOML, one [[cell]] per
-// entry, in this shape (scenarios/matrix/expected.toml, or what --write-expect writes):
-//
-//   [[cell]]
-//   lock = "driver:*"      # an exact lock id, or a glob: `*` matches any run of characters
-//   fault = "*"            # an exact fault (column) id, or a glob
-//   verdict = "S"          # S safe, V violated, L stuck; and/or
-//   resource = "S"         # S or V: what the guarded resource saw (fenced locks)
-//   violated_in = "3/3"    # optional, shown and kept, never judged: the violated trials /
-//   stuck_in = "0/3"       #   trials (stuck_in: stuck ones) of the run that wrote the entry
-//
-// Which entry pins a cell: of the entries whose lock and fault patterns both match it, the
-// most specific: first the one with more exact fields (exact lock and fault, then one exact,
-// then none), then the one whose glob fields have more literal characters (those not `*`,
-// summed over its glob fields: "driver:*" and "*-lua" beat "*"), and between entries equal on
-// both the later in the file (as a repeated exact entry always did). A glob that matches no
-// cell of a run is fine (one file serves many runs); an exact lock or fault id that the lab
-// does not know is refused, as is any other field or table. A file without [[cell]] pins
-// nothing (what --write-expect writes when no cell was judged).
-struct Expectation {
-  std::string lock, fault;        // patterns: an exact id, or a glob with `*`
-  std::string verdict, resource;  // "" when the entry does not pin it
-  std::string violated_in, stuck_in;  // "N/M" or "": informational
-  std::string origin;             // "FILE:LINE"
-};
-using Expectations = std::vector<Expectation>;  // in file order
-
-// `*` matches any run of characters (none included); every other character only itself.
-bool GlobMatches(std::string_view pattern, std::string_view id);
-
-// The entry that pins the cell `lock` x `fault` (the rule above), nullptr when none matches.
-const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,
-                                   const std::string& fault);
-
-// Appends the file's entries to *out. A file that cannot be opened (or is a directory), does
-// not parse, has a top-level key other than `cell`, an entry without lock and fault or
-// without verdict and resource, an unknown field or letter, an exact lock id unknown to the
-// registry (locks::FindLock) or an exact fault id not in `known_faults` is Status::BadInput
-// (exit 65), one line naming the file, line and field.
-Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
-                        Expectations* out);
+// Expectation files ([[cell]] entries, --expect, --write-expect): scenario/cell_expectations.h.
 
 // --fail-on: the outcomes that fail a cell no expectation pins (a closed set of three).
 enum class CellOutcome { kViolated, kStuck, kUnknown };
@@ -181,6 +142,7 @@ struct PlanRequest {
   Expectations expectations;
   FailOn fail_on;
   std::string expect_path, preset_dir;
+  std::vector<std::string> all_columns;  // every column of preset_dir, before --faults
   std::vector<std::string> endpoints;  // --endpoints: lock nodes first, the resource last
   std::string endpoint_control;
   // --ttl DURATION: every row whose lock uses the lab's TTL runs with it, its cells' times scaled
@@ -202,6 +164,12 @@ extern const std::vector<std::string> kExampleDrivers;
 
 // The cells (lock-major), their trials with seeds drawn from request.seed, and the plan id.
 Plan BuildPlan(const PlanRequest& request);
+
+// The first entry of `expectations` that matches no cell of `plan` and no cell of the default
+// matrix (every registry lock, mutant and example driver under every column of `columns`):
+// Status::BadInput naming its file, line and field, exit 65. Ok when every entry matches.
+Status UnmatchedExpectation(const Plan& plan, const Expectations& expectations,
+                            const std::vector<std::string>& columns);
 
 // Shard I of N (1-based) runs trials I-1, I-1+N, I-1+2N, ... of the whole run's order:
 // marks PlannedTrial::in_slice and returns the indices of the shard's trials.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "base/numbers.h"
@@ -42,6 +43,51 @@ Status ResolveDriverPath(const std::string& lock_id, std::string* resolved) {
   }
   return Status::Usage("lock driver '" + path + "': no such file (looked in the current directory" +
                        (path[0] != '/' ? std::string(" and ") + LOCKLAB_SOURCE_DIR : std::string()) + ")");
+}
+
+namespace {
+
+// The nearest directory at or above `dir` that holds a .git (a folder, or a worktree's file).
+std::optional<std::filesystem::path> GitRoot(std::filesystem::path dir) {
+  std::error_code ec;
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    if (std::filesystem::exists(dir / ".git", ec)) return dir;
+    if (dir == dir.root_path()) break;
+  }
+  return std::nullopt;
+}
+
+// `path` relative to `root` when it lies under it.
+std::optional<std::string> Under(const std::filesystem::path& path, const std::filesystem::path& root) {
+  std::filesystem::path rel = path.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+  return rel.generic_string();
+}
+
+}  // namespace
+
+std::string CanonicalLockId(const std::string& lock_id, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  if (!locks::IsDriverId(lock_id)) return lock_id;
+  const std::string prefix = locks::kDriverPrefix;
+  const std::string path = lock_id.substr(prefix.size());
+  std::error_code ec;
+  const fs::path base = base_dir.empty() ? fs::current_path(ec) : fs::absolute(base_dir, ec);
+  fs::path file = fs::path(path).is_absolute() ? fs::path(path) : base / path;
+  if (!fs::is_regular_file(file, ec) && !fs::path(path).is_absolute()) {
+    file = fs::path(LOCKLAB_SOURCE_DIR) / path;  // as ResolveDriverPath looks it up
+  }
+  if (!fs::is_regular_file(file, ec)) {
+    std::string text = fs::path(path).lexically_normal().generic_string();
+    return prefix + (text.empty() ? path : text);
+  }
+  const fs::path real = fs::weakly_canonical(file, ec);
+  const fs::path abs = ec ? file.lexically_normal() : real;
+  std::optional<std::string> rel;
+  if (auto root = GitRoot(abs.parent_path())) rel = Under(abs, fs::weakly_canonical(*root, ec));
+  if (!rel) rel = Under(abs, fs::weakly_canonical(LOCKLAB_SOURCE_DIR, ec));
+  if (!rel) rel = Under(abs, fs::weakly_canonical(base, ec));
+  return prefix + (rel ? *rel : abs.generic_string());
 }
 
 std::string LockDisplayName(const std::string& lock_id) {

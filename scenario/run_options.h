@@ -172,6 +172,15 @@ std::string FaultIds(const RunOptions& o);
 // other ids.
 Status ResolveDriverPath(const std::string& lock_id, std::string* resolved);
 
+// The one spelling of a lock id, for comparing ids written by one command and read by
+// another (expectation files, a hunt's --known): a built-in id as it is; for driver:PATH the
+// program's path relative to the root of the git repository that holds it (else to the
+// locklab source tree, else to `base_dir` when under it, else absolute), with `.` and `..`
+// resolved. `./x`, `x` and `/abs/x` of one file are one id, from any working directory and in
+// any checkout of the repository. A PATH that resolves to no file (looked up against
+// `base_dir`, the current directory when empty) keeps its text, normalised lexically.
+std::string CanonicalLockId(const std::string& lock_id, const std::string& base_dir = "");
+
 // A name for a lock id that can be a directory name: the id itself, or for driver:PATH
 // "driver-" and the program's file name without its extension.
 std::string LockDisplayName(const std::string& lock_id);

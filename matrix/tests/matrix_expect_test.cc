@@ -17,7 +17,9 @@
 #include "faults/fault.h"
 #include "matrix/matrix_merge.h"
 #include "matrix/matrix_outputs.h"
+#include "matrix/detection_power.h"
 #include "matrix/matrix_plan.h"
+#include "scenario/run_options.h"
 
 namespace locklab::harness {
 namespace {
@@ -287,8 +289,9 @@ TEST_F(JudgedPlanTest, ExpectedSGotVIsTheOneFailureAndExpectedVPasses) {
   EXPECT_NE(junit.find("<testcase classname=\"matrix\" name=\"set-nx-px-lua x client-pause\"/>"),
             std::string::npos) << junit;
   const std::string summary = RegressionSummary(plan);
-  EXPECT_EQ(Count(summary, "\n"), 3) << summary;
-  EXPECT_EQ(summary.rfind("regressed: 2 cell(s) (expectations pins.toml):\n  set-nx-px-lua x none: ", 0), 0u)
+  EXPECT_EQ(Count(summary, "\n"), 4) << summary;
+  EXPECT_EQ(summary.rfind("gate: 4 of 4 cells pinned by pins.toml, 0 by --fail-on, 0 unpinned\n"
+                          "regressed: 2 cell(s) (expectations pins.toml):\n  set-nx-px-lua x none: ", 0), 0u)
       << summary;
 }
 
@@ -357,7 +360,8 @@ TEST_F(JudgedPlanTest, AWrittenExpectationFileReadsBackAndPinsWhatItSaw) {
   Plan again = MakePlan(e, {});
   Finish(&again, found);
   EXPECT_EQ(Write(&again), 0);
-  EXPECT_EQ(RegressionSummary(again), "regressed: none (expectations pins.toml)\n");
+  EXPECT_EQ(RegressionSummary(again),
+            "gate: 3 of 4 cells pinned by pins.toml, 0 by --fail-on, 1 unpinned\nregressed: none (expectations pins.toml)\n");
 
   // A directory that is not there: Status::Io naming the file (exit 70).
   s = WriteExpectationFile(plan, dir_ + "/no/such/dir/x.toml", &pinned);
@@ -508,6 +512,130 @@ TEST_F(JudgedPlanTest, GlobsAndFailOnAreInThePlanId) {
   int pinned_cells = 0;
   for (const auto& c : pinned.cells) pinned_cells += c.expected == "S";
   EXPECT_EQ(pinned_cells, 2) << "the glob resolved per cell, in the plan";
+}
+
+
+// A measurement that recorded the cell n/a in every run did not run it: no `# measured:`
+// note claims a letter "in 0 of N" (matrix.md lists it as not in the measurement).
+TEST_F(JudgedPlanTest, APinHasNoMeasuredNoteForACellTheMeasurementDidNotRun) {
+  std::ofstream(dir_ + "/detection-power.json")
+      << R"({"mode": "quick", "runs": 3, "cells": [)"
+      << R"({"lock": "setnx", "fault": "client-pause", "verdicts": ["n/a", "n/a", "n/a"]}]})";
+  Plan plan = MakePlan({}, {});
+  Finish(&plan, kFound);
+  Write(&plan);
+  int pinned = 0;
+  const std::string path = dir_ + "/baseline.toml";
+  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("\n# measured: "), std::string::npos) << text;
+  EXPECT_FALSE(DetectionPowerMeasured({"n/a", "n/a"}));
+  EXPECT_TRUE(DetectionPowerMeasured({"n/a", "S"}));
+}
+
+// One id for one driver: `./x`, `x` and the absolute path, from any working directory of
+// the repository, spelt relative to the repository's root.
+TEST_F(ExpectFileTest, ADriverPathHasOneCanonicalIdFromAnyWorkingDirectory) {
+  ASSERT_EQ(system(("mkdir -p " + dir_ + "/team/.git " + dir_ + "/team/ci/locklab " + dir_ + "/team/sub").c_str()), 0);
+  std::ofstream(dir_ + "/team/ci/locklab/driver.py") << "#!/usr/bin/env python3\n";
+  const std::string root = dir_ + "/team";
+  EXPECT_EQ(CanonicalLockId("driver:ci/locklab/driver.py", root), "driver:ci/locklab/driver.py");
+  EXPECT_EQ(CanonicalLockId("driver:./ci/locklab/driver.py", root), "driver:ci/locklab/driver.py");
+  EXPECT_EQ(CanonicalLockId("driver:" + root + "/ci/locklab/driver.py", "/"), "driver:ci/locklab/driver.py");
+  EXPECT_EQ(CanonicalLockId("driver:../ci/locklab/driver.py", root + "/sub"), "driver:ci/locklab/driver.py");
+  EXPECT_EQ(CanonicalLockId("driver:locklab/./driver.py", root + "/ci"), "driver:ci/locklab/driver.py");
+  // No such file: the text, normalised; a built-in id as it is.
+  EXPECT_EQ(CanonicalLockId("driver:./no/such/../file.py", root), "driver:no/file.py");
+  EXPECT_EQ(CanonicalLockId("set-nx-px-lua", root), "set-nx-px-lua");
+  // The lab's own examples: relative to the locklab tree, from anywhere.
+  EXPECT_EQ(CanonicalLockId("driver:examples/drivers/redis_py_lock.py", "/"), "driver:examples/drivers/redis_py_lock.py");
+}
+
+// The case that disarmed a gate: the file pins driver:examples/..., the run spells it
+// driver:./examples/...; the entry pins the cell, and a row it does not match is refused.
+TEST_F(JudgedPlanTest, AnEntryPinsItsDriverHoweverTheRunSpellsThePath) {
+  Expectations file;
+  ASSERT_EQ(Load("[[cell]]\nlock = \"driver:examples/drivers/redis_py_lock.py\"\nfault = \"client-pause\"\nverdict = \"S\"\n",
+                 &file), "");
+  for (const std::string spelt : {"driver:./examples/drivers/redis_py_lock.py",
+                                  "driver:" LOCKLAB_SOURCE_DIR "/examples/drivers/redis_py_lock.py"}) {
+    const Expectation* e = FindExpectation(file, spelt, "client-pause");
+    ASSERT_NE(e, nullptr) << spelt;
+    EXPECT_EQ(e->origin, path_ + ":1");
+    EXPECT_EQ(FindExpectation(file, spelt, "none"), nullptr);
+  }
+  // The same entry in a run of that driver matches; a typo of its path matches no cell.
+  PlanRequest r;
+  r.lock_ids = {"driver:./examples/drivers/redis_py_lock.py"};
+  std::vector<Preset> all;
+  ASSERT_TRUE(LoadPresets(kDefaultPresetDir, &all).ok());
+  std::vector<std::string> columns;
+  for (const auto& p : all) {
+    columns.push_back(p.fault);
+    if (p.fault == "client-pause") r.presets.push_back(p);
+  }
+  r.expectations = file;
+  r.expect_path = path_;
+  Plan plan = BuildPlan(r);
+  ASSERT_EQ(plan.cells.size(), 1u);
+  EXPECT_EQ(plan.cells[0].origin, path_ + ":1");
+  EXPECT_TRUE(UnmatchedExpectation(plan, file, columns).ok());
+  Expectations typo;
+  ASSERT_EQ(Load("[[cell]]\nverdict = \"S\"\nfault = \"client-pause\"\nlock = \"driver:examples/drivers/redis_py_lok.py\"\n", &typo), "");
+  Status u = UnmatchedExpectation(plan, typo, columns);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.ExitCode(), 65);
+  EXPECT_EQ(u.message().rfind(path_ + ":4: field 'cell.lock': 'driver:examples/drivers/redis_py_lok.py'", 0), 0u) << u.message();
+  // An entry for a lock of the default matrix that this run did not select is no typo.
+  Expectations other;
+  ASSERT_EQ(Load("[[cell]]\nlock = \"setnx\"\nfault = \"client-pause\"\nverdict = \"S\"\n"
+                 "[[cell]]\nlock = \"driver:*\"\nfault = \"*\"\nverdict = \"S\"\n", &other), "");
+  EXPECT_TRUE(UnmatchedExpectation(plan, other, columns).ok());
+  Expectations no_column;
+  ASSERT_EQ(Load("[[cell]]\nlock = \"driver:*\"\nfault = \"client-*x\"\nverdict = \"S\"\n", &no_column), "");
+  EXPECT_FALSE(UnmatchedExpectation(plan, no_column, columns).ok()) << "a glob that matches no column pins nothing";
+}
+
+TEST_F(JudgedPlanTest, TheGateSaysHowManyCellsItPins) {
+  Expectations file = {Entry("set-nx-px-lua", "*", "S", "pins.toml:1")};
+  Plan plan = MakePlan(file, {});
+  Finish(&plan, kFound);
+  Write(&plan);
+  EXPECT_EQ(PinSummary(plan), "gate: 2 of 4 cells pinned by pins.toml, 0 by --fail-on, 2 unpinned");
+  EXPECT_NE(RegressionSummary(plan).find("gate: 2 of 4 cells pinned"), std::string::npos);
+  FailOn f;
+  ASSERT_EQ(ParseFailOn("violated", &f), "");
+  Plan with_fail_on = MakePlan(file, f);
+  Finish(&with_fail_on, kFound);
+  Write(&with_fail_on);
+  EXPECT_EQ(PinSummary(with_fail_on), "gate: 2 of 4 cells pinned by pins.toml, 2 by --fail-on, 0 unpinned");
+}
+
+// --write-expect writes the canonical id: the file pins the cells from another directory.
+TEST_F(JudgedPlanTest, AWrittenFileNamesDriversByTheirCanonicalId) {
+  PlanRequest r;
+  r.seed = 7;
+  r.lock_ids = {"driver:./examples/drivers/redis_py_lock.py"};
+  std::vector<Preset> all;
+  ASSERT_TRUE(LoadPresets(kDefaultPresetDir, &all).ok());
+  for (const auto& p : all) {
+    if (p.fault == "none") r.presets.push_back(p);
+  }
+  r.preset_dir = dir_;
+  Plan plan = BuildPlan(r);
+  for (auto& tr : plan.all) {
+    tr.ran = tr.done = true;
+    tr.results = {{"verdict", "safe"}, {"verdict_reason", "ok"}, {"resource_verdict", "safe"}, {"run_dir", "/r"}};
+  }
+  Write(&plan);
+  int pinned = 0;
+  const std::string path = dir_ + "/baseline.toml";
+  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
+  EXPECT_EQ(pinned, 1);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("lock = \"driver:examples/drivers/redis_py_lock.py\""), std::string::npos) << text;
 }
 
 }  // namespace
