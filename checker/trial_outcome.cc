@@ -25,6 +25,19 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
   o.interrupted = r.value("interrupted", false);
   if (r.contains("acquires") && r["acquires"].is_object()) o.acquires_ok = r["acquires"].value("ok", int64_t{0});
   if (r.contains("run_dir") && r["run_dir"].is_string()) o.run_dir = r["run_dir"].get<std::string>();
+  if (r.contains("client_failures") && r["client_failures"].is_array()) {
+    for (const auto& f : r["client_failures"]) {
+      if (f.is_string()) o.client_failures.push_back(f.get<std::string>());
+    }
+  }
+  if (r.contains("infra") && r["infra"].is_array()) {
+    for (const auto& e : r["infra"]) {
+      if (e.is_object() && !e.contains("stalled_ms") && e.contains("summary") && e["summary"].is_string()) {
+        o.lab_failure = e["summary"].get<std::string>();
+        break;
+      }
+    }
+  }
   return o;
 }
 

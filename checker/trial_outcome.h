@@ -22,6 +22,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -59,6 +60,12 @@ struct TrialOutcome {
   bool interrupted = false;                      // "interrupted"
   int64_t acquires_ok = 0;                       // "acquires": {"ok"}: grants the lock made
   std::string run_dir;                           // "run_dir", "" when absent or not a string
+  // "client_failures": the clients whose lock never started (a driver without a hello);
+  // "infra": the first summary of a lab server or client that failed not by the schedule
+  // (a stall, which only makes the timing untrusted, is not one). Either is the lab's
+  // failure, not the lock's: nothing the lock did was seen.
+  std::vector<std::string> client_failures;
+  std::string lab_failure;
 
   // The one stuck rule (above): liveness.stuck in a trial judged safe.
   bool Stuck() const { return verdict == Verdict::kSafe && liveness_stuck; }

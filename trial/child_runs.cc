@@ -66,6 +66,7 @@ Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
       so.argv = {exe, "run", r.scenario_path, "--no-report", "--out", r.options.out_dir};
       so.log_path = r.log;
       r.started = true;
+      r.spawned_at = MonotonicNow();
       Status ss = Spawn(so, &r.pid);
       if (!ss.ok()) {
         WriteFile(r.log, "locklab: trial not started: " + ss.message() + "\n");
@@ -98,6 +99,7 @@ Status RunChildrenFrom(int jobs, const std::function<ChildRun*()>& next,
       ChildRun& r = *rp;
       if (r.pid != pid || r.done) continue;
       --running;
+      r.reaped_at = MonotonicNow();
       static const std::regex re("run: (\\S+)");
       std::smatch m;
       std::string log = ReadWholeFile(r.log);

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "checker/verdict.h"
 #include "scenario/run_options.h"
@@ -40,6 +41,7 @@ struct ChildRun {
   bool interrupted = false;  // sent its one SIGINT (a third makes a trial exit unhealed)
   bool done = false;
   bool ran = false;            // left results.json and exited below 64
+  Nanos spawned_at{0}, reaped_at{0};  // MonotonicNow() at its spawn and its reaping (0: not)
   int exit_code = -1;
   std::string run_dir;         // the child's `run: DIR`, "" when it printed none
   nlohmann::ordered_json results;  // results.json, null when none
