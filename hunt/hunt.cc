@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +25,7 @@
 #include "trial/child_runs.h"
 #include "scenario/cli_spec.h"
 #include "hunt/hunt_guide.h"
+#include "hunt/hunt_known.h"
 #include "hunt/hunt_plain.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"
@@ -31,6 +33,7 @@
 #include "trial/interrupts.h"
 #include "trial/report_script.h"
 #include "scenario/run_options.h"
+#include "lab/driver_servers.h"
 #include "lab/run_store.h"
 #include "locks/driver_lock.h"
 #include "locks/lock.h"
@@ -44,6 +47,7 @@ struct HuntFlags {
   std::string validity;  // --validity honour|ignore: fixed for every scenario ("" = drawn)
   std::map<std::string, std::string> knobs;
   std::vector<std::string> driver_args, faults;
+  std::vector<std::string> known;  // --known FILE|DIR: failures already accounted for
   Millis ttl{500};
   Millis budget{10 * 60 * 1000}, shrink_budget{5 * 60 * 1000};
   // Trials at a time: the matrix's 6 (a trial mostly waits; docs/matrix-notes.md).
@@ -83,6 +87,10 @@ Status ParseHuntFlags(const std::vector<std::string>& args, HuntFlags* f) {
       s = r.Value(&f->out);
     else if (r.Is("--corpus"))
       s = r.Value(&f->corpus);
+    else if (r.Is("--known")) {
+      s = r.Value(&v);
+      f->known.push_back(v);
+    }
     else if (r.Is("--budget"))
       s = r.Duration(kMinHuntBudget, kMaxHuntBudget, &f->budget);
     else if (r.Is("--shrink-budget"))
@@ -210,9 +218,9 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
 
 class Hunt {
  public:
-  Hunt(HuntFlags flags, SearchSpace space, std::string dir)
-      : f_(std::move(flags)), space_(std::move(space)), dir_(std::move(dir)), rng_(f_.seed), guide_rng_(f_.seed ^ 0x9e3779b97f4a7c15ULL),
-        plain_rng_(f_.seed ^ 0x5851f42d4c957f2dULL) {}
+  Hunt(HuntFlags flags, SearchSpace space, KnownFailures known, std::string dir)
+      : f_(std::move(flags)), space_(std::move(space)), known_(std::move(known)), dir_(std::move(dir)), rng_(f_.seed), guide_rng_(f_.seed ^ 0x9e3779b97f4a7c15ULL),
+        plain_rng_(f_.seed ^ 0x5851f42d4c957f2dULL), concurrency_(f_.jobs), lowest_concurrency_(f_.jobs) {}
 
   int Run();
 
@@ -259,11 +267,107 @@ class Hunt {
   // Whether a baseline run tells against the difference: it failed, or it could not run
   // (the baseline was not seen to pass, so nothing is confirmed).
   bool BaselineFailed(const ChildRun& r) const { return !r.ran || Failed(r); }
-  // Counts a run that ended (trials, infrastructure failures) and shows the progress line.
+  // Why run `r` could not run ("" when it ran): the lab's failure, never the lock's. A run
+  // that left no results.json or exited 64+ (a server that would not start, a build that
+  // changed), a client whose lock never started (a driver without a hello in time), or a lab
+  // server or client that failed not by the schedule, leaving the verdict unknown. Such a
+  // run neither fails nor passes anything: it is run again (RunAgain) and counted apart.
+  static std::string NotRunReason(const ChildRun& r) {
+    if (!r.ran) {
+      return r.started ? "the trial exited " + std::to_string(r.exit_code) + " without a verdict (its .log)"
+                       : "the trial did not start (its .log)";
+    }
+    checker::TrialOutcome o;
+    try {
+      o = checker::TrialOutcome::FromJson(r.results);
+    } catch (const nlohmann::json::exception&) {
+      return "its results.json did not read";
+    }
+    if (!o.client_failures.empty()) {
+      // "client 2: driver /x.py: no hello line within ..." -> the cause, the same for every client.
+      std::string why = o.client_failures.front();
+      for (const char* head : {"client ", "driver "}) {
+        if (why.rfind(head, 0) == 0 && why.find(": ") != std::string::npos) why = why.substr(why.find(": ") + 2);
+      }
+      return "a lock did not start: " + why;
+    }
+    if (o.verdict == checker::Verdict::kUnknown && !o.lab_failure.empty()) return "the lab failed: " + o.lab_failure;
+    return "";
+  }
+  // Counts a run that ended (trials, runs that could not run and why), records when it ran,
+  // adapts the concurrency to what it showed, and shows the progress line.
   void CountRun(const ChildRun& r) {
     ++trials_;
-    if (!r.ran) ++infra_;
+    --running_;
+    const std::string why = NotRunReason(r);
+    if (!why.empty()) {
+      ++infra_;
+      ++not_run_why_[why];
+    } else if (r.results.is_object() && r.results.contains("duration_ms") && r.results["duration_ms"].is_number() &&
+               r.reaped_at > r.spawned_at) {
+      // What a run costs beyond its own duration (servers, drivers, judging): Fits' estimate.
+      const double wall = ToMillis(r.reaped_at - r.spawned_at);
+      overheads_ms_.push_back(std::max(0.0, wall - r.results["duration_ms"].get<double>()));
+    }
+    story_.runs.push_back({r.options.name, phase_, Seconds(r.spawned_at), Seconds(r.reaped_at),
+                           why.empty() ? "ran" : "not run: " + why});
+    Adapt(r, why);
     Progress();
+  }
+  double Seconds(Nanos at) const { return at.count() == 0 ? 0 : ToMillis(at - t0_) / 1000.0; }
+  // Admission: the trials at a time (concurrency_, never above --jobs) drop by one for each
+  // run that could not run or whose lab ran late (timing untrusted: an overloaded machine),
+  // and rise by one after 2 x --jobs runs in a row that were neither. Starting more trials on
+  // a machine that cannot start the ones it has is what starves a driver's start.
+  void Adapt(const ChildRun& r, const std::string& not_run) {
+    const bool overloaded = !not_run.empty() || (r.ran && !Trusted(r));
+    if (overloaded) {
+      healthy_ = 0;
+      if (concurrency_ > 1) {
+        SetConcurrency(concurrency_ - 1, r.options.name + ": " + (not_run.empty() ? "the lab ran late (timing untrusted)" : not_run));
+      }
+    } else if (++healthy_ >= 2 * f_.jobs && concurrency_ < f_.jobs) {
+      healthy_ = 0;
+      SetConcurrency(concurrency_ + 1, std::to_string(2 * f_.jobs) + " runs in a row ran on time");
+    }
+  }
+  void SetConcurrency(int n, const std::string& why) {
+    std::ostringstream line;
+    line << "at " << static_cast<int>(ToMillis(Elapsed()) / 1000.0) << " s: " << concurrency_ << " -> " << n
+         << " trials at a time (" << why << ")";
+    concurrency_ = n;
+    lowest_concurrency_ = std::min(lowest_concurrency_, n);
+    if (story_.concurrency_changes.size() < 200) story_.concurrency_changes.push_back(line.str());
+    if (!isatty(2)) std::cerr << "locklab hunt: " << line.str() << "\n";
+  }
+  // The same run once more, under a new name (its first try's files stay as they were).
+  static ChildRun RunAgain(const ChildRun& r, int attempt) {
+    ChildRun again;
+    again.options = r.options;
+    const std::string stem = r.scenario_path.substr(0, r.scenario_path.size() - 5);
+    again.scenario_path = stem + "-again" + std::to_string(attempt) + ".toml";
+    again.options.name = r.options.name + "-again" + std::to_string(attempt);
+    return again;
+  }
+  // What a run of `o` takes, start to end: its duration and the median cost of a run beyond
+  // it seen so far (3 s until one is seen). Fits: started now, it would end by the deadline.
+  Millis ExpectedWall(const RunOptions& o) const {
+    double extra = 3000;
+    if (!overheads_ms_.empty()) {
+      std::vector<double> v = overheads_ms_;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      extra = v[v.size() / 2];
+    }
+    return o.duration + Millis(static_cast<int64_t>(extra));
+  }
+  bool Fits(const RunOptions& o) const { return MonotonicNow() + ExpectedWall(o) <= deadline_; }
+  bool OutOfTime() const { return budget_spent_ || MonotonicNow() >= deadline_; }
+  // What the reproduction of `o` needs: kReproductionReruns runs (and as many of the
+  // baseline), concurrency_ at a time. The shrink leaves it that much of the budget.
+  Nanos ReproductionReserve(const RunOptions& o) const {
+    const int runs = kReproductionReruns * (f_.baseline.empty() ? 1 : 2);
+    const int rounds = (runs + concurrency_ - 1) / concurrency_;
+    return std::chrono::duration_cast<Nanos>(ExpectedWall(o) * rounds);
   }
   // A search trial that ran and did not fail: what it showed goes to the guide, which keeps
   // its scenario when that was new or closer to failing (a trial the lab ran late shows
@@ -285,13 +389,40 @@ class Hunt {
   }
   // A counted find not yet shrunk (ShrinkUntilOneReproduces takes them in order).
   static bool AwaitsShrinking(const FoundScenario& f) { return !f.baseline_failed && !f.shrunk; }
-  // Runs `runs`, `jobs` at a time; counts trials and infrastructure failures.
+  // Runs `runs`, concurrency_ at a time (so --jobs bounds every phase), none started that
+  // would end past the deadline (those stay !started); a run that could not run is run
+  // again in its place, up to kRunAttempts in all. Counts trials and the runs not run.
   void RunAll(std::vector<ChildRun>& runs) {
-    std::vector<ChildRun*> ptrs;
-    for (auto& r : runs) ptrs.push_back(&r);
-    Status s = RunChildren(ptrs, f_.jobs, [&](const ChildRun& r, size_t) { CountRun(r); });
-    if (!s.ok() && io_error_.ok()) io_error_ = s;
+    for (int attempt = 1; attempt <= kRunAttempts && !Stop(); ++attempt) {
+      size_t i = 0;
+      bool out_of_time = false;
+      Status s = RunChildrenFrom(
+          f_.jobs,
+          [&]() -> ChildRun* {
+            if (running_ >= concurrency_ || out_of_time) return nullptr;
+            while (i < runs.size() && runs[i].done) ++i;
+            if (i >= runs.size()) return nullptr;
+            if (!Fits(runs[i].options)) {
+              out_of_time = true;
+              return nullptr;
+            }
+            ++running_;
+            return &runs[i++];
+          },
+          [&](const ChildRun& r, size_t) { CountRun(r); });
+      if (!s.ok() && io_error_.ok()) io_error_ = s;
+      bool again = false;
+      for (auto& r : runs) {
+        if (!r.done || NotRunReason(r).empty() || attempt == kRunAttempts || Stop() || !Fits(r.options)) continue;
+        r = RunAgain(r, attempt);
+        ++story_.runs_retried;
+        again = true;
+      }
+      if (!again) break;
+    }
+    for (const auto& r : runs) story_.scenarios_not_run += r.done && !NotRunReason(r).empty();
   }
+  static constexpr int kRunAttempts = 3;
   // How many of `n` reruns of `o` fail, in how many of its runs the baseline (if any) failed
   // too, and how many of either could not run (ShrinkTry; `what` left empty).
   ShrinkTry Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
@@ -349,14 +480,31 @@ class Hunt {
       baseline_seen = baseline_seen && r.done && r.ran;
       for (const auto& k : Kinds(r)) kinds.erase(k);
     }
-    if ((!baseline_worked || reruns_worked < need) && c.attempt < kConfirmAttempts && !Stop()) return Judged::kAgain;
+    const bool seen_at_work = baseline_worked && reruns_worked >= need;
+    if (!seen_at_work && c.attempt < kConfirmAttempts && !Stop()) return Judged::kAgain;
     int failed = 0;
     target_ = kinds;
     for (const ChildRun& r : c.runs) failed += !IsBaseline(r) && Failed(r) && Trusted(r);
     target_ = AllKinds();
     const bool counts = baseline_seen && !kinds.empty() && failed >= need && !Stop();
-    RecordFind(*c.trial, !counts, counts ? kinds : Kinds(*c.trial));
-    return counts ? Judged::kCounted : Judged::kNotCounted;
+    if (counts) {
+      const std::string known = known_.Accounts(f_.lock, c.trial->options, kinds);
+      RecordFind(*c.trial, known.empty() ? FindFate::kCounted : FindFate::kKnown, kinds, known);
+      return known.empty() ? Judged::kCounted : Judged::kNotCounted;
+    }
+    if (!seen_at_work || !baseline_seen) {
+      // Nothing refuted: the lab could not show the lock (or the baseline) at work.
+      std::string why;
+      for (const ChildRun& r : c.runs) {
+        if (why.empty()) why = NotRunReason(r);
+      }
+      RecordFind(*c.trial, FindFate::kNotRun, Kinds(*c.trial),
+                 "its confirmation could not run in " + std::to_string(c.attempt) + " attempts" +
+                     (why.empty() ? std::string(" (no acquire granted)") : " (" + why + ")"));
+    } else {
+      RecordFind(*c.trial, kinds.empty() ? FindFate::kBaselineFailed : FindFate::kNotConfirmed, Kinds(*c.trial));
+    }
+    return Judged::kNotCounted;
   }
   // Shrinks `find` (a counted find) into story_'s shrink fields.
   void Shrink(const FoundScenario& find);
@@ -365,13 +513,16 @@ class Hunt {
   // them, while budget is left, the search goes on (Search). The story tells the best.
   void ShrinkUntilOneReproduces();
   // Keeps a failing trial in story_.found and found/NAME.toml (with its [expect] for `kinds`);
-  // `baseline_failed`: the baseline failed it too, or the difference was not confirmed (not
-  // counted; its faults are then drawn less).
-  void RecordFind(const ChildRun& r, bool baseline_failed, const FailureKindSet& kinds) {
+  // `fate` says whether it counts (FindFate): one the baseline fails too, or that --known
+  // accounts for, has its faults drawn less (the search moves to where something is new).
+  void RecordFind(const ChildRun& r, FindFate fate, const FailureKindSet& kinds, const std::string& why = "") {
     // A plain trial both locks fail says nothing about where the faulted draws should go
     // (its workload is the plain pass's own, not one the search draws).
-    if (baseline_failed && !r.options.faults.empty()) DrawLess(r.options);
-    FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, baseline_failed};
+    const bool counted = fate == FindFate::kCounted;
+    if (!counted && fate != FindFate::kNotRun && !r.options.faults.empty()) DrawLess(r.options);
+    FoundScenario found{r.options, r.run_dir, ToMillis(Elapsed()) / 1000.0, !counted};
+    found.fate = fate;
+    found.why = why;
     found.kinds = kinds;
     RunOptions saved = r.options;
     ExpectKinds(found.kinds, &saved);
@@ -387,6 +538,8 @@ class Hunt {
     }
   }
   void Progress(bool final_line = false);
+  // Why the hunt cannot say "nothing found" (exit 2), one line; "" when it can (hunt_story.h).
+  std::string Undecided() const;
   Nanos Elapsed() const { return MonotonicNow() - t0_; }
   bool counted_any() const {
     return std::any_of(story_.found.begin(), story_.found.end(), [](const FoundScenario& s) { return !s.baseline_failed; });
@@ -397,6 +550,7 @@ class Hunt {
 
   HuntFlags f_;
   SearchSpace space_;
+  KnownFailures known_;  // --known
   std::string dir_;
   Rng rng_;
   // The search's feedback (hunt_guide.h): scenarios that showed something new or came close,
@@ -410,9 +564,19 @@ class Hunt {
   size_t plain_next_ = 0;
   // The plain trials by name, and how often each untrusted failure of them ran again.
   std::map<std::string, int> plain_tries_;
+  std::map<std::string, int> not_run_tries_;  // how often each scenario that could not run ran again
   static constexpr int kPlainRetries = 2;
   Rng plain_rng_;
   Nanos t0_ = MonotonicNow();
+  Nanos deadline_ = t0_ + f_.budget;  // the whole command's (--budget): no run starts that would end past it
+  bool budget_spent_ = false;         // a search draw no longer fit before the deadline
+  Millis first_wall_{0};              // what the first draw would have taken, when none fit
+  // Admission (Adapt): the trials at a time now and the fewest so far, the children running
+  // (every phase), the runs in a row that ran on time, and what runs cost beyond their own
+  // duration (ExpectedWall).
+  int concurrency_, lowest_concurrency_, running_ = 0, healthy_ = 0;
+  std::vector<double> overheads_ms_;
+  std::map<std::string, int64_t> not_run_why_;
   std::string phase_ = "search";
   std::string attempt_prefix_;  // of the shrink and rerun files (ShrinkUntilOneReproduces)
   int64_t trials_ = 0, infra_ = 0, drawn_ = 0, invalid_draws_ = 0, untrusted_ = 0;
@@ -433,45 +597,62 @@ class Hunt {
 
 ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& sub, const std::string& tag,
                        std::vector<ChildRun>* kept) {
-  // need > 0 (a shrink step): `jobs` reruns at a time while the count is undecided (`need`
-  // failures reached, or out of reach), then the baseline's run only when the step would be
-  // kept. need <= 0 (a reproduction rate): all n, and n of the baseline, at once (one
-  // baseline run is too weak for a rate: a drift near an allowance fails a correct lock now
-  // and then).
+  // need > 0 (a shrink step): concurrency_ reruns at a time while the count is undecided
+  // (`need` failures reached, or out of reach), then the baseline's run only when the step
+  // would be kept. need <= 0 (a reproduction rate): all n, and n of the baseline, in one
+  // batch (one baseline run is too weak for a rate: a drift near an allowance fails a
+  // correct lock now and then). A rerun that could not run (after RunAll's attempts) is no
+  // rerun: `reruns` counts those that ran, `not_run` the others; one the budget left
+  // unstarted ends the tally there (budget_cut says so).
   std::vector<ChildRun> all;
   ShrinkTry tally;
-  tally.reruns = n;
   int& failed = tally.failed;
-  int done = 0;
+  int done = 0, asked = 0;
+  bool cut = false;
   auto count = [&](std::vector<ChildRun>& batch) {
     RunAll(batch);
+    int ran = 0;
     for (auto& r : batch) {
+      if (!r.started) {
+        cut = true;
+        continue;
+      }
+      const bool not_run = !NotRunReason(r).empty();
       if (IsBaseline(r)) {
-        tally.baseline_failures += BaselineFailed(r);
-        tally.baseline_not_run += !r.ran;
+        tally.baseline_failures += not_run || Failed(r);
+        tally.baseline_not_run += not_run;
+      } else if (not_run) {
+        ++tally.not_run;
       } else {
         failed += Failed(r) && Trusted(r);
-        tally.not_run += !r.ran;
         ++done;
       }
+      ran += !not_run;
       all.push_back(std::move(r));
     }
+    return ran;
   };
-  while (done < n && !Stop()) {
+  while (done < n && !Stop() && !cut) {
     std::vector<ChildRun> batch;
-    int slots = need > 0 ? f_.jobs : n - done;
+    int slots = need > 0 ? std::max(1, concurrency_) : n - done;
     for (int i = 0; need <= 0 && !f_.baseline.empty() && i < slots; ++i) {
-      batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline-" + std::to_string(done + i + 1)));
+      batch.push_back(Make(OnBaseline(o), sub, tag + "-baseline-" + std::to_string(asked + i + 1)));
     }
     for (int i = 0; i < slots && done + i < n; ++i) {
-      batch.push_back(Make(o, sub, tag + "-" + std::to_string(done + i + 1)));
+      batch.push_back(Make(o, sub, tag + "-" + std::to_string(asked + i + 1)));
     }
-    count(batch);
+    asked += slots;
+    if (count(batch) == 0) break;  // nothing of it ran, even run again: the lab is failing (Stop)
     if (need > 0 && (failed >= need || failed + (n - done) < need)) break;
   }
-  if (need > 0 && failed >= need && !f_.baseline.empty() && !Stop()) {
+  if (need > 0 && failed >= need && !f_.baseline.empty() && !Stop() && !cut) {
     std::vector<ChildRun> batch = {Make(OnBaseline(o), sub, tag + "-baseline")};
     count(batch);
+  }
+  tally.reruns = done;
+  if (cut && story_.budget_cut.empty()) {
+    story_.budget_cut = (phase_ == "reproduce" ? std::string("the reproduction") : "the " + phase_) + " of " +
+                        o.name + ", after " + std::to_string(done) + " of " + std::to_string(n) + " reruns";
   }
   if (kept) *kept = std::move(all);
   return tally;
@@ -567,40 +748,43 @@ void Hunt::Search(bool stop_at_first) {
     plain_ = PlainPass(space_, f_.baseline.empty() ? f_.lock_renews : f_.lock_renews == f_.baseline_renews);
     first_pass_ = FirstPass(space_, rng_);
   }
-  while (!Stop() && Elapsed() < f_.budget) {
-    // A rolling pool: a new trial starts as soon as one ends, f_.jobs at a time. A trusted
-    // failure's confirmation runs beside them (Confirmation, ConfirmationSlots at a time),
-    // while the search goes on; a failure both locks show is recorded and the search goes on. New
+  while (!Stop() && !OutOfTime()) {
+    // A rolling pool: a new trial starts as soon as one ends, concurrency_ at a time (--jobs
+    // at most, every run counted: Adapt). A trusted failure's confirmation takes the next
+    // free slots (Confirmation, ConfirmationSlots at a time), while the search goes on; a failure both locks show is recorded and the search goes on. New
     // trials stop once a failure counts (without a baseline: once one is seen, and the
     // running ones' failures count too); with stop_at_first and a baseline, the failures
     // still waiting for confirmation then are left in trials/, unjudged.
     std::deque<ChildRun> runs;                // this pool's trials
-    std::deque<ChildRun*> trials_due;         // plain retries waiting for a slot
+    std::deque<ChildRun*> trials_due;         // retries waiting for a slot (plain, not run)
     std::list<Confirmation> confirming;       // in arrival order: the started, then the waiting
     std::list<Confirmation> judged;           // kept: the pool holds its runs' addresses
     std::deque<ChildRun*> confirm_due;        // runs of started ones not yet running
     const size_t found_before = story_.found.size();
-    int trials_running = 0;
     bool stop_drawing = false;
     Status ps = RunChildrenFrom(
-        f_.jobs + ConfirmationSlots() * (f_.reruns + 3),
+        f_.jobs,
         [&]() -> ChildRun* {
-          if (Stop()) return nullptr;
-          if (!confirm_due.empty()) {
-            ChildRun* r = confirm_due.front();
-            confirm_due.pop_front();
-            return r;
-          }
-          if (trials_running >= f_.jobs) return nullptr;
+          if (Stop() || running_ >= concurrency_) return nullptr;
           ChildRun* t = nullptr;
-          if (!trials_due.empty()) {
+          if (!confirm_due.empty()) {
+            t = confirm_due.front();
+            if (!Fits(t->options)) return nullptr;  // left unjudged: the budget ended first
+            confirm_due.pop_front();
+          } else if (!trials_due.empty()) {
             t = trials_due.front();
+            if (!Fits(t->options)) return nullptr;
             trials_due.pop_front();
-          } else if (!stop_drawing && Elapsed() < f_.budget) {
+          } else if (!stop_drawing && !OutOfTime()) {
             std::optional<ChildRun> drawn = DrawTrial();
+            if (drawn && !Fits(drawn->options)) {
+              budget_spent_ = true;  // no draw starts that would end past the deadline
+              if (trials_ == 0) first_wall_ = ExpectedWall(drawn->options);
+              return nullptr;
+            }
             if (drawn) t = &runs.emplace_back(std::move(*drawn));
           }
-          trials_running += t != nullptr;
+          running_ += t != nullptr;
           return t;
         },
         [&](const ChildRun& done, size_t) {
@@ -624,7 +808,22 @@ void Hunt::Search(bool stop_at_first) {
             }
             return;
           }
-          --trials_running;
+          if (const std::string why = NotRunReason(done); !why.empty()) {
+            // The lab's failure, not the lock's: the same scenario again, up to twice, ahead of
+            // new draws (at the concurrency Adapt just lowered).
+            int& tries = not_run_tries_[done.options.name];
+            if (tries < kRunAttempts - 1 && !Stop()) {
+              ++tries;
+              ++story_.runs_retried;
+              ChildRun again = RunAgain(done, tries);
+              not_run_tries_[again.options.name] = tries;
+              runs.push_back(std::move(again));
+              trials_due.push_back(&runs.back());
+            } else {
+              ++story_.scenarios_not_run;
+            }
+            return;
+          }
           if (!Failed(done)) {
             Observe(done);
             return;
@@ -644,18 +843,26 @@ void Hunt::Search(bool stop_at_first) {
           }
           ChildRun* trial = const_cast<ChildRun*>(&done);  // every trial is one of `runs`
           if (RenewalDecides(done.options)) {
-            RecordFind(*trial, true, Kinds(done));
+            RecordFind(*trial, FindFate::kBaselineFailed, Kinds(done), "renewing one lock and not the other decides it");
           } else if (f_.baseline.empty()) {
-            RecordFind(*trial, false, Kinds(done));  // counts, as do the running ones' failures
-            stop_drawing = true;
+            // Counts, as do the running ones' failures, unless --known accounts for it: then
+            // the search goes on for a failure that is new.
+            const std::string known = known_.Accounts(f_.lock, done.options, Kinds(done));
+            RecordFind(*trial, known.empty() ? FindFate::kCounted : FindFate::kKnown, Kinds(done), known);
+            stop_drawing = stop_drawing || known.empty();
           } else if (!(stop_drawing && stop_at_first)) {  // else the search has ended
             confirming.push_back({trial, {}, 0});
             if (confirming.size() <= static_cast<size_t>(ConfirmationSlots())) StartConfirmation(confirming.back(), &confirm_due);
           }
         });
     if (!ps.ok() && io_error_.ok()) io_error_ = ps;
-    // Confirmations an interrupt or a lab failure cut short: not confirmed.
-    for (const Confirmation& c : confirming) RecordFind(*c.trial, true, Kinds(*c.trial));
+    // Confirmations an interrupt, a lab failure or the budget cut short: not confirmed.
+    for (const Confirmation& c : confirming) {
+      RecordFind(*c.trial, FindFate::kNotRun, Kinds(*c.trial),
+                 Interrupted() ? "interrupted before its confirmation"
+                 : OutOfTime() ? "the budget ended before its confirmation ran"
+                               : "the lab stopped before its confirmation ran");
+    }
     // Listed in draw order (trials' names), not in the order their runs ended; the earliest
     // counted is shrunk first (ShrinkUntilOneReproduces).
     std::stable_sort(story_.found.begin() + static_cast<std::ptrdiff_t>(found_before), story_.found.end(),
@@ -675,19 +882,23 @@ void Hunt::Shrink(const FoundScenario& find) {
   current.name = "minimal";
   story_.chain = {current};
   const Nanos shrink_start = MonotonicNow();
+  // Its share of the budget: --shrink-budget at most, and never the time the reproduction
+  // after it needs (ReproductionReserve).
+  const Nanos shrink_until = std::min(shrink_start + f_.shrink_budget, deadline_ - ReproductionReserve(current));
+  auto shrink_left = [&] { return MonotonicNow() < shrink_until && !OutOfTime(); };
   const int need = (3 * f_.reruns + 3) / 4;  // three quarters, rounded up
   int step = 0;
   // Passes over the candidates; within a pass a kind of step that failed to reproduce is not
   // tried again on the simpler scenarios that follow (a new pass tries everything again).
   bool progress = true;
-  while (progress && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+  while (progress && !Stop() && shrink_left()) {
     progress = false;
     std::set<std::string> refused;
     bool pass_kept = true;
-    while (pass_kept && !Stop() && MonotonicNow() - shrink_start < f_.shrink_budget) {
+    while (pass_kept && !Stop() && shrink_left()) {
       pass_kept = false;
       for (const ShrinkStep& cand : ShrinkCandidates(current)) {
-        if (Stop() || MonotonicNow() - shrink_start >= f_.shrink_budget) break;
+        if (Stop() || !shrink_left()) break;
         if (refused.count(cand.what) || !ValidateRunOptions(cand.options).ok()) continue;
         // --validity holds for every scenario, shrunk ones too.
         if (!f_.validity.empty() && cand.options.validity != f_.validity) continue;
@@ -731,7 +942,7 @@ void Hunt::Reproduce() {
     return tally.failed >= kReproductionNeeded && !tally.baseline_failed();
   };
   bool done = false;
-  for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop(); ++back) {
+  for (size_t back = 0; back < story_.chain.size() && back < 3 && !done && !Stop() && (back == 0 || !OutOfTime()); ++back) {
     Tried t{story_.chain[story_.chain.size() - 1 - back], static_cast<int>(back), "", {}};
     done = rerun(std::move(t), back == 0 ? "as shrunk" : std::to_string(back) + " kept steps undone",
                  attempt_prefix_ + "r" + std::to_string(back));
@@ -744,7 +955,7 @@ void Hunt::Reproduce() {
     story_.strengthened_from = tries[best].failed;
     int n = 0;
     for (const ShrinkStep& s : StrengthenCandidates(base, space_.max_duration)) {
-      if (done || Stop() || !ValidateRunOptions(s.options).ok()) continue;
+      if (done || Stop() || OutOfTime() || !ValidateRunOptions(s.options).ok()) continue;
       Tried t{s.options, base_undone, s.what, {}};
       done = rerun(std::move(t), "strengthened: " + s.what, attempt_prefix_ + "g" + std::to_string(++n));
     }
@@ -782,14 +993,14 @@ void Hunt::ShrinkUntilOneReproduces() {
       if (AwaitsShrinking(*f) && (next == story_.found.end() || f->at_s < next->at_s)) next = f;
     }
     if (next == story_.found.end()) {
-      if (stories.empty() || Stop() || Elapsed() >= f_.budget) break;
+      if (stories.empty() || Stop() || OutOfTime()) break;
       Search(true);  // on from where the search stopped, for the next counted find
       continue;
     }
     if (Stop()) break;
-    // Past the budget, a waiting find starts shrinking only within one more shrink budget
-    // (a pool can end with up to `jobs` counted finds, each worth a shrink budget).
-    if (!stories.empty() && Elapsed() >= f_.budget + f_.shrink_budget) break;
+    // Past the budget no other find starts shrinking (the first is shrunk and rerun with what
+    // is left of it, so that the hunt tells it).
+    if (!stories.empty() && OutOfTime()) break;
     next->shrunk = true;
     const FoundScenario find = *next;  // Search may grow story_.found
     // The first find's runs are shrink/s1-1.toml, reruns/r0-1.toml, ...; a later one's are
@@ -822,6 +1033,7 @@ int Hunt::Run() {
   story_.shard_count = f_.shard_count;
   story_.guided = f_.guide;
   story_.ttl = f_.ttl;
+  story_.ttls = space_.ttls;
   story_.faults = space_.faults;
   story_.budget_s = static_cast<double>(f_.budget.count()) / 1000.0;
   for (const char* sub : {"/trials", "/found", "/shrink", "/reruns"}) {
@@ -830,23 +1042,37 @@ int Hunt::Run() {
       return s.ExitCode();
     }
   }
-  // The budget as read (a bare number is milliseconds, so an old "--budget 1200" shows here).
-  std::cerr << "locklab hunt: " << f_.lock << " (TTL " << f_.ttl.count() << " ms) under "
-            << space_.faults.size() << " faults for " << FormatDuration(f_.budget) << ", "
-            << f_.jobs << " trials at a time, seed "
-            << f_.seed << (f_.baseline.empty() ? "" : ", against " + f_.baseline) << ": " << dir_
-            << "\n";
+  // The budget as read (a bare number is milliseconds, so an old "--budget 1200" shows here),
+  // and the latest time the hunt ends: no run starts that would end past it, so only the
+  // report comes after it.
+  const std::time_t ends = std::time(nullptr) + static_cast<std::time_t>((f_.budget.count() + 999) / 1000);
+  char ends_by[16] = "";
+  std::tm local{};
+  if (localtime_r(&ends, &local) != nullptr) std::strftime(ends_by, sizeof ends_by, "%H:%M:%S", &local);
+  story_.known_sources = known_.empty() ? "" : known_.Describe();
+  story_.jobs = f_.jobs;
+  std::cerr << "locklab hunt: " << f_.lock << " (" << DescribeTtls(story_) << ") under "
+            << space_.faults.size() << " faults for " << FormatDuration(f_.budget) << " (ends by " << ends_by
+            << "), up to " << f_.jobs << " trials at a time, seed " << f_.seed
+            << (f_.baseline.empty() ? "" : ", against " + f_.baseline)
+            << (story_.known_sources.empty() ? "" : ", known: " + story_.known_sources) << ": " << dir_ << "\n";
   Search(true);
   if (f_.shrink) {
     ShrinkUntilOneReproduces();
     target_ = AllKinds();
-    if (f_.keep_searching && !Stop() && Elapsed() < f_.budget) Search(false);
+    if (f_.keep_searching && !Stop() && !OutOfTime()) Search(false);
   }
   story_.trials = trials_;
   story_.untrusted = untrusted_;
   story_.invalid_draws = invalid_draws_;
   story_.interrupted = Interrupted();
   story_.elapsed_s = ToMillis(Elapsed()) / 1000.0;
+  story_.runs_not_run = infra_;
+  story_.lowest_jobs = lowest_concurrency_;
+  story_.not_run_why.assign(not_run_why_.begin(), not_run_why_.end());
+  std::stable_sort(story_.not_run_why.begin(), story_.not_run_why.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  story_.undecided = Undecided();
   Progress(true);
   if (!io_error_.ok()) {
     std::cerr << "locklab hunt: " << io_error_.message() << "\n";
@@ -892,17 +1118,71 @@ int Hunt::Run() {
     if (!corpus_entry.empty()) args.insert(args.end(), {"--corpus", corpus_entry});
     report_exit = RunReportScript(args);
   }
-  if (MostTrialsCouldNotRun() || (infra_ > 0 && trials_ == infra_)) {
-    // The hunt stopped because the lab could not run its trials: say so, never "no failure".
-    std::cerr << "locklab hunt: " << infra_ << " of " << trials_ << " trials could not run (their logs: " << dir_
-              << "/trials/*.log)\n";
-    if (!counted_any()) return kExitInfrastructure;
-  }
   if (counted_any()) return WithReportExit(kExitViolated, report_exit);
-  return Interrupted() ? kExitUnknown : kExitOk;
+  if (infra_ > 0 && trials_ == infra_) {
+    // Not one trial ran: the lab cannot run this lock here (a driver that never starts, a
+    // server that is not installed), which no verdict can hide.
+    std::cerr << "locklab hunt: none of the " << trials_ << " trials could run ("
+              << (story_.not_run_why.empty() ? std::string("see their logs") : story_.not_run_why.front().first)
+              << "; their logs: " << dir_ << "/trials/*.log)\n";
+    return kExitInfrastructure;
+  }
+  if (!story_.undecided.empty()) {
+    std::cerr << "locklab hunt: undecided: " << story_.undecided << "\n";
+    return kExitUnknown;
+  }
+  return Interrupted() ? kExitUnknown : WithReportExit(kExitOk, report_exit);
+}
+
+std::string Hunt::Undecided() const {
+  // Trial runs as scenarios: a run that could not run and ran on a retry ran.
+  const int64_t scenarios = trials_ - story_.runs_retried;
+  if (Interrupted()) return "";  // the summary says interrupted
+  if (trials_ == 0 && budget_spent_) {
+    return "the budget (" + FormatDuration(f_.budget) + ") ended before the first trial could run (a trial takes about " +
+           std::to_string(first_wall_.count() / 1000) + " s here): nothing was searched";
+  }
+  if (story_.scenarios_not_run * 5 > scenarios) {
+    return std::to_string(story_.scenarios_not_run) + " of " + std::to_string(scenarios) +
+           " trials could not run, even run again (" +
+           (story_.not_run_why.empty() ? std::string("see trials/*.log") : story_.not_run_why.front().first) +
+           "): more than a fifth, so the hunt did not do its work (at " + std::to_string(lowest_concurrency_) +
+           " trial(s) at a time at the fewest)";
+  }
+  if (MostTrialsCouldNotRun()) {
+    return std::to_string(infra_) + " of " + std::to_string(trials_) +
+           " trial runs could not run, so the hunt stopped early (" +
+           (story_.not_run_why.empty() ? std::string("see trials/*.log") : story_.not_run_why.front().first) + ")";
+  }
+  if (!counted_any()) {
+    for (const auto& f : story_.found) {
+      if (f.fate == FindFate::kNotRun) {
+        return "the find found/" + f.options.name + ".toml (" + FaultIds(f.options) + ") was never confirmed: " + f.why;
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace
+
+// The faults of `space` that apply to the servers a driver's hello asked for (as the matrix
+// has them n/a: failover needs a driver that finds the master through Sentinel); one named
+// in --faults that does not is refused, naming why.
+Status DropFaultsTheDriverCannotMeet(const HuntFlags& flags, const DriverServers& servers, SearchSpace* space) {
+  std::vector<std::string> kept;
+  for (const auto& id : space->faults) {
+    const std::string why = DriverFaultWhyNot(servers, id);
+    if (why.empty()) {
+      kept.push_back(id);
+    } else if (std::find(flags.faults.begin(), flags.faults.end(), id) != flags.faults.end()) {
+      return Status::Usage("hunt: flag --faults: fault '" + id + "' does not apply to " + flags.lock + ": " + why);
+    }
+  }
+  if (kept.empty()) return Status::Usage("hunt: no fault applies to lock '" + flags.lock + "' on the servers its hello asks for");
+  space->faults = kept;
+  return Status::Ok();
+}
 
 // Whether the workload renews the baseline's leases: a built-in lock that renews on request
 // (the plain pass then renews it), a driver whose hello says renew. (The lock's own answer is
@@ -919,7 +1199,7 @@ Status BaselineRenews(const HuntFlags& flags, bool* out) {
     return Status::Ok();
   }
   locks::DriverHello hello;
-  s = locks::ProbeDriver(driver, {}, Millis(10000), &hello);
+  s = locks::ProbeDriver(driver, {}, locks::DriverStartTimeout(flags.knobs), &hello);
   if (s.ok()) *out = hello.renew;
   return s;
 }
@@ -936,14 +1216,19 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     // A driver says in its hello which points it stops at, the TTL it really sets, whether
     // it renews and how many servers it runs on.
     locks::DriverHello hello;
-    s = locks::ProbeDriver(resolved, flags.driver_args, Millis(10000), &hello);
+    s = locks::ProbeDriver(resolved, flags.driver_args, locks::DriverStartTimeout(flags.knobs), &hello);
     if (s.ok()) {
       flags.lock_renews = hello.renew;
       ApplyDriverHello(hello, flags.ttl_given, &space);
       flags.ttl = space.ttl;
+      s = DropFaultsTheDriverCannotMeet(flags, ServersFromHello(hello), &space);
     }
   }
   if (s.ok() && !flags.baseline.empty()) s = BaselineRenews(flags, &flags.baseline_renews);
+  KnownFailures known;
+  for (const auto& path : flags.known) {
+    if (s.ok()) s = known.Add(path);
+  }
   if (!s.ok()) {
     std::cerr << "locklab " << s.message() << "\n";
     return s.ExitCode();
@@ -957,7 +1242,7 @@ int RunHuntCommand(const std::vector<std::string>& args) {
     return s.ExitCode();
   }
   InstallInterruptHandlers();
-  return Hunt(std::move(flags), std::move(space), dir).Run();
+  return Hunt(std::move(flags), std::move(space), std::move(known), dir).Run();
 }
 
 }  // namespace locklab::harness

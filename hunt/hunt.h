@@ -6,9 +6,17 @@
 //
 //   locklab hunt --lock L [--budget 10m] [--baseline LOCK] ...   (flags: locklab hunt --help)
 //
+// Budget and admission: --budget bounds the whole command (no run starts that would end past
+// t0 + budget: its duration plus the median cost of a run beyond it; the shrink leaves the
+// reproduction its share); the first line says when it ends. --jobs bounds every run going,
+// of every phase; the hunt runs fewer while the machine is overloaded (a run that could not
+// run, or whose lab ran late, lowers it by one; 2 x jobs on time raise it). A run that could
+// not run (no hello, a lab that failed, exit 64+) is the lab's failure: run again (up to
+// twice), counted apart, never a failure, a pass or "did not reproduce" (docs/hunt.md).
+//
 // Search: scenarios drawn from the lock's space (hunt_space.h), each run as an ordinary
-// child `locklab run` (child_runs.h), `jobs` at a time in a rolling pool (a new trial starts
-// as soon as one ends), until one fails or the budget is spent. A trial fails when its
+// child `locklab run` (child_runs.h) in a rolling pool (a new trial starts as soon as one
+// ends), until one fails or the budget is spent. A trial fails when its
 // verdict is violated (or, with --liveness, it was stuck); a violation seen while the lab
 // itself ran late (results.json lab_lag.timing_trusted false) is kept but not counted, since
 // the machine, not the lock, may have paused the clients. With --baseline, a failure counts
@@ -33,9 +41,10 @@
 // until one that does; the story tells the one that failed most (ToldReproduction).
 // A find whose told reproduction still falls short (or fails the baseline) is set aside and
 // the search goes on with the budget left, until one reproduces; the story tells the best
-// (hunt.json "shrunk", "minimal.found"). Each find shrunk gets its own --shrink-budget; after
-// the search budget, a waiting find starts shrinking only within one more, so a hunt ends
-// within about budget + 2 shrink budgets + their reruns + the runs going when it ran out.
+// (hunt.json "shrunk", "minimal.found"). Each find shrunk gets its own --shrink-budget, within
+// the budget; past the budget no other find starts shrinking. With --known, a find that an
+// expectation file or a corpus already accounts for (hunt_known.h) is recorded as known and
+// the search goes on, as for one the baseline fails too.
 //
 // --shard I/N (with --seed) runs every Nth of the seed's draws, from the Ith (the plain pass,
 // the first pass and the search numbered once for the whole hunt; trial names are the draws'
@@ -55,8 +64,10 @@
 // reproduction rate, the time to the first find), failing-run (a link to one failing rerun,
 // with its HTML report).
 //
-// Exit codes: 1 a failure was found, 0 none within the budget (not a proof of safety),
-// 2 interrupted before any was found, 64+ bad flags or a lab that could not run trials.
+// Exit codes: 1 a new failure was found, 0 none within the budget (not a proof of safety) or
+// only known ones, 2 undecided (interrupted; more than a fifth of the trials could not run
+// even run again; every confirmation of a find could not run; the budget shorter than one
+// trial), 64+ bad flags, 69 not one trial could run.
 // Thread safety: runs on the main thread and reaps any child of the process.
 #pragma once
 

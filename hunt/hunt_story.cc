@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "base/version.h"
@@ -56,6 +57,33 @@ int HuntStory::Counted() const {
   int n = 0;
   for (const auto& f : found) n += !f.baseline_failed;
   return n;
+}
+
+int HuntStory::Known() const {
+  return static_cast<int>(std::count_if(found.begin(), found.end(), [](const FoundScenario& f) { return f.fate == FindFate::kKnown; }));
+}
+
+const char* FindFateName(FindFate fate) {
+  switch (fate) {
+    case FindFate::kCounted: return "counted";
+    case FindFate::kBaselineFailed: return "baseline-failed";
+    case FindFate::kNotConfirmed: return "not-confirmed";
+    case FindFate::kNotRun: return "not-run";
+    case FindFate::kKnown: return "known";
+  }
+  return "counted";
+}
+
+// hunt.md's words for a find that is not counted.
+static std::string FateText(const FoundScenario& f) {
+  switch (f.fate) {
+    case FindFate::kCounted: return "";
+    case FindFate::kBaselineFailed: return "the baseline failed it too: not counted";
+    case FindFate::kNotConfirmed: return "its confirmation did not reproduce the difference: not counted";
+    case FindFate::kNotRun: return "not confirmed: " + (f.why.empty() ? std::string("its confirmation could not run") : f.why);
+    case FindFate::kKnown: return "already known: " + f.why;
+  }
+  return "";
 }
 
 void HuntStory::TellShrinkOf(const HuntStory& o) {
@@ -271,6 +299,9 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   j["seed"] = s.seed;
   j["locklab_version"] = {{"version", LocklabVersion()}, {"revision", LocklabRevision()}};
   j["ttl_ms"] = s.ttl.count();
+  nlohmann::ordered_json ttls = nlohmann::ordered_json::array();
+  for (const Millis t : s.ttls) ttls.push_back(t.count());
+  j["ttls_ms"] = ttls;  // drawn per scenario from these; empty: every scenario has ttl_ms
   j["faults"] = s.faults;
   j["budget_s"] = s.budget_s;
   j["trials"] = s.trials;
@@ -288,9 +319,27 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
                      {"at_s", f.at_s},
                      {"faults", FaultIdList(f.options)},
                      {"kinds", FailureKindNames(f.kinds)},
-                     {"counted", !f.baseline_failed}});
+                     {"counted", !f.baseline_failed},
+                     {"fate", FindFateName(f.fate)},
+                     {"why", f.why}});
   }
   j["found"] = found;
+  // What the hunt could not do, and how it ran (hunt_story.h).
+  nlohmann::ordered_json why = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : s.not_run_why) why[reason] = n;
+  j["not_run"] = {{"runs", s.runs_not_run},
+                  {"retried", s.runs_retried},
+                  {"scenarios", s.scenarios_not_run},
+                  {"why", why}};
+  j["concurrency"] = {{"jobs", s.jobs}, {"lowest", s.lowest_jobs}, {"changes", s.concurrency_changes}};
+  j["undecided"] = s.undecided.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.undecided);
+  j["budget_cut"] = s.budget_cut.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.budget_cut);
+  j["known"] = s.known_sources.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.known_sources);
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const auto& r : s.runs) {
+    runs.push_back({{"name", r.name}, {"phase", r.phase}, {"start_s", r.start_s}, {"end_s", r.end_s}, {"outcome", r.outcome}});
+  }
+  j["runs"] = runs;
   double first = -1;
   for (const auto& f : s.found) {
     if (!f.baseline_failed && (first < 0 || f.at_s < first)) first = f.at_s;
@@ -363,14 +412,47 @@ nlohmann::ordered_json HuntJson(const HuntStory& s) {
   return j;
 }
 
+std::string DescribeTtls(const HuntStory& s) {
+  if (s.ttls.empty()) return "TTL " + std::to_string(s.ttl.count()) + " ms";
+  std::string out = "TTL drawn per scenario: ";
+  for (size_t i = 0; i < s.ttls.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == s.ttls.size() ? " or " : ", ") + std::to_string(s.ttls[i].count());
+  }
+  return out + " ms";
+}
+
 std::string HuntSummary(const HuntStory& s, const std::string& dir) {
   std::ostringstream out;
   const int counted = s.Counted();
-  out << "\nhunt: " << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s; " << counted
-      << " failing scenario" << (counted == 1 ? "" : "s") << " found";
-  if (static_cast<int>(s.found.size()) > counted)
-    out << " (" << s.found.size() - counted << " more failed the baseline too)";
+  out << "\nhunt: " << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s ("
+      << s.trials - s.runs_not_run << " ran, " << s.runs_not_run << " could not run";
+  if (s.runs_retried > 0) out << ", " << s.runs_retried << " run again";
+  out << "); " << counted << " new failing scenario" << (counted == 1 ? "" : "s") << " found";
+  std::map<FindFate, int> fates;
+  for (const auto& f : s.found) ++fates[f.fate];
+  for (const auto& [fate, n] : fates) {
+    if (fate == FindFate::kCounted) continue;
+    out << "; " << n << " " << (fate == FindFate::kBaselineFailed ? "failed the baseline too"
+                                : fate == FindFate::kNotConfirmed ? "not confirmed (did not reproduce)"
+                                : fate == FindFate::kNotRun       ? "not confirmed (its runs could not run)"
+                                                                  : "already known (--known)");
+  }
   out << "\n";
+  for (const auto& f : s.found) {
+    if (f.fate == FindFate::kKnown) out << "known: found/" << f.options.name << ".toml: " << f.why << "\n";
+  }
+  if (!s.not_run_why.empty()) {
+    out << "not run: ";
+    for (size_t i = 0; i < s.not_run_why.size() && i < 3; ++i) {
+      out << (i ? "; " : "") << s.not_run_why[i].second << " x " << s.not_run_why[i].first;
+    }
+    out << "\n";
+  }
+  if (!s.concurrency_changes.empty()) {
+    out << "concurrency: " << s.jobs << " trials at a time, as few as " << s.lowest_jobs
+        << " while the machine was overloaded (" << s.concurrency_changes.size() << " changes; hunt.json)\n";
+  }
+  if (!s.budget_cut.empty()) out << "budget: it ended " << s.budget_cut << "\n";
   if (s.minimal) {
     out << "minimal: " << dir << "/minimal.toml (" << s.minimal->faults.size() << " fault"
         << (s.minimal->faults.size() == 1 ? "" : "s") << ", "
@@ -378,9 +460,11 @@ std::string HuntSummary(const HuntStory& s, const std::string& dir) {
         << s.reproduced << " of " << s.reruns << " reruns)\n";
     out << Narrative(s) << "\n";
     out << DescribeMinimalReplay(s) << "\n";
-  } else if (counted == 0) {
-    out << "no failure within the budget: this is not a proof that the lock is safe\n";
+  } else if (counted == 0 && s.undecided.empty()) {
+    out << (s.Known() > 0 ? "no new failure within the budget (only known ones): this is not a proof that the lock is safe\n"
+                          : "no failure within the budget: this is not a proof that the lock is safe\n");
   }
+  if (!s.undecided.empty()) out << "undecided: " << s.undecided << "\n";
   if (s.guided && s.guide_mutations > 0) {
     out << "guide: " << s.guide_mutations << " scenarios built on the " << s.guide_kept
         << " kept for showing something new or coming close\n";
@@ -398,6 +482,11 @@ std::string DescribeMinimalReplay(const HuntStory& s) {
   if (!s.minimal) return "";
   const std::optional<ReplayPlan> plan = MinimalReplay(s);
   const std::string measured = std::to_string(s.reproduced) + " of " + std::to_string(s.reruns) + " reruns";
+  if (s.reruns <= 0) {
+    return "not a regression yet: minimal.toml was not rerun (" +
+           (s.budget_cut.empty() ? std::string("no rerun could run") : "the budget ended " + s.budget_cut) +
+           "), so it has no [expect]";
+  }
   if (!plan) {
     return "not a regression: minimal.toml failed in " + measured + "; at " +
            Fixed(100 * kRateBoundConfidence, 0) + "% confidence its rate may be as low as " +
@@ -482,7 +571,7 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
   if (Status w = WriteFile(dir + "/hunt.json", HuntJson(s).dump(2) + "\n"); !w.ok()) return w;
   std::ostringstream md;
   md << "# hunt: " << s.lock << "\n\n"
-     << "Seed " << s.seed << ", TTL " << s.ttl.count() << " ms, faults " << Join(s.faults, ", ")
+     << "Seed " << s.seed << ", " << DescribeTtls(s) << ", faults " << Join(s.faults, ", ")
      << (s.baseline.empty()
              ? ""
              : "; counted only when " + s.baseline + " does not fail the same scenario")
@@ -491,16 +580,30 @@ Status WriteHuntOutputs(const HuntStory& s, const std::string& dir) {
                                   ": every " + std::to_string(s.shard_count) + "th of the seed's draws.\n\n"
                             : std::string())
      << s.trials << " trials in " << Fixed(s.elapsed_s, 0) << " s (search " << Fixed(s.search_s, 0)
-     << " s, shrink " << Fixed(s.shrink_s, 0) << " s)"
+     << " s, shrink " << Fixed(s.shrink_s, 0) << " s; budget " << Fixed(s.budget_s, 0) << " s)"
      << (s.guided ? "; " + std::to_string(s.guide_mutations) + " scenarios built on the " +
                         std::to_string(s.guide_kept) + " the guide kept"
                   : std::string("; no guide"))
-     << ".\n\n## Failing scenarios found\n\n";
+     << ".\n\n";
+  md << "## What ran\n\n"
+     << s.trials - s.runs_not_run << " of " << s.trials << " trial runs ran; " << s.runs_not_run
+     << " could not run (the lab's failure, not the lock's: each was run again, up to twice, and "
+     << s.scenarios_not_run << " scenario" << (s.scenarios_not_run == 1 ? "" : "s") << " never ran).\n";
+  for (const auto& [reason, n] : s.not_run_why) md << "- " << n << " x " << reason << "\n";
+  md << "\nTrials at a time: " << s.jobs;
+  if (s.lowest_jobs < s.jobs) md << ", lowered to as few as " << s.lowest_jobs << " while the machine was overloaded";
+  md << ".\n";
+  for (const auto& c : s.concurrency_changes) md << "- " << c << "\n";
+  if (!s.budget_cut.empty()) md << "\nThe budget ended " << s.budget_cut << ".\n";
+  if (!s.known_sources.empty()) md << "\nKnown failures (--known): " << s.known_sources << ".\n";
+  if (!s.undecided.empty()) md << "\n**Undecided:** " << s.undecided << "\n";
+  md << "\n## Failing scenarios found\n\n";
   if (s.found.empty()) md << "None within the budget (not a proof that the lock is safe).\n";
   for (const auto& f : s.found) {
+    const std::string fate = FateText(f);
     md << "- `found/" << f.options.name << ".toml` at " << Fixed(f.at_s, 0)
        << " s: " << (f.options.faults.empty() ? std::string("no fault") : Join(FaultIdList(f.options), " + "))
-       << (f.baseline_failed ? " (the baseline failed it too, or it did not reproduce: not counted)" : "") << "\n";
+       << (fate.empty() ? "" : " (" + fate + ")") << "\n";
   }
   if (s.shrunk.size() > 1) {
     md << "\n## Finds shrunk\n\nA find whose minimal scenario did not reproduce ("

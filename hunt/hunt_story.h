@@ -45,11 +45,25 @@ void ExpectKinds(const FailureKindSet& kinds, RunOptions* o);
 inline constexpr int kReproductionReruns = 10;
 inline constexpr int kReproductionNeeded = 8;
 
+// What became of a find: counted (a new failure), or why it was not. Told apart in hunt.md,
+// hunt.json ("fate") and the summary: a find whose confirmation never ran refutes nothing.
+enum class FindFate {
+  kCounted,         // a new failure (confirmed against the baseline, if any)
+  kBaselineFailed,  // the baseline failed the same scenario too
+  kNotConfirmed,    // its confirmation ran and did not reproduce the difference
+  kNotRun,          // its confirmation could not run (the lab, not the lock), or the budget ended first
+  kKnown,           // --known accounts for it: an expectation or a corpus scenario
+};
+// hunt.json's word for each: "counted", "baseline-failed", "not-confirmed", "not-run", "known".
+const char* FindFateName(FindFate fate);
+
 struct FoundScenario {
   RunOptions options;
   std::string run_dir;
   double at_s = 0;  // seconds into the hunt when it was judged: its trial's end, or its confirmation's
-  bool baseline_failed = false;  // with --baseline: the baseline failed it too (not counted)
+  bool baseline_failed = false;  // not counted (fate says why; the name is hunt.json's history)
+  FindFate fate = FindFate::kCounted;
+  std::string why;  // the fate's one line: the --known source, why nothing ran
   // The kinds it showed (FailureKinds); with a counted baseline difference, only those the
   // baseline's run did not show.
   FailureKindSet kinds;
@@ -85,11 +99,33 @@ struct HuntStory {
   std::string lock, baseline;
   uint64_t seed = 0;
   Millis ttl{0};
+  std::vector<Millis> ttls;  // drawn per scenario from these (no --ttl); empty: every one is `ttl`
   std::vector<std::string> faults;  // the space's fault ids
   // search_s and shrink_s: over the whole hunt (every find shrunk, --keep-searching).
   double budget_s = 0, search_s = 0, shrink_s = 0, elapsed_s = 0;
   int64_t trials = 0, untrusted = 0, invalid_draws = 0;
   bool interrupted = false;
+  // What the hunt could not do (the lab's failures, never the lock's): trial runs that could
+  // not run (no hello, a lab server that failed, a child that exited 64+), of them those run
+  // again, the scenarios that never ran at all, and why, by reason, most frequent first.
+  int64_t runs_not_run = 0, runs_retried = 0, scenarios_not_run = 0;
+  std::vector<std::pair<std::string, int64_t>> not_run_why;
+  // Trials at a time: --jobs, the fewest the hunt ran at while the machine was overloaded,
+  // and each change ("at 41 s: 2 -> 1 (t0012: no hello line ...)").
+  int jobs = 0, lowest_jobs = 0;
+  std::vector<std::string> concurrency_changes;
+  // Why the hunt is undecided (exit 2), one line; "" when it is not. And what the budget cut
+  // short ("the reproduction, after 6 of 10 reruns"), "" when nothing.
+  std::string undecided, budget_cut;
+  std::string known_sources;  // --known: what was read (KnownFailures::Describe), "" without
+  // Every child run, in start order: when it ran (seconds into the hunt) and how it ended,
+  // so that a reader can check the concurrency bound.
+  struct RunSpan {
+    std::string name, phase;
+    double start_s = 0, end_s = 0;
+    std::string outcome;  // "ran", or "not run: WHY"
+  };
+  std::vector<RunSpan> runs;
   // hunt --shard I/N: which slice of the seed's draws this hunt ran (1/1: all of them).
   int shard_index = 1, shard_count = 1;
   // The guide (hunt_guide.h): scenarios it kept, and search scenarios built on them.
@@ -118,8 +154,10 @@ struct HuntStory {
   std::string failing_run;
   nlohmann::ordered_json failing_results;
 
-  // The found scenarios that count (the baseline did not fail them too).
+  // The found scenarios that count (new failures: FindFate::kCounted).
   int Counted() const;
+  // Those --known accounted for.
+  int Known() const;
   // Copies the fields of the find `other` tells (minimal_from to the end) over this one's;
   // TellShrinkOf(HuntStory{}) clears them.
   void TellShrinkOf(const HuntStory& other);
@@ -141,6 +179,8 @@ std::string DescribeFault(const faults::FaultOptions& f, Millis ttl);
 std::string Narrative(const HuntStory& story);
 // hunt.json's content.
 nlohmann::ordered_json HuntJson(const HuntStory& story);
+// "TTL 500 ms", or "TTL drawn per scenario: 500, 750 or 1250 ms".
+std::string DescribeTtls(const HuntStory& story);
 // The lines printed at the end.
 std::string HuntSummary(const HuntStory& story, const std::string& dir);
 // minimal.toml (with [expect]), narrative.md, hunt.json, hunt.md under `dir`.

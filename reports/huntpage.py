@@ -32,6 +32,20 @@ FILL = {"V": "#e0102a", "L": "#7b3fa0", "S": "#2b8a3e", "?": "#d9a400", "-": "#b
 WORD = {"V": "violated", "L": "stuck", "S": "safe", "?": "unknown", "-": "did not run"}
 
 
+
+# hunt.json's fate of a find (hunt_story.h FindFate), in words; files from before it say only
+# whether it counted.
+_FATES = {"counted": "yes", "baseline-failed": "no: the baseline failed it too",
+          "not-confirmed": "no: its confirmation did not reproduce the difference",
+          "not-run": "no: never confirmed", "known": "no: already known"}
+
+
+def _fate(f):
+    if "fate" not in f:
+        return "yes" if f.get("counted", True) else "no (the baseline failed it too, or it did not reproduce)"
+    text = _FATES.get(f["fate"], str(f["fate"]))
+    return text + (" (" + str(f["why"]) + ")" if f.get("why") else "")
+
 def esc(x):
     return html.escape(str(x), quote=True)
 
@@ -365,7 +379,7 @@ def timeline_svg(h, base):
         if r is None or r.end is None:
             continue
         fx = x(h.sec(r.end))
-        word = "find" if f.get("counted", True) else "find (not counted)"
+        word = "find" if f.get("counted", True) else "find (%s)" % f.get("fate", "not counted")
         parts.append(f'<path d="M{fx - 6:.1f},{TOP - 20} l12,0 l-6,9 z" fill="#c8102e"><title>{esc(stem)}: '
                      f'{esc(word)} at {h.sec(r.end):.1f} s</title></path>'
                      f'<text x="{fx + 8:.1f}" y="{TOP - 12}" font-size="11.5" fill="#c8102e" font-weight="700">'
@@ -484,7 +498,7 @@ def hunt_page(h, failing_report, corpus_entry):
                      f"<td class=\"num\">{float(f.get('at_s') or 0):.1f} s</td>"
                      f"<td>{esc(' + '.join(map(str, f.get('faults') or [])) or 'no fault')}</td>"
                      f"<td>{esc(', '.join(map(str, f.get('kinds') or [])))}</td>"
-                     f"<td>{'yes' if f.get('counted', True) else 'no (the baseline failed it too, or it did not reproduce)'}</td>"
+                     f"<td>{esc(_fate(f))}</td>"
                      f"<td>{run}</td></tr>")
         b.append("</table>")
     shrunk = [s for s in d.get("shrunk") or [] if isinstance(s, dict)]

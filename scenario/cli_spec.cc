@@ -179,9 +179,14 @@ CommandSpec MakeHuntSpec() {
                                                       "scenario)", what),
       Flag("--liveness", "", K::kSwitch, "a stuck trial is a failure too (default only violated)",
            what),
-      Flag("--budget", "DURATION", K::kDuration, "search time (1s..24h, default 10m)", how),
-      Flag("--shrink-budget", "DURATION", K::kDuration, "shrink time for each find (1s..24h, "
-                                                        "default 5m)", how),
+      Flag("--known", "FILE|DIR", K::kPath, "failures already accounted for: an expectation file "
+                                            "(its V and L cells) or scenario files that expect a "
+                                            "failure (a corpus); a find they cover is reported, not "
+                                            "failed; repeatable", what),
+      Flag("--budget", "DURATION", K::kDuration, "the whole hunt's time: search, shrink and "
+                                                 "reproduction (1s..24h, default 10m)", how),
+      Flag("--shrink-budget", "DURATION", K::kDuration, "shrink time for each find, at most, within "
+                                                        "the budget (1s..24h, default 5m)", how),
       Flag("--reruns", "N", K::kInt, "runs of each shrink candidate, at most (1..20, default 4)", how),
       Flag("--keep-searching", "", K::kSwitch, "search on with the budget left after a find is "
                                                "shrunk", how),
@@ -194,8 +199,9 @@ CommandSpec MakeHuntSpec() {
       Flag("--corpus", "DIR", K::kPath, "copy each confirmed minimal scenario into DIR", out),
       Flag("--no-report", "", K::kSwitch, "skip the HTML report of the failing run", out),
   };
-  s.notes = "exit: 1 a failure was found, 0 none within the budget (not a proof of safety), 2 "
-            "interrupted\nbefore any was found, 64+ bad flags or a lab that could not run trials.\n";
+  s.notes = "exit: 1 a new failure was found, 0 none within the budget (not a proof of safety) or only\n"
+            "known ones, 2 undecided: interrupted, or more than a fifth of the trials (or every\n"
+            "confirmation of a find) could not run; 64+ bad flags or a lab that could not run any trial.\n";
   return s;
 }
 

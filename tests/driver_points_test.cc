@@ -212,7 +212,7 @@ TEST_F(DriverPointsTest, ClientPauseAtTheWatchdogsRenewalPointStopsTheRenewalThr
 // 500, 750 and 1250 ms for a driver that had declared another).
 TEST_F(DriverPointsTest, HuntDrawsAtTheTtlADriverDeclares) {
   Invocation inv = Locklab({"hunt", "--lock", kGcd, "--driver-arg", "--ttl-ms", "--driver-arg", "900", "--faults",
-                            "client-pause", "--budget", "2s", "--jobs", "2", "--no-shrink", "--seed", "4",
+                            "client-pause", "--budget", "25s", "--jobs", "2", "--no-shrink", "--seed", "4",
                             "--no-report", "--out", dir_},
                            Millis(120000));
   EXPECT_LT(inv.exit_code, 64) << inv.output;

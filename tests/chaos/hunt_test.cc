@@ -3,11 +3,14 @@
 // correct lock is safe, and refuses bad flags in one line before anything runs.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hunt/hunt_space.h"
@@ -35,7 +38,9 @@ class HuntTest : public TempDirTest {
 };
 
 TEST_F(HuntTest, FindsAPlainDelFailureAndShrinksItToAReplayableScenario) {
-  Invocation inv = Hunt({"--lock", "set-nx-px-del", "--faults", "client-pause,server-pause", "--budget", "90s",
+  // The budget bounds the whole hunt (search, shrink, reproduction): wide enough for all
+  // three, since the hunt ends once its minimal reproduces.
+  Invocation inv = Hunt({"--lock", "set-nx-px-del", "--faults", "client-pause,server-pause", "--budget", "240s",
                          "--shrink-budget", "30s", "--seed", "3"});
   ASSERT_EQ(inv.exit_code, 1) << inv.output;
   std::string dir = HuntDirOf(inv);
@@ -160,6 +165,128 @@ TEST_F(HuntTest, AgainstABaselineEveryFailureIsRunOnItAndOnlyADifferenceCounts) 
   EXPECT_NE(ReadAll(dir + "/minimal.toml").find("id = \"mutant:plain-del\""), std::string::npos);
 }
 
+// On a machine kept busy (4 CPU-bound processes, as tests/under_load), a hunt of a mutant
+// against its reference with --jobs 2 never has more than 2 runs going (every phase: search,
+// confirmations, shrink, reproduction), counted twice: from outside, by sampling the hunt's
+// children, and from hunt.json's start and end of every run. --budget bounds the whole
+// command (within the budget plus one run), and the hunt either kills the mutant or says it
+// is undecided and why: never "nothing found" with its trials unrun.
+TEST_F(HuntTest, UnderLoadJobsBoundsEveryRunAndTheBudgetBoundsTheHunt) {
+  std::vector<pid_t> spinners;
+  for (int i = 0; i < 4; ++i) {
+    harness::SpawnOptions so;
+    so.argv = {"/bin/sh", "-c", "while :; do :; done"};
+    so.log_path = "/dev/null";
+    pid_t pid = -1;
+    ASSERT_TRUE(harness::Spawn(so, &pid).ok());
+    spinners.push_back(pid);
+  }
+  const std::string log = dir_ + "/hunt.out";
+  const Nanos start = MonotonicNow();
+  pid_t hunt = StartLocklab({"hunt", "--lock", "mutant:plain-del", "--baseline", "set-nx-px-lua", "--budget", "90s",
+                             "--jobs", "2", "--seed", "1", "--no-report", "--out", dir_},
+                            log);
+  ASSERT_GT(hunt, 0);
+  // The hunt's `locklab run` children, every 100 ms.
+  int most = 0;
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    while (!done) {
+      int n = 0;
+      for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string stat = ReadAll(e.path().string() + "/stat");
+        const size_t close = stat.rfind(')');
+        int ppid = 0;
+        char state = 0;
+        if (close == std::string::npos || sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+        if (ppid != hunt || state == 'Z') continue;
+        const std::string cmdline = ReadAll(e.path().string() + "/cmdline");
+        if (cmdline.find(std::string("\0run\0", 5)) != std::string::npos) ++n;
+      }
+      most = std::max(most, n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  Invocation inv = FinishLocklab(hunt, log, Millis(400000));
+  done = true;
+  sampler.join();
+  const double wall_s = ToMillis(MonotonicNow() - start) / 1000.0;
+  for (pid_t p : spinners) harness::KillAndReap(p);
+  ASSERT_TRUE(inv.exit_code == 1 || inv.exit_code == 2) << "a kill, or undecided with its reason: " << inv.output;
+  if (inv.exit_code == 2) {
+    EXPECT_NE(inv.output.find("undecided: "), std::string::npos) << inv.output;
+  }
+  EXPECT_LE(most, 2) << "runs at once, seen from outside";
+  std::string dir = HuntDirOf(inv);
+  ASSERT_FALSE(dir.empty()) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  ASSERT_FALSE(j["runs"].empty());
+  std::vector<std::pair<double, int>> edges;
+  double longest = 0;
+  for (const auto& r : j["runs"]) {
+    edges.push_back({r["start_s"].get<double>(), 1});
+    edges.push_back({r["end_s"].get<double>(), -1});
+    longest = std::max(longest, r["end_s"].get<double>() - r["start_s"].get<double>());
+  }
+  std::sort(edges.begin(), edges.end());  // an end before a start at the same instant
+  int at_once = 0, most_recorded = 0;
+  for (const auto& [t, d] : edges) most_recorded = std::max(most_recorded, at_once += d);
+  EXPECT_LE(most_recorded, 2) << "runs at once, by hunt.json";
+  EXPECT_EQ(j["concurrency"]["jobs"], 2);
+  // The whole command within its budget plus one run (the longest it ran) and its reading.
+  EXPECT_LE(j["elapsed_s"].get<double>(), 90 + longest + 1) << j["budget_cut"];
+  EXPECT_LE(wall_s, 90 + longest + 15);
+  // What could not run is said, and never counted as a find that did not reproduce.
+  EXPECT_EQ(j["not_run"]["runs"].get<int>() > 0, inv.output.find("not run: ") != std::string::npos) << inv.output;
+  for (const auto& f : j["found"]) {
+    if (f["fate"] == "not-confirmed" || f["fate"] == "baseline-failed") {
+      EXPECT_EQ(f["why"].get<std::string>().find("could not run"), std::string::npos) << f.dump();
+    }
+  }
+}
+
+// A run whose driver could not start in time (its first attempt here never says hello) is
+// the lab's failure: run again, counted apart, the concurrency lowered for it, never a pass
+// or a failure of the lock; a hunt whose trials all ran on a retry did its work. A driver that
+// never starts in a trial leaves nothing run: exit 69, one line naming why.
+TEST_F(HuntTest, ARunThatCouldNotStartIsRunAgainAndNeverCountsAsAResult) {
+  const std::string driver = "driver:" + std::string(LOCKLAB_SOURCE_DIR) + "/tests/drivers/late_hello_driver.py";
+  Invocation inv = Hunt({"--lock", driver, "--faults", "client-crash", "--budget", "60s", "--jobs", "2", "--seed", "2",
+                         "--knob", "start_timeout_ms=5000", "--validity", "honour", "--no-shrink"},
+                        Millis(300000));
+  std::string dir = HuntDirOf(inv);
+  ASSERT_FALSE(dir.empty()) << inv.output;
+  auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  EXPECT_GE(j["not_run"]["runs"].get<int>(), 2) << j["not_run"];
+  EXPECT_GE(j["not_run"]["retried"].get<int>(), 2) << j["not_run"];
+  EXPECT_EQ(j["not_run"]["scenarios"], 0) << "each first attempt ran on its retry: " << j["not_run"];
+  EXPECT_NE(j["not_run"]["why"].dump().find("no hello line within start_timeout_ms 5000"), std::string::npos)
+      << j["not_run"];
+  EXPECT_EQ(j["concurrency"]["lowest"], 1) << j["concurrency"];
+  int ran_again = 0;
+  for (const auto& r : j["runs"]) {
+    const std::string name = r["name"];
+    if (name.find("-again1") != std::string::npos && r["outcome"] == "ran") ++ran_again;
+    if (name.find("-again") == std::string::npos) {
+      EXPECT_NE(r["outcome"], "ran") << r.dump();
+    }
+  }
+  EXPECT_GE(ran_again, 2);
+  EXPECT_TRUE(j["undecided"].is_null()) << j["undecided"];
+  EXPECT_NE(inv.output.find("could not run, "), std::string::npos) << inv.output;
+  EXPECT_EQ(inv.exit_code, 0) << "a correct lock under crashes, every trial run: " << inv.output;
+
+  Invocation never = Hunt({"--lock", driver, "--driver-arg", "--never", "--faults", "client-crash", "--budget", "60s",
+                           "--jobs", "2", "--seed", "2", "--knob", "start_timeout_ms=2000"},
+                          Millis(300000));
+  EXPECT_EQ(never.exit_code, 69) << never.output;
+  EXPECT_NE(never.output.find("locklab hunt: none of the "), std::string::npos) << never.output;
+  EXPECT_NE(never.output.find("no hello line within start_timeout_ms 2000"), std::string::npos) << never.output;
+  EXPECT_EQ(never.output.find("no failure within the budget"), std::string::npos) << never.output;
+}
+
 // hunt --shard I/N: each shard runs every Nth of the seed's draws (the trials' names are the
 // draws' indices, so two shards never share one), and `locklab merge` joins their hunt.json
 // files into one hunt, refusing a set that is not every shard of one hunt once.
@@ -230,6 +357,9 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
       {{"--lock", "setnx", "--jobs", "0"}, "flag --jobs"},
       {{"--lock", "setnx", "--validity", "sometimes"}, "expected honour or ignore, got 'sometimes'"},
       {{"--lock", "driver:/nonexistent/driver.py"}, "/nonexistent/driver.py"},
+      {{"--lock", "setnx", "--known", "/nonexistent/expect.toml"}, "hunt: flag --known: /nonexistent/expect.toml: no such"},
+      {{"--lock", "driver:" LOCKLAB_SOURCE_DIR "/examples/drivers/get_compare_del.py", "--faults", "failover"},
+       "fault 'failover' does not apply to driver:"},
   };
   for (const auto& c : cases) {
     Invocation inv = Hunt(c.args, Millis(30000));
@@ -238,6 +368,12 @@ TEST_F(HuntTest, BadFlagsAreOneLineAndExit64BeforeAnythingRuns) {
     EXPECT_EQ(std::count(inv.output.begin(), inv.output.end(), '\n'), 1) << inv.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/hunt-setnx")) << "a refused hunt left a directory";
+  // A --known file that does not read: its file, line and field, exit 65.
+  std::ofstream(dir_ + "/known.toml") << "[[cell]]\nlock = \"setnx\"\nfault = \"client-pause\"\nverdict = \"maybe\"\n";
+  Invocation bad = Hunt({"--lock", "setnx", "--known", dir_ + "/known.toml"}, Millis(30000));
+  EXPECT_EQ(bad.exit_code, 65) << bad.output;
+  EXPECT_NE(bad.output.find(dir_ + "/known.toml:4: field 'cell.verdict'"), std::string::npos) << bad.output;
+  EXPECT_EQ(std::count(bad.output.begin(), bad.output.end(), '\n'), 1) << bad.output;
 }
 
 // The shrunk schedules shipped in scenarios/hunt/ (docs/hunt.md) stay kills: each still
