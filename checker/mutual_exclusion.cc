@@ -316,8 +316,16 @@ ResourceReport CheckResource(const History& sorted) {
   std::map<std::string, int64_t> acked;
   std::map<std::string, int64_t> final_value;
   std::map<std::string, int64_t> last_write;
+  // The newest fence of a write acknowledged so far, per key; and, per write in flight, its
+  // fence and the newest acknowledged when it was invoked. A write is stale only when a
+  // higher fence was surely applied before it: acknowledged before this one was sent. Two
+  // writes in flight at once may apply in either order whatever order their replies come
+  // in, so neither is stale by the other.
   std::map<std::string, int64_t> newest_fence;
-  std::map<std::pair<int64_t, std::string>, int64_t> pending_fence;  // invoke fence per op
+  struct InFlight {
+    int64_t fence = -1, newest_before = -1;
+  };
+  std::map<std::pair<int64_t, std::string>, InFlight> pending_fence;
   std::set<std::string> unanswered_read;  // final reads invoked with no ok (info, or none)
   for (const Event& e : sorted) {
     if (e.f != "write" && e.f != "read") continue;
@@ -334,18 +342,22 @@ ResourceReport CheckResource(const History& sorted) {
     }
     int64_t value = 0, fence = -1;
     if (e.type == EventType::kInvoke) {
-      if (WriteValue(e.value, &value, &fence)) pending_fence[{e.process, e.key}] = fence;
+      auto nf = newest_fence.find(e.key);
+      InFlight w{-1, nf == newest_fence.end() ? -1 : nf->second};
+      if (WriteValue(e.value, &value, &fence)) w.fence = fence;
+      pending_fence[{e.process, e.key}] = w;
       continue;
     }
     auto pf = pending_fence.find({e.process, e.key});
-    int64_t invoked_fence = pf == pending_fence.end() ? -1 : pf->second;
+    const InFlight in_flight = pf == pending_fence.end() ? InFlight{} : pf->second;
+    int64_t invoked_fence = in_flight.fence;
     if (e.type == EventType::kOk) {
       ++acked[e.key];
       if (WriteValue(e.value, &value, &fence)) last_write[e.key] = value;
       if (fence < 0) fence = invoked_fence;
       if (fence >= 0) {
+        if (in_flight.newest_before >= 0 && fence < in_flight.newest_before) ++r.stale_writes_accepted;
         auto nf = newest_fence.find(e.key);
-        if (nf != newest_fence.end() && fence < nf->second) ++r.stale_writes_accepted;
         if (nf == newest_fence.end() || fence > nf->second) newest_fence[e.key] = fence;
       }
     } else if (e.type == EventType::kFail) {

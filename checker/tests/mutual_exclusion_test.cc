@@ -187,6 +187,29 @@ TEST(ResourceTest, FencedWritesCountedAcceptedAndRejected) {
   EXPECT_EQ(r.stale_writes_accepted, 1);
 }
 
+// Two fenced writes in flight at once may apply in either order: the resource took 33, then
+// 34, and the replies came 34 first. Stale is by fence order of what was surely applied
+// before (acknowledged before the write was sent), not by the order of the replies.
+TEST(ResourceTest, ConcurrentFencedWritesAreNotStaleByTheirRepliesOrder) {
+  auto r = CheckResource(SortedByTime(H(R"(
+    1 1 invoke write C {"value":1,"fence":33}
+    2 2 invoke write C {"value":2,"fence":34}
+    3 2 ok write C {"value":2,"fence":34}
+    4 1 ok write C {"value":1,"fence":33}
+    9 harness ok read C 2
+  )")));
+  EXPECT_EQ(r.stale_writes_accepted, 0);
+  // The same 33 sent after 34 was acknowledged is stale.
+  auto late = CheckResource(SortedByTime(H(R"(
+    2 2 invoke write C {"value":2,"fence":34}
+    3 2 ok write C {"value":2,"fence":34}
+    4 1 invoke write C {"value":1,"fence":33}
+    5 1 ok write C {"value":1,"fence":33}
+    9 harness ok read C 2
+  )")));
+  EXPECT_EQ(late.stale_writes_accepted, 1);
+}
+
 TEST(LivenessTest, WaitingWithNobodyHoldingIsMeasured) {
   // 1 holds [1,5) and crashes at 5 without releasing; 2 tries from 2 and never gets it.
   auto h = SortedByTime(H(R"(
