@@ -169,6 +169,16 @@ function run({ name, acquire, release, renew, errors, onClose, ttlMs, points, ba
       .catch((err) => ({ outcome: 'unknown', detail: String(err) }))
       .then((a) => send(Object.assign({ id: req.id }, a)));
   });
+  // A point() still waiting when stdin closes is rejected (below); a driver that did not await
+  // it where it called it (a library callback, a .then() without a catch) would otherwise die
+  // on an unhandled rejection with a stack trace: that one is a line in the log instead.
+  process.on('unhandledRejection', (err) => {
+    if (err instanceof Unknown && err.message.startsWith('stdin closed at point ')) {
+      log(`${err.message}: the operation waiting there ended with the input`);
+      return;
+    }
+    throw err;
+  });
   rl.on('close', () => {
     if (waitingPoint) {  // the client is gone: the pending operation cannot go on
       waitingPoint.reject(new Unknown(`stdin closed at point ${waitingPoint.name}`));
