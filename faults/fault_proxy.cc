@@ -33,6 +33,10 @@ struct Pipe {
   size_t written = 0;      // of queue.front()
   bool eof = false;        // `from` closed: deliver what is queued, then half-close `to`
   bool done = false;       // nothing more will flow this way
+  // Bytes of this direction were discarded: the stream has a gap, which TCP never makes, so
+  // the connection is reset (not resumed) once the direction stops discarding. A pipelined
+  // client must see its connection break, never the next command's reply as this one's.
+  bool gap = false;
 };
 
 struct Conn {
@@ -170,7 +174,10 @@ struct FaultProxy::Impl {
         if (dir == Direction::kDiscard) counters->discarded += bytes;
         if (dir == Direction::kHold) counters->held += bytes;
         if (dir == Direction::kDelay) counters->delayed += bytes;
-        if (dir == Direction::kDiscard) continue;
+        if (dir == Direction::kDiscard) {
+          p.gap = true;
+          continue;
+        }
         Chunk ch{now, dir == Direction::kHold, std::string(buf, static_cast<size_t>(n))};
         if (&p == &c.up && !c.replication &&
             (ch.bytes.find("PSYNC") != std::string::npos || ch.bytes.find("SYNC\r\n") != std::string::npos)) {
@@ -388,7 +395,12 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
     Nanos now = MonotonicNow();
     for (auto& c : conns) {
       if (state.replication_only && !c->replication) continue;
-      if (state.reset) {
+      // A direction that discarded bytes and discards no more: the connection breaks there
+      // (reset), as a real one whose bytes never arrived would, instead of going on with a
+      // gap in its stream.
+      const bool gap_ends = (c->up.gap && state.up != Direction::kDiscard) ||
+                            (c->down.gap && state.down != Direction::kDiscard);
+      if (state.reset || gap_ends) {
         ++it->second.counters.resets;
         impl_->CloseConn(c, true);
         continue;
@@ -404,6 +416,7 @@ Status FaultProxy::SetLink(const std::string& name, const LinkState& state) {
           while (!pipe->queue.empty() && pipe->queue.back().held) {
             it->second.counters.discarded += pipe->queue.back().bytes.size();
             pipe->queue.pop_back();
+            pipe->gap = true;
           }
         }
       }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,14 @@ struct FailoverSeen {
   std::string replica_role;    // "master", "slave", or "" when it did not answer
   std::string replica;         // its address "127.0.0.1:P"
   std::string sentinel_master;  // the master the sentinels name, "" when none answered
+  // The keys asked for, read on the replica over a direct connection: their value, "" for
+  // none (nil). A key the replica did not answer for is not in the map.
+  std::map<std::string, std::string> replica_keys;
+};
+
+// A lock a client holds now, as its own events say: the key and the token its acquire got.
+struct HeldLock {
+  std::string key, token;
 };
 
 // Client processes: signals, pause points, and what their own events say.
@@ -75,6 +84,11 @@ class ClientControl {
   virtual void DisarmPoints(int process) = 0;
   // Clients that hold a lock right now, as their own events say.
   virtual std::vector<int> Holders() const = 0;
+  // What client `process` holds right now (key and token), as its own events say.
+  virtual std::vector<HeldLock> HeldLocks(int process) const {
+    (void)process;
+    return {};
+  }
   // The client that most recently completed a release (ok, fail or info: it is done with
   // that lease), as its own events say; 0 when none has yet.
   virtual int LastReleaser() const { return 0; }
@@ -137,7 +151,9 @@ class NodeControl {
     return Status::Usage("no write probe for this node");
   }
   // The failover topology's replica and sentinels, now.
-  virtual Status ProbeFailover(FailoverSeen* out) {
+  // The replica's role, the sentinels' master, and `keys` as the replica has them.
+  virtual Status ProbeFailover(const std::vector<std::string>& keys, FailoverSeen* out) {
+    (void)keys;
     (void)out;
     return Status::Usage("no failover topology");
   }

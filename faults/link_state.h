@@ -15,7 +15,9 @@ namespace locklab::faults {
 //   hold     black hole: bytes are held, nothing is answered; they are delivered when the
 //            direction passes again (as TCP retransmission would after a healed partition)
 //   discard  bytes are dropped for good (with `down` only: the request ran, the reply is
-//            lost, so the client sees a timeout: an unknown outcome)
+//            lost, so the client sees a timeout: an unknown outcome); a connection that
+//            lost bytes is reset when its direction stops discarding, never resumed with a
+//            gap in its stream (TCP delivers in order or the connection breaks)
 //   delay    every chunk is delivered `delay` after it was read, in order
 enum class Direction { kPass, kHold, kDiscard, kDelay };
 

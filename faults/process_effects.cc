@@ -287,9 +287,11 @@ void FailoverEffect::WhileOpen(Nanos now) {
   next_check_ = now + Millis(10);
   if (clients_->AcquiresSeen() == acquires_at_cut_) return;  // no unreplicated lock yet
   held_at_kill_.clear();
+  locks_at_kill_.clear();
   for (int p : clients_->Holders()) {
     if (std::find(holders_at_cut_.begin(), holders_at_cut_.end(), p) == holders_at_cut_.end()) {
       held_at_kill_.push_back(p);
+      locks_at_kill_[p] = clients_->HeldLocks(p);
     }
   }
   nodes_->KillNode(1);
@@ -310,19 +312,38 @@ Evidence FailoverEffect::Probe(Nanos, ProbeMoment) {
     e.line = "n1 not killed yet (it waits for an acquire while replication is cut)";
     return e;
   }
+  // The lost write is read from the replica itself: the lock keys n1 acknowledged after the
+  // cut, which a promoted r1 must not have (else nothing was lost, whatever the timing).
+  std::vector<std::string> keys;
+  for (const auto& [p, held] : locks_at_kill_) {
+    for (const auto& l : held) keys.push_back(l.key);
+  }
   FailoverSeen f;
-  Status s = nodes_->ProbeFailover(&f);
+  Status s = nodes_->ProbeFailover(keys, &f);
   if (!s.ok()) {
     e.line = "failover probe: " + s.message();
     return e;
   }
   const bool promoted = f.replica_role == "master";
   const bool named = !f.sentinel_master.empty() && f.sentinel_master == f.replica;
-  // The race needs a holder of the lost lock write at the promotion.
-  std::vector<int> still;
+  // The race needs a holder of the lost lock write at the promotion, and the write lost: its
+  // key absent from r1, or holding another token. A key r1 did not answer for, or a holder
+  // whose token is not known (no token in its acquire's answer), is not seen lost.
+  std::vector<int> still, reached;
+  std::string on_replica;  // what r1 has of the first holder's key, for the line
   const std::vector<int> now_holding = clients_->Holders();
   for (int p : held_at_kill_) {
-    if (std::find(now_holding.begin(), now_holding.end(), p) != now_holding.end()) still.push_back(p);
+    if (std::find(now_holding.begin(), now_holding.end(), p) == now_holding.end()) continue;
+    bool lost = false, got = false;
+    for (const auto& l : locks_at_kill_[p]) {
+      auto r = f.replica_keys.find(l.key);
+      if (r == f.replica_keys.end()) continue;
+      if (on_replica.empty()) on_replica = "GET " + l.key + " on r1: " + (r->second.empty() ? "nil" : r->second);
+      if (r->second.empty() || (!l.token.empty() && r->second != l.token)) lost = true;
+      else got = true;
+    }
+    if (lost) still.push_back(p);
+    else if (got) reached.push_back(p);
   }
   std::string who;
   for (int p : still) who += (who.empty() ? "" : ", ") + std::to_string(p);
@@ -330,14 +351,23 @@ Evidence FailoverEffect::Probe(Nanos, ProbeMoment) {
   e.details = {{"replica_role", f.replica_role},
                {"sentinel_master", f.sentinel_master},
                {"killed_ns", killed_at_.count()},
-               {"lost_lock_holders", still}};
+               {"lost_lock_holders", still},
+               {"replicated_lock_holders", reached}};
   e.line = "replica r1 (" + f.replica + ") reports role " + (f.replica_role.empty() ? "(no answer)" : f.replica_role) +
            "; the sentinels name " + (f.sentinel_master.empty() ? "no master" : f.sentinel_master) + " master";
   if (!(promoted || named)) {
     e.line += " (no promotion yet)";
   } else if (!still.empty()) {
     e.line += (still.size() == 1 ? "; client " + who + " still holds" : "; clients " + who + " still hold") +
-              " the lock n1 acknowledged after the replication cut (lost: r1 never got it)";
+              " the lock n1 acknowledged after the replication cut, and r1 does not have it (" + on_replica + "): lost";
+  } else if (!reached.empty()) {
+    e.line += "; but r1 has the lock n1 acknowledged after the cut (" + on_replica +
+              ", the holder's token): the write reached it, nothing was lost";
+  } else if (!held_at_kill_.empty() && on_replica.empty() &&
+             std::any_of(held_at_kill_.begin(), held_at_kill_.end(), [&](int p) {
+               return std::find(now_holding.begin(), now_holding.end(), p) != now_holding.end();
+             })) {
+    e.line += "; r1 did not answer for the lock key n1 acknowledged after the cut: whether it was lost is not known";
   } else {
     e.line += held_at_kill_.empty() ? "; but no client held a lock n1 granted after the cut when n1 died (nothing lost was held)"
                                     : "; but the holder of the lock n1 granted after the cut had let go (nothing lost was held at the promotion)";

@@ -182,6 +182,7 @@ class FailoverEffect : public Effect {
   int64_t acquires_at_cut_ = 0;
   std::vector<int> holders_at_cut_;  // their locks were written before the cut
   std::vector<int> held_at_kill_;    // holders of a lock n1 granted after the cut, at its death
+  std::map<int, std::vector<HeldLock>> locks_at_kill_;  // what each of them held (key, token)
   Nanos killed_at_{0};
   Nanos opened_at_{0};
   Nanos next_check_{0};

@@ -159,6 +159,15 @@ std::vector<int> ClientFleet::Holders() const {
   return out;
 }
 
+std::vector<faults::HeldLock> ClientFleet::HeldLocks(int process) const {
+  std::vector<faults::HeldLock> out;
+  for (const auto& c : clients_) {
+    if (c.process != process || !c.running) continue;
+    for (const auto& [key, token] : c.holding) out.push_back({key, token});
+  }
+  return out;
+}
+
 bool ClientFleet::AllSettled() const {
   return std::all_of(clients_.begin(), clients_.end(), [](const ClientProc& c) {
     return c.ready || !c.failure.empty() || c.from_child < 0;
@@ -314,7 +323,8 @@ void ClientFleet::HandleLine(ClientProc& c, const std::string& line, Listener* l
       // A client holds from its acquire's ok until its release completes (the delete has
       // then run on the server) or it asks again.
       if (f == "acquire" && type == "ok") {
-        c.holding.insert(key);
+        const auto& v = j.contains("value") ? j["value"] : nlohmann::json();
+        c.holding[key] = v.is_object() && v.contains("token") && v["token"].is_string() ? v["token"].get<std::string>() : "";
         ++acquires_seen_;
       } else if ((f == "release" && type != "invoke") || (f == "acquire" && type == "invoke")) {
         c.holding.erase(key);

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "faults/lab_control.h"
 #include "lab/lab_cluster.h"
 #include "lab/process.h"
 #include "trial/trial_recorder.h"
@@ -35,7 +37,7 @@ struct ClientProc {
   pid_t pid = -1;
   std::string log_path;                     // its stderr: RUN_DIR/clients/N.log
   std::unique_ptr<ClockControlFile> clock;  // when clients run under libfaketime
-  std::set<std::string> holding;            // lock keys it holds, from its own events
+  std::map<std::string, std::string> holding;  // lock key -> token it holds, from its own events
   int to_child = -1;    // its stdin (control lines), non-blocking
   // Control lines not yet taken by the pipe (a stopped client reads nothing): flushed when
   // the pipe has room, so the harness's loop never blocks on a client (SendControl).
@@ -104,6 +106,8 @@ class ClientFleet {
   void Disarm(int process);
   // Running clients that hold at least one lock, by their own events.
   std::vector<int> Holders() const;
+  // What `process` holds right now: each key and the token its acquire got.
+  std::vector<faults::HeldLock> HeldLocks(int process) const;
   int64_t acquires_seen() const { return acquires_seen_; }
   // The client whose release completed last (ok, fail or info), from its own events; 0
   // before any release.

@@ -159,7 +159,7 @@ Status TrialLabControl::NodeWriteProbe(int n, std::string* reply) {
   return Status::Ok();
 }
 
-Status TrialLabControl::ProbeFailover(faults::FailoverSeen* out) {
+Status TrialLabControl::ProbeFailover(const std::vector<std::string>& keys, faults::FailoverSeen* out) {
   if (!lab_->topology) return Status::Usage("no replica: this trial has no failover topology");
   const locks::Endpoint replica = lab_->topology->replica().endpoint();
   out->replica = Addr(replica);
@@ -167,6 +167,11 @@ Status TrialLabControl::ProbeFailover(faults::FailoverSeen* out) {
   locks::Reply r = c.Command({"ROLE"});
   if (r.outcome == locks::Outcome::kOk && !r.is_error && !r.elements.empty()) {
     out->replica_role = r.elements[0].str;
+  }
+  // The lost write itself: is the lock key the old master acknowledged on the replica?
+  for (const auto& key : keys) {
+    locks::Reply g = c.Command({"GET", key});
+    if (g.outcome == locks::Outcome::kOk && !g.is_error) out->replica_keys[key] = g.is_nil ? "" : g.str;
   }
   locks::Endpoint master = lab_->topology->CurrentMaster();
   if (!master.host.empty()) out->sentinel_master = Addr(master);

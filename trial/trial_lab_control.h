@@ -68,6 +68,7 @@ class TrialLabControl : public faults::LabControl {
   }
   void DisarmPoints(int p) override { clients_->Disarm(p); }
   std::vector<int> Holders() const override { return clients_->Holders(); }
+  std::vector<faults::HeldLock> HeldLocks(int process) const override { return clients_->HeldLocks(process); }
   int64_t AcquiresSeen() const override { return clients_->acquires_seen(); }
   int LastReleaser() const override { return clients_->last_releaser(); }
   bool PauseNode(int n) override;
@@ -97,7 +98,7 @@ class TrialLabControl : public faults::LabControl {
   faults::ProcessSeen NodeProcess(int n) const override;
   faults::ServingSeen NodeServing(int n) override;
   Status NodeWriteProbe(int n, std::string* reply) override;
-  Status ProbeFailover(faults::FailoverSeen* out) override;
+  Status ProbeFailover(const std::vector<std::string>& keys, faults::FailoverSeen* out) override;
   Status ReadNodeClock(int n, double* node_s, double* real_s, double* rtt_s) override;
   faults::LinkBytes LinkCounters(int p, int node) const override {
     return lab_->proxy.Counters(TrialLab::LinkName(p, node));

@@ -2,6 +2,14 @@
 // it says to real Redis commands, per link.
 #include "faults/fault_proxy.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
 #include "locks/lock.h"
 #include "tests/lab_fixture.h"
 
@@ -76,6 +84,54 @@ TEST_F(FaultProxyTest, ReplyLossRunsTheCommandButTheClientSeesUnknown) {
   Reply v = Direct({"GET", "lock:x"});
   EXPECT_FALSE(v.is_nil) << "the SET ran on the node";
   EXPECT_EQ(v.str.size(), 32u);
+}
+
+// A raw pipelined RESP client (as node-redis and ioredis are: replies matched to commands by
+// order): a reply lost under reply-loss must never be followed, on the same connection, by
+// the next command's reply, which the client would take for the lost one. The connection
+// breaks instead, when the window ends; a new one works.
+TEST_F(FaultProxyTest, ReplyLossBreaksTheConnectionInsteadOfShiftingReplies) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port1_));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  // What arrives on fd within `ms` ("" when nothing; "<closed>" when the connection broke).
+  auto read_for = [&](int ms) {
+    std::string got;
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, ms) > 0) {
+      char buf[256];
+      ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) return got + "<closed>";
+      got.append(buf, static_cast<size_t>(n));
+      ms = 50;
+    }
+    return got;
+  };
+  auto send_all = [&](const std::string& bytes) { return send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); };
+  send_all("*2\r\n$4\r\nECHO\r\n$5\r\nfirst\r\n");
+  EXPECT_EQ(read_for(1000), "$5\r\nfirst\r\n");
+  LinkState st;
+  st.down = Direction::kDiscard;
+  ASSERT_TRUE(proxy_.SetLink("c1", st).ok());
+  send_all("*3\r\n$3\r\nSET\r\n$4\r\nlost\r\n$1\r\n1\r\n");  // runs; its +OK is lost
+  EXPECT_EQ(read_for(300), "") << "the reply is lost: the client times out";
+  for (int i = 0; i < 50 && Direct({"GET", "lost"}).is_nil; ++i) SleepFor(Millis(10));
+  EXPECT_EQ(Direct({"GET", "lost"}).str, "1") << "the request ran on the node";
+  const uint64_t resets = proxy_.Counters("c1").resets;
+  ASSERT_TRUE(proxy_.SetLink("c1", LinkState::Pass()).ok());
+  send_all("*2\r\n$4\r\nECHO\r\n$4\r\nnext\r\n");
+  const std::string after = read_for(1000);
+  EXPECT_EQ(after.find("next"), std::string::npos) << "the next command's reply came on the gap: " << after;
+  EXPECT_NE(after.find("<closed>"), std::string::npos) << after;
+  EXPECT_EQ(proxy_.Counters("c1").resets, resets + 1);
+  close(fd);
+  // A connection that lost nothing goes on, and a new one works.
+  RedisConnection fresh({"127.0.0.1", port1_}, Millis(500), Millis(500));
+  EXPECT_EQ(fresh.Command({"PING"}).str, "PONG");
 }
 
 TEST_F(FaultProxyTest, DelayHoldsEveryChunkThatLong) {

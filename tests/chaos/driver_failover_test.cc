@@ -199,9 +199,11 @@ TEST_F(DriverFailoverTest, BareDriverRunShowsThePromotionAndTheLostWrite) {
     // The promotion and the lost write, in the fault's own evidence.
     const std::string evidence = cov.value("evidence", "");
     EXPECT_NE(evidence.find("reports role master"), std::string::npos) << cov.dump(2);
-    EXPECT_NE(evidence.find("the lock n1 acknowledged after the replication cut (lost: r1 never got it)"),
+    // Read from the promoted replica, not inferred from timing: r1 lacks the key.
+    EXPECT_NE(evidence.find("the lock n1 acknowledged after the replication cut, and r1 does not have it (GET "),
               std::string::npos)
         << cov.dump(2);
+    EXPECT_NE(evidence.find(" on r1: nil): lost"), std::string::npos) << cov.dump(2);
     int64_t cut = 0, killed = 0, promoted = 0;
     std::vector<int> lost;
     for (const auto& e : History()) {
