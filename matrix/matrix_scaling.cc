@@ -59,13 +59,21 @@ bool ScaleToTtl(const RunOptions& preset, Millis ttl, RunOptions* out, std::stri
       }
     }
   }
+  char factor[32];
+  snprintf(factor, sizeof(factor), "%.3g", static_cast<double>(ttl.count()) / static_cast<double>(from.count()));
   if (o.duration > kMaxScaledRun) {
-    char factor[32];
-    snprintf(factor, sizeof(factor), "%.3g",
-             static_cast<double>(ttl.count()) / static_cast<double>(from.count()));
     *why_not = "needs a " + Seconds(o.duration) + " s run (the preset's times x " + factor +
                " for TTL " + std::to_string(ttl.count()) + " ms), runs are capped at " +
                Seconds(kMaxScaledRun) + " s";
+    return false;
+  }
+  // A lock command is not scaled (the network's time): an acquire that could not wait for two
+  // of them would end unknown before the lock answered, whatever the lock did.
+  if (preset.acquire_timeout > Millis(0) && o.acquire_timeout < 2 * o.command_timeout) {
+    *why_not = "its acquire timeout would be " + std::to_string(o.acquire_timeout.count()) +
+               " ms (the preset's times x " + factor + " for TTL " + std::to_string(ttl.count()) +
+               " ms, from its own TTL " + std::to_string(from.count()) + " ms), below two command timeouts (2 x " +
+               std::to_string(o.command_timeout.count()) + " ms): no room for a lock command";
     return false;
   }
   *out = std::move(o);

@@ -7,8 +7,11 @@
 // Scaled: the run's duration_ms, the workload's hold_ms, think_ms and acquire_timeout_ms,
 // each fault's first_at_ms, duration_ms and interval_ms, and every fault param whose name
 // ends in _ms (delay_ms, kill_after_ms). Not scaled: retry and command timeouts (the
-// network's times, not the lock's), clock offsets. A run is capped at kMaxScaledRun: a
-// cell that would need longer is not run, and says why.
+// network's times, not the lock's), clock offsets. The one rule: the factor is the run's TTL
+// over the preset's own ttl_ms (500 ms for most; restart 3000 and failover 4000, whose
+// times are written for those), for --ttl and a driver's hello alike. A run is capped at
+// kMaxScaledRun, and an acquire timeout must leave room for two lock commands: a cell that
+// cannot fit is not run (n/a), and says why.
 //
 // Locks that do not use the lab's TTL (db-row, pg-advisory, the articles' session locks:
 // their LockInfo says "the lab --ttl is not used") are not scaled.

@@ -49,11 +49,31 @@ TEST(MatrixScalingTest, EveryTimeScalesWithTheTtl) {
 TEST(MatrixScalingTest, ScalingDownRoundsAndKeepsNonZeroTimesAtLeastOneMs) {
   RunOptions out;
   std::string why;
-  ASSERT_TRUE(ScaleToTtl(Preset500(), Millis(3), &out, &why)) << why;
+  RunOptions fast = Preset500();
+  fast.command_timeout = Millis(1);  // room for its lock commands even at 6 ms
+  ASSERT_TRUE(ScaleToTtl(fast, Millis(3), &out, &why)) << why;
   EXPECT_EQ(out.hold, Millis(1));                  // 100 x 3/500 = 0.6 -> 1
   EXPECT_EQ(out.acquire_timeout, Millis(6));       // 1000 x 3/500
   EXPECT_EQ(out.duration, Millis(100)) << "a run is at least 100 ms (21 ms scaled)";
   EXPECT_EQ(out.faults[0].first_at, Millis(2));    // 1.8 -> 2
+}
+
+// The factor is the run's TTL over the preset's own (restart's 3000 ms): a driver whose lease
+// is 1000 ms would get a 333 ms acquire timeout, which two 200 ms lock commands do not fit,
+// and every operation unknown. The cell is refused, saying why.
+TEST(MatrixScalingTest, AnAcquireTimeoutWithNoRoomForALockCommandIsRefused) {
+  RunOptions restart = Preset500();
+  restart.ttl = Millis(3000);
+  restart.hold = Millis(1000);
+  restart.acquire_timeout = Millis(1000);
+  RunOptions out;
+  std::string why;
+  EXPECT_FALSE(ScaleToTtl(restart, Millis(1000), &out, &why));
+  EXPECT_EQ(why, "its acquire timeout would be 333 ms (the preset's times x 0.333 for TTL 1000 ms, from its own "
+                 "TTL 3000 ms), below two command timeouts (2 x 200 ms): no room for a lock command");
+  ASSERT_TRUE(ScaleToTtl(restart, Millis(1500), &out, &why)) << why;
+  EXPECT_EQ(out.acquire_timeout, Millis(500));
+  EXPECT_EQ(out.hold, Millis(500)) << "the hold keeps its fraction of the preset's own TTL";
 }
 
 TEST(MatrixScalingTest, SameTtlIsTheScenarioUnchanged) {
