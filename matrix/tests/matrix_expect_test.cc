@@ -254,6 +254,12 @@ class JudgedPlanTest : public ExpectFileTest {
     EXPECT_TRUE(written.ok()) << written.message();
     return regressed;
   }
+  // What --write-expect writes of `plan` into `path` (a failure when it cannot).
+  std::string WrittenExpectations(const Plan& plan, const std::string& path, int* pinned) {
+    EXPECT_TRUE(WriteExpectationFile(plan, path, pinned).ok());
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
   std::string Junit() {
     std::ifstream in(dir_ + "/junit.xml");
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -478,9 +484,7 @@ TEST_F(JudgedPlanTest, AWrittenPinSaysHowOftenItsLetterWasMeasured) {
   Write(&plan);
   int pinned = 0;
   const std::string path = dir_ + "/baseline.toml";
-  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
-  std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = WrittenExpectations(plan, path, &pinned);
   EXPECT_NE(text.find("lock = \"set-nx-px-lua\"\nfault = \"client-pause\"\nverdict = \"V\"\n"
                       "violated_in = \"1/1\"\n"
                       "# measured: V in 2 of 3 quick matrices of its seeds (detection-power.json)\n"),
@@ -526,9 +530,7 @@ TEST_F(JudgedPlanTest, APinHasNoMeasuredNoteForACellTheMeasurementDidNotRun) {
   Write(&plan);
   int pinned = 0;
   const std::string path = dir_ + "/baseline.toml";
-  ASSERT_TRUE(WriteExpectationFile(plan, path, &pinned).ok());
-  std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = WrittenExpectations(plan, path, &pinned);
   EXPECT_EQ(text.find("\n# measured: "), std::string::npos) << text;
   EXPECT_FALSE(DetectionPowerMeasured({"n/a", "n/a"}));
   EXPECT_TRUE(DetectionPowerMeasured({"n/a", "S"}));
