@@ -152,6 +152,34 @@ TEST(MatrixScalingTest, PlanWithTtlScalesTheRowsThatUseIt) {
       << "db-row does not use the lab TTL: unscaled";
 }
 
+// A driver whose lease is 1000 ms: every preset scales by 1000 over its own TTL (x2 for the
+// 500 ms presets), and the presets written for longer TTLs (restart 3000, failover 4000)
+// would leave no room for a lock command: n/a, saying why, instead of a run of unknowns.
+TEST(MatrixScalingTest, ADriversTtlScalesEachPresetFromItsOwnTtl) {
+  PlanRequest r = Request();
+  const std::string driver = "driver:examples/drivers/redis_py_lock.py";
+  r.driver_ttls[driver] = Millis(1000);
+  std::vector<Preset> all;
+  ASSERT_TRUE(LoadPresets(kDefaultPresetDir, &all).ok());
+  for (const auto& p : all) {
+    if (p.fault == "restart") r.presets.push_back(p);
+  }
+  Plan plan = BuildPlan(r);
+  Plan plain = BuildPlan(Request());
+  EXPECT_EQ(TrialOf(plan, driver, "client-pause").options.duration,
+            2 * TrialOf(plain, driver, "client-pause").options.duration);
+  EXPECT_EQ(TrialOf(plan, driver, "client-pause").options.acquire_timeout, Millis(2000));
+  int refused = 0;
+  for (const auto& c : plan.cells) {
+    if (c.lock != driver || c.fault != "restart") continue;
+    ++refused;
+    EXPECT_EQ(c.verdict, "n/a");
+    EXPECT_EQ(c.why_not, "its acquire timeout would be 333 ms (the preset's times x 0.333 for TTL 1000 ms, from its "
+                         "own TTL 3000 ms), below two command timeouts (2 x 200 ms): no room for a lock command");
+  }
+  EXPECT_EQ(refused, 1);
+}
+
 TEST(MatrixScalingTest, DriverDeclaredTtlScalesItsRowAndTooLongIsNa) {
   PlanRequest r = Request();
   const std::string driver = "driver:examples/drivers/redis_py_lock.py";
