@@ -83,12 +83,55 @@ struct Answer {
   }
 };
 
+// How bad a failed case is, said on its FAIL line and explained once at the end: a library
+// that lets two clients in is not one that only gives no answer the lab can read.
+enum class Grade {
+  kUnsafe,     // the case showed a second holder, or a holder's key freed by another's release
+  kNoOutcome,  // no answer the lab can read (unknown, or none in time) where ok or fail is due
+  kWrong,      // a definite answer, not the one the protocol asks for
+  kProtocol,   // the driver broke the protocol itself (hello, answer shape, time, stdout)
+};
+const char* GradeWord(Grade g) {
+  switch (g) {
+    case Grade::kUnsafe: return "unsafe";
+    case Grade::kNoOutcome: return "no outcome";
+    case Grade::kWrong: return "wrong";
+    case Grade::kProtocol: return "protocol";
+  }
+  return "wrong";
+}
+const char* GradeMeaning(Grade g) {
+  switch (g) {
+    case Grade::kUnsafe: return "the case showed two holders of one key, or a holder's key freed by another's release";
+    case Grade::kNoOutcome: return "the driver gave no answer the lab can read (unknown, or none in time) where its lock must say ok or fail";
+    case Grade::kWrong: return "a definite answer, but not the one the protocol asks for";
+    case Grade::kProtocol: return "the driver broke the protocol itself (its hello, an answer's shape or time, stdout)";
+  }
+  return "";
+}
+// The grade of a failed case by its name (the cases whose failure is a safety breach, and
+// the protocol's own); the rest are wrong answers, or no outcome when no answer came.
+Grade CaseGrade(const std::string& name) {
+  static const std::set<std::string> unsafe = {"acquire-held-key-fails", "release-wrong-token-keeps-lock",
+                                               "stale-release-keeps-new-holder", "tokens-unique", "fences-increase"};
+  static const std::set<std::string> protocol = {
+      "hello",           "hello-under-probe",     "points-announced",    "point-waits-for-go", "answer-well-formed",
+      "answers-in-time", "stdout-protocol-only",  "unknown-op-answered", "garbage-line-skipped",
+      "exit-on-stdin-eof", "acquire-ok-fields",   "renew-ok-fields"};
+  if (unsafe.count(name)) return Grade::kUnsafe;
+  if (protocol.count(name)) return Grade::kProtocol;
+  return Grade::kWrong;
+}
+
 // The checks' findings, by case name, in the order first met.
 class Cases {
  public:
-  void Pass(const std::string& name) { Note(name, true, ""); }
-  void Fail(const std::string& name, const std::string& why) { Note(name, false, why); }
-  void Expect(const std::string& name, bool ok, const std::string& why) { Note(name, ok, ok ? "" : why); }
+  void Pass(const std::string& name) { Note(name, true, "", CaseGrade(name)); }
+  void Fail(const std::string& name, const std::string& why) { Note(name, false, why, CaseGrade(name)); }
+  void Fail(const std::string& name, const std::string& why, Grade grade) { Note(name, false, why, grade); }
+  void Expect(const std::string& name, bool ok, const std::string& why) {
+    Note(name, ok, ok ? "" : why, CaseGrade(name));
+  }
   void Skip(const std::string& name, const std::string& why) {
     if (!results_.count(name)) order_.push_back(name);
     skipped_[name] = why;
@@ -102,12 +145,14 @@ class Cases {
   }
   int Print(bool verbose) const {
     int failed = 0, skipped = 0;
+    std::map<Grade, int> graded;
     for (const auto& name : order_) {
       const Result& r = results_.at(name);
       auto sk = skipped_.find(name);
       if (!r.ok) {
         ++failed;
-        for (const auto& why : r.why) std::cout << "FAIL " << name << ": " << why << "\n";
+        ++graded[r.grade];
+        for (const auto& why : r.why) std::cout << "FAIL " << name << ": " << GradeWord(r.grade) << ": " << why << "\n";
       } else if (sk != skipped_.end()) {
         ++skipped;
         if (verbose) std::cout << "skip " << name << ": " << sk->second << "\n";
@@ -115,8 +160,11 @@ class Cases {
         std::cout << "ok   " << name << "\n";
       }
     }
+    for (const auto& [grade, n] : graded) std::cout << GradeWord(grade) << ": " << GradeMeaning(grade) << "\n";
+    std::string grades;
+    for (const auto& [grade, n] : graded) grades += (grades.empty() ? " (" : ", ") + std::to_string(n) + " " + GradeWord(grade);
     std::cout << "driver-check: " << order_.size() << " cases, " << order_.size() - failed - skipped
-              << " passed, " << failed << " failed, " << skipped << " skipped\n";
+              << " passed, " << failed << " failed" << (grades.empty() ? "" : grades + ")") << ", " << skipped << " skipped\n";
     return failed;
   }
 
@@ -124,8 +172,9 @@ class Cases {
   struct Result {
     bool ok = true;
     std::vector<std::string> why;
+    Grade grade = Grade::kWrong;  // of its worst failure (the enum's order)
   };
-  void Note(const std::string& name, bool ok, const std::string& why) {
+  void Note(const std::string& name, bool ok, const std::string& why, Grade grade) {
     auto it = results_.find(name);
     if (it == results_.end()) {
       order_.push_back(name);
@@ -133,6 +182,7 @@ class Cases {
     }
     skipped_.erase(name);
     if (!ok) {
+      if (it->second.ok || grade < it->second.grade) it->second.grade = grade;
       it->second.ok = false;
       if (it->second.why.size() < 3) it->second.why.push_back(why);
     }
@@ -494,6 +544,8 @@ class DriverCheck {
   void Want(const std::string& name, const Answer& a, const std::string& want, const std::string& what) {
     if (a.answered && a.outcome == want) {
       cases_.Pass(name);
+    } else if (!a.answered || a.outcome == "unknown") {
+      cases_.Fail(name, what + ": got " + a.Describe() + ", want '" + want + "'", Grade::kNoOutcome);
     } else {
       cases_.Fail(name, what + ": got " + a.Describe() + ", want '" + want + "'");
     }

@@ -14,6 +14,7 @@ redis-py SET NX PX lock (the control). Each mistake is one a team's first driver
   wrong-id            answers a release with another id
   point-no-wait       announces a pause point and goes on past it without waiting for the go
   probe-crash         exits before its hello when started only for the hello (LOCKLAB_PROBE)
+  silent-release      releases, then answers `unknown`: its library reports no outcome
 """
 import argparse
 import os
@@ -35,7 +36,8 @@ RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
          "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end")
 
 MISTAKES = ["stdout-noise", "fail-on-timeout", "plain-del", "ignores-timeout", "no-exit-on-eof",
-            "constant-token", "stateful-release", "no-ttl", "wrong-id", "point-no-wait", "probe-crash"]
+            "constant-token", "stateful-release", "no-ttl", "wrong-id", "point-no-wait", "probe-crash",
+            "silent-release"]
 
 
 def main():
@@ -82,6 +84,9 @@ def main():
         return answer
 
     def release_step(req):
+        if mistake == "silent-release":
+            r.eval(RELEASE, 1, req["key"], req["token"])
+            return {"outcome": "unknown", "detail": "the library returned nothing"}
         if mistake == "stateful-release" and req["token"] not in mine:
             raise ld.Fail("not acquired by this process")
         if mistake == "plain-del":

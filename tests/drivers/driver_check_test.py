@@ -34,7 +34,12 @@ MISTAKES = {
     "wrong-id": {"answer-well-formed"},
     "point-no-wait": {"point-waits-for-go"},
     "probe-crash": {"hello-under-probe"},
+    "silent-release": {"release-owned-ok"},
 }
+
+# How a mistake's failures are graded: a release that frees another's lock is unsafe, one
+# whose library gives no outcome is not.
+GRADES = {"plain-del": "unsafe", "silent-release": "no outcome", "constant-token": "unsafe"}
 
 
 def driver_check(*args, tmpdir=None):
@@ -83,6 +88,16 @@ class DriverCheckTest(unittest.TestCase):
                 self.assertEqual(rc, 1, out + err)
                 self.assertTrue(failed_cases(out) & cases,
                                 "want a FAIL line for one of %s, got:\n%s%s" % (sorted(cases), out, err))
+
+    def test_findings_are_graded_unsafe_apart_from_no_outcome(self):
+        for mistake, grade in GRADES.items():
+            with self.subTest(mistake=mistake):
+                _, out, _ = self.results[mistake]
+                grades = {line.split(": ")[1] for line in out.splitlines() if line.startswith("FAIL ")}
+                self.assertIn(grade, grades, out)
+                self.assertIn("\n%s: " % grade, out, "the grade's one-line meaning: " + out)
+        _, silent, _ = self.results["silent-release"]
+        self.assertNotIn(": unsafe: ", silent, "a release that reports no outcome is not unsafe: " + silent)
 
     def test_bad_flags_are_usage_errors(self):
         rc, _, err = driver_check("--lock", "setnx")
