@@ -17,7 +17,7 @@
 #include "cli/driver_check.h"
 #include "matrix/matrix.h"
 #include "hunt/hunt.h"
-#include "hunt/hunt_merge.h"
+#include "cli/hunt_merge.h"
 #include "cli/replay_command.h"
 #include "cli/report_command.h"
 #include "trial/report_script.h"

@@ -1,5 +1,6 @@
 // Effects on processes: client-pause, slow-cs, client-crash (clients, through
-// ClientControl), server-pause, restart and failover (lock nodes, through NodeControl).
+// ClientControl), server-pause and restart (lock nodes, through NodeControl); failover's effect
+// lives with its descriptor (catalog/failover.cc).
 // See ListFaults() for their parameters and defaults. Not thread-safe (faults/effect.h).
 #pragma once
 
@@ -128,64 +129,6 @@ class RestartEffect : public NodeEffect {
 
  private:
   std::map<int, ServingSeen> before_;  // node -> who served it before the kill
-};
-
-// Master failover (Redis docs' race): right after a client released the lock (armed at
-// after-release), the replication stream from n1 to its replica is cut, and once a client
-// has acquired while it is cut (a lock write acknowledged but never replicated) and
-// `kill_after_ms` have passed, n1 is killed, Sentinel promotes the replica and clients find
-// it through Sentinel. When the window closes the stream is healed and the old master
-// restarts (empty; Sentinel turns it into a replica of the new master). The effect is the
-// race itself: the replica promoted while a client still holds the lock n1 granted after
-// the cut (that lock write is lost); a promotion after every such holder let go tests
-// nothing, and is not seen.
-class FailoverEffect : public Effect {
- public:
-  using Effect::Effect;
-  bool NeedsSentinel() const override { return true; }
-  // Armed at after-release: the window opens the moment a client gave the lock back. One
-  // failover per trial unless asked for more; the window outlasts kill_after_ms.
-  void Shape(Schedule* schedule) const override;
-  // The run the race needs (the default matrix cell's, scenarios/matrix/failover.toml, at
-  // the default kill_after_ms): a hold of kill_after_ms + 2.7 s, the time Sentinel takes to
-  // promote (down-after 500 ms and an election, about 1.5 s on an idle machine) with room
-  // for a busy one, inside a lease 1 s longer; callers that give up after 1 s; a window
-  // 3 s longer than the hold, opening at the first release after 500 ms.
-  RunShape ShapeRun() const override;
-  // The holder: it is the next to release.
-  int PickArmedClient(const ClientControl& clients) override;
-  nlohmann::json Start(Nanos time, int process) override;
-  void Stop(Nanos time) override;
-  void WhileOpen(Nanos now) override;
-  void OnClientEventWhileOpen(Nanos now) override;
-  // Once n1 was killed: the replica reports role master, or the sentinels name it master,
-  // while a client that held a lock when n1 died (granted by n1 after the cut) still holds
-  // it. Details: killed_ns (when n1 died, on the history's clock) and lost_lock_holders.
-  Evidence Probe(Nanos now, ProbeMoment when) override;
-  Nanos OpenWakeup() const override {
-    return killed_ ? Nanos::max() : std::max(opened_at_ + kill_after_, next_check_);
-  }
-
- protected:
-  void Attach(LabControl& lab) override {
-    clients_ = &lab;
-    nodes_ = &lab;
-  }
-  Status Validate() override;
-
- private:
-  ClientControl* clients_ = nullptr;
-  NodeControl* nodes_ = nullptr;
-  Millis kill_after_{300};
-  bool killed_ = false;
-  bool was_killed_ = false;  // in this window (Stop clears killed_ before the last probe)
-  int64_t acquires_at_cut_ = 0;
-  std::vector<int> holders_at_cut_;  // their locks were written before the cut
-  std::vector<int> held_at_kill_;    // holders of a lock n1 granted after the cut, at its death
-  std::map<int, std::vector<HeldLock>> locks_at_kill_;  // what each of them held (key, token)
-  Nanos killed_at_{0};
-  Nanos opened_at_{0};
-  Nanos next_check_{0};
 };
 
 }  // namespace locklab::faults

@@ -25,7 +25,7 @@
 #include "trial/child_runs.h"
 #include "scenario/cli_spec.h"
 #include "hunt/hunt_guide.h"
-#include "hunt/hunt_known.h"
+#include "scenario/known_failures.h"
 #include "hunt/hunt_plain.h"
 #include "hunt/hunt_shrink.h"
 #include "hunt/hunt_space.h"

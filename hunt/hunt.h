@@ -49,7 +49,7 @@
 // --shard I/N (with --seed) runs every Nth of the seed's draws, from the Ith (the plain pass,
 // the first pass and the search numbered once for the whole hunt; trial names are the draws'
 // indices), each shard shrinking and rerunning its own finds; `locklab merge` joins the
-// shards (hunt_merge.h).
+// shards (cli/hunt_merge.h).
 //
 // --no-shrink stops after the search (for time-to-find measurements: bench/hunt_timing).
 // --corpus DIR: a minimal.toml that reproduced (a kill) with a statistical [expect] is

@@ -19,26 +19,12 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "scenario/expect_rate.h"
+#include "scenario/failure_kinds.h"
 #include "scenario/run_options.h"
 
 namespace locklab::harness {
 
-// The kinds of failure a hunt looks for in a run's results.json: violated (its verdict: two
-// holders, or a broken lock or resource), resource (resource_verdict violated: lost updates
-// or stale writes accepted) and, with `liveness`, stuck (TrialOutcome::Stuck). A kill
-// against a baseline is a kind the mutant shows and its reference does not: a fenced lock's
-// holders overlap under a pause with or without its bug, and only the resource tells them
-// apart.
-enum class FailureKind { kViolated, kResource, kStuck };
-using FailureKindSet = std::set<FailureKind>;
-// hunt.json's words for them: "violated", "resource", "stuck".
-const char* FailureKindName(FailureKind kind);
-// The names of `kinds`, in alphabetical order (hunt.json's "kinds").
-std::vector<std::string> FailureKindNames(const FailureKindSet& kinds);
-FailureKindSet FailureKinds(const nlohmann::ordered_json& results, bool liveness);
-// The [expect] of a scenario that shows `kinds`: verdict violated for violated; for resource
-// alone, verdict and resource violated; for stuck alone, stuck yes.
-void ExpectKinds(const FailureKindSet& kinds, RunOptions* o);
+// The kinds of failure (FailureKind, FailureKinds, ExpectKinds): scenario/failure_kinds.h.
 
 // A minimal scenario is told as reproducing when it fails at least kReproductionNeeded of
 // kReproductionReruns reruns and the baseline (with --baseline) fails none of as many.

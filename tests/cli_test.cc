@@ -177,7 +177,7 @@ TEST_F(CliTest, EveryFlagAParserTestsIsInItsTable) {
       {"hunt/hunt.cc", "hunt"},                {"cli/replay_command.cc", "replay"},
       {"matrix/matrix_merge.cc", "merge"},     {"checker/check_command.cc", "check"},
       {"cli/report_command.cc", "report"},     {"cli/cluster_command.cc", "cluster"},
-      {"hunt/hunt_merge.cc", "merge"},
+      {"cli/hunt_merge.cc", "merge"},
       {"cli/main.cc", "list"},
   };
   const std::regex is_flag(R"re(\bIs\("(-[-a-z0-9]+)"\))re");

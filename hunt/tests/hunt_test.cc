@@ -1036,5 +1036,45 @@ TEST(HuntStoryTest, TheNarrativeSaysWhenOnlyTheResourceFailed) {
       << b;
 }
 
+// The summary and hunt.json tell runs that could not run apart from finds that did not
+// reproduce, and say why a hunt is undecided.
+TEST(HuntAccountingTest, TheStoryCountsWhatCouldNotRunAndEachFindsFate) {
+  HuntStory s;
+  s.lock = "mutant:plain-del";
+  s.trials = 85;
+  s.runs_not_run = 61;
+  s.runs_retried = 40;
+  s.scenarios_not_run = 21;
+  s.not_run_why = {{"a lock did not start: no hello line within start_timeout_ms 20000", 61}};
+  s.jobs = 2;
+  s.lowest_jobs = 1;
+  s.concurrency_changes = {"at 12 s: 2 -> 1 trials at a time (t0004: a lock did not start)"};
+  s.undecided = "21 of 45 trials could not run";
+  FoundScenario f;
+  f.options.name = "t0031";
+  f.baseline_failed = true;
+  f.fate = FindFate::kNotRun;
+  f.why = "its confirmation could not run in 3 attempts";
+  s.found.push_back(f);
+  const std::string out = HuntSummary(s, "/h");
+  EXPECT_NE(out.find("85 trials in 0 s (24 ran, 61 could not run, 40 run again); 0 new failing scenarios found; "
+                     "1 not confirmed (its runs could not run)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("not run: 61 x a lock did not start"), std::string::npos) << out;
+  EXPECT_NE(out.find("undecided: 21 of 45"), std::string::npos) << out;
+  EXPECT_EQ(out.find("no failure within the budget"), std::string::npos) << "an undecided hunt never says nothing was found";
+  const auto j = HuntJson(s);
+  EXPECT_EQ(j["found"][0]["fate"], "not-run");
+  EXPECT_EQ(j["not_run"]["runs"], 61);
+  EXPECT_EQ(j["not_run"]["scenarios"], 21);
+  EXPECT_EQ(j["concurrency"]["lowest"], 1);
+  EXPECT_EQ(j["undecided"], "21 of 45 trials could not run");
+  s.found[0].fate = FindFate::kKnown;
+  s.found[0].why = "expect.toml:3 pins x";
+  s.undecided.clear();
+  EXPECT_NE(HuntSummary(s, "/h").find("known: found/t0031.toml: expect.toml:3 pins x"), std::string::npos);
+  EXPECT_NE(HuntSummary(s, "/h").find("no new failure within the budget (only known ones)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace locklab::harness

@@ -1,4 +1,4 @@
-#include "hunt/hunt_merge.h"
+#include "cli/hunt_merge.h"
 
 #include <sys/stat.h>
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "hunt/hunt_story.h"
+#include "scenario/failure_kinds.h"
 #include "scenario/cell_expectations.h"
 #include "scenario/run_options.h"
 

@@ -1,4 +1,4 @@
-#include "hunt/hunt_known.h"
+#include "scenario/known_failures.h"
 
 #include <algorithm>
 #include <filesystem>
