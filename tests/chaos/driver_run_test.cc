@@ -278,6 +278,26 @@ TEST_F(DriverRunTest, RedisPyDriverUnderAPauseLongerThanTheTtlIsViolatedByItsHis
     EXPECT_FALSE(PidExists(p)) << "driver pid " << p << " left behind";
 }
 
+// npm redlock over ioredis, which matches replies to commands by their order on the
+// connection, under reply-loss: a lost reply ends in a timeout or a reset of that
+// connection, never in the next command's reply taken for it. So no client waits forever on
+// a command the fault shifted (the run is not stuck), the fault was seen to drop replies,
+// and every acquire the lock granted carries its own token.
+TEST_F(DriverRunTest, APipelinedNodeClientUnderReplyLossIsNeverHandedAnotherCommandsReply) {
+  TrustedTrial("driver:examples/drivers/node_redlock/redlock_npm.js", "reply-loss", {},
+               [&](const nlohmann::json& r) {
+                 EXPECT_FALSE(r["liveness"].value("stuck", false)) << r.dump(2);
+                 ASSERT_FALSE(r["coverage"].empty()) << r.dump(2);
+                 EXPECT_GE(r["coverage"][0].value("effects_seen", 0), 1) << r["coverage"].dump(2);
+                 EXPECT_GE(r["acquires"]["ok"].get<int>(), 2) << r.dump(2);
+                 for (const auto& e : History()) {
+                   if (e["f"] != "acquire" || e["type"] != "ok") continue;
+                   ASSERT_TRUE(e["value"].is_object()) << e.dump();
+                   EXPECT_TRUE(e["value"].value("token", std::string()).size() > 0) << e.dump();
+                 }
+               });
+}
+
 TEST_F(DriverRunTest, ScenarioFileDriverArgsAreWrittenBackForReplay) {
   std::string path = dir_ + "/s.toml";
   std::ofstream(path)
