@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 BINARY = os.environ.get("LOCKLAB_BINARY", os.path.join(REPO, "build", "locklab"))
 RECIPE = os.path.join(REPO, "examples", "ci", "guard-my-lock.yml")
-HUNT_BUDGET = "45s"  # the workflow's 3m, cut for the suite (the hunt ends within its budget)
+HUNT_BUDGET = "30s"  # the workflow's 3m, cut for the suite (the hunt ends within its budget)
 
 
 def recipe_steps():

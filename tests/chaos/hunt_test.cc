@@ -214,7 +214,10 @@ TEST_F(HuntTest, UnderLoadJobsBoundsEveryRunAndTheBudgetBoundsTheHunt) {
   sampler.join();
   const double wall_s = ToMillis(MonotonicNow() - start) / 1000.0;
   for (pid_t p : spinners) harness::KillAndReap(p);
-  ASSERT_TRUE(inv.exit_code == 1 || inv.exit_code == 2) << "a kill, or undecided with its reason: " << inv.output;
+  // A kill, or undecided with its reason; "nothing found" (0) only when the hunt did its work
+  // (at most a fifth of its trials could not run): on a machine slow enough, 90 s may find
+  // nothing, which is an answer, but never one given with the trials unrun.
+  ASSERT_TRUE(inv.exit_code == 0 || inv.exit_code == 1 || inv.exit_code == 2) << inv.output;
   if (inv.exit_code == 2) {
     EXPECT_NE(inv.output.find("undecided: "), std::string::npos) << inv.output;
   }
@@ -222,6 +225,11 @@ TEST_F(HuntTest, UnderLoadJobsBoundsEveryRunAndTheBudgetBoundsTheHunt) {
   std::string dir = HuntDirOf(inv);
   ASSERT_FALSE(dir.empty()) << inv.output;
   auto j = nlohmann::json::parse(ReadAll(dir + "/hunt.json"));
+  if (inv.exit_code == 0) {
+    EXPECT_LE(5 * j["not_run"]["scenarios"].get<int>(), j["trials"].get<int>()) << j["not_run"];
+    EXPECT_TRUE(j["undecided"].is_null()) << j["undecided"];
+    EXPECT_NE(inv.output.find("no failure within the budget"), std::string::npos) << inv.output;
+  }
   ASSERT_FALSE(j["runs"].empty());
   std::vector<std::pair<double, int>> edges;
   double longest = 0;
