@@ -266,7 +266,7 @@ class Hunt {
   }
   // Whether a baseline run tells against the difference: it failed, or it could not run
   // (the baseline was not seen to pass, so nothing is confirmed).
-  bool BaselineFailed(const ChildRun& r) const { return !r.ran || Failed(r); }
+  bool BaselineFailed(const ChildRun& r) const { return !NotRunReason(r).empty() || Failed(r); }
   // Why run `r` could not run ("" when it ran): the lab's failure, never the lock's. A run
   // that left no results.json or exited 64+ (a server that would not start, a build that
   // changed), a client whose lock never started (a driver without a hello in time), or a lab
@@ -619,7 +619,7 @@ ShrinkTry Hunt::Reruns(const RunOptions& o, int n, int need, const std::string& 
       }
       const bool not_run = !NotRunReason(r).empty();
       if (IsBaseline(r)) {
-        tally.baseline_failures += not_run || Failed(r);
+        tally.baseline_failures += BaselineFailed(r);
         tally.baseline_not_run += not_run;
       } else if (not_run) {
         ++tally.not_run;
