@@ -286,18 +286,23 @@ Plan BuildPlan(const PlanRequest& request) {
 
 Status UnmatchedExpectation(const Plan& plan, const Expectations& expectations,
                             const std::vector<std::string>& columns) {
+  // Each lock's canonical id once (a driver's is a look at the file system), not per entry.
+  std::map<std::string, std::string> canonical;
+  for (const auto& c : plan.cells) canonical.try_emplace(c.lock, CanonicalLockId(c.lock));
   std::vector<std::string> known;  // the default matrix's rows, and every lock the lab names
   for (const auto& l : locks::ListLocks()) known.push_back(l.id);
   for (const auto& m : locks::ListMutants()) known.push_back(m.id);
   for (const auto& d : kExampleDrivers) known.push_back(d);
+  for (const auto& id : known) canonical.try_emplace(id, CanonicalLockId(id));
   for (const auto& e : expectations) {
     const bool in_run = std::any_of(plan.cells.begin(), plan.cells.end(), [&](const Cell& c) {
-      return ExpectationMatches(e, c.lock, c.fault);
+      return ExpectationMatches(e, c.lock, canonical.at(c.lock), c.fault);
     });
     if (in_run) continue;
     const bool elsewhere = std::any_of(known.begin(), known.end(), [&](const std::string& lock) {
-      return std::any_of(columns.begin(), columns.end(),
-                         [&](const std::string& fault) { return ExpectationMatches(e, lock, fault); });
+      return std::any_of(columns.begin(), columns.end(), [&](const std::string& fault) {
+        return ExpectationMatches(e, lock, canonical.at(lock), fault);
+      });
     });
     if (elsewhere) continue;
     std::string rows;

@@ -75,8 +75,9 @@ bool MatchesLock(const Expectation& e, const std::string& lock, const std::strin
 
 }  // namespace
 
-bool ExpectationMatches(const Expectation& e, const std::string& lock, const std::string& fault) {
-  return GlobMatches(e.fault, fault) && MatchesLock(e, lock, CanonicalLockId(lock));
+bool ExpectationMatches(const Expectation& e, const std::string& lock, const std::string& canonical,
+                        const std::string& fault) {
+  return GlobMatches(e.fault, fault) && MatchesLock(e, lock, canonical);
 }
 
 const Expectation* FindExpectation(const Expectations& expectations, const std::string& lock,

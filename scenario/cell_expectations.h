@@ -65,7 +65,9 @@ const Expectation* FindExpectation(const Expectations& expectations, const std::
 Status LoadExpectations(const std::string& path, const std::set<std::string>& known_faults,
                         Expectations* out);
 
-// Whether entry `e` matches the cell `lock` x `fault` (the canonical spelling, above).
-bool ExpectationMatches(const Expectation& e, const std::string& lock, const std::string& fault);
+// Whether entry `e` matches the cell `lock` x `fault`; `canonical` is CanonicalLockId(lock),
+// computed once by a caller that asks of one lock many times (each is file-system work).
+bool ExpectationMatches(const Expectation& e, const std::string& lock, const std::string& canonical,
+                        const std::string& fault);
 
 }  // namespace locklab::harness
