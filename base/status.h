@@ -18,6 +18,10 @@ class Status {
   static Status Ok() { return Status(); }
   static Status Usage(std::string msg) { return Status(Code::kUsage, std::move(msg)); }
   static Status BadInput(std::string msg) { return Status(Code::kBadInput, std::move(msg)); }
+  // The one shape of a bad field: "WHERE: field 'FIELD': WHAT" (WHERE is "file:line").
+  static Status BadField(const std::string& where, const std::string& field, const std::string& what) {
+    return BadInput(where + ": field '" + field + "': " + what);
+  }
   static Status Infrastructure(std::string msg) {
     return Status(Code::kInfrastructure, std::move(msg));
   }

@@ -17,12 +17,12 @@
 #include "base/json_limits.h"
 
 namespace locklab::checker {
-namespace {
-
-Status FieldError(const std::string& name, int line, const std::string& field,
-                  const std::string& what) {
-  return Status::BadInput(name + ":" + std::to_string(line) + ": field '" + field + "': " + what);
+Status HistoryFieldError(const std::string& name, int line, const std::string& field,
+                         const std::string& what) {
+  return Status::BadField(name + ":" + std::to_string(line), field, what);
 }
+
+namespace {
 
 bool ParseType(const std::string& s, EventType* t) {
   if (s == "invoke") *t = EventType::kInvoke;
@@ -206,7 +206,7 @@ Status ParseOne(std::string_view text, const std::string& name, int line, Event*
   if (FirstTooDeep(text, kMaxJsonDepth, &deep_field) != std::string::npos) {
     const std::string what = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     if (deep_field.empty()) return Status::BadInput(name + ":" + std::to_string(line) + ": " + what);
-    return FieldError(name, line, deep_field, what);
+    return HistoryFieldError(name, line, deep_field, what);
   }
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr,
                                            /*allow_exceptions=*/false);
@@ -220,40 +220,40 @@ Status ParseOne(std::string_view text, const std::string& name, int line, Event*
   auto it = j.find("index");
   if (it == j.end() || it->is_null()) e->index = line - 1;
   else if (it->is_number_integer()) e->index = it->get<int64_t>();
-  else return FieldError(name, line, "index", "expected an integer");
+  else return HistoryFieldError(name, line, "index", "expected an integer");
 
   it = j.find("time_ns");
-  if (it == j.end()) return FieldError(name, line, "time_ns", "missing");
-  if (!it->is_number_integer()) return FieldError(name, line, "time_ns", "expected an integer");
+  if (it == j.end()) return HistoryFieldError(name, line, "time_ns", "missing");
+  if (!it->is_number_integer()) return HistoryFieldError(name, line, "time_ns", "expected an integer");
   e->time = Nanos(it->get<int64_t>());
 
   it = j.find("process");
-  if (it == j.end()) return FieldError(name, line, "process", "missing");
+  if (it == j.end()) return HistoryFieldError(name, line, "process", "missing");
   if (it->is_number_integer()) {
     e->process = it->get<int64_t>();
-    if (e->process < 0) return FieldError(name, line, "process", "negative process id");
+    if (e->process < 0) return HistoryFieldError(name, line, "process", "negative process id");
   } else if (it->is_string() && it->get<std::string>() == "nemesis") {
     e->process = kNemesisProcess;
   } else if (it->is_string() && it->get<std::string>() == "harness") {
     e->process = kHarnessProcess;
   } else {
-    return FieldError(name, line, "process", "expected an integer, \"nemesis\" or \"harness\"");
+    return HistoryFieldError(name, line, "process", "expected an integer, \"nemesis\" or \"harness\"");
   }
 
   it = j.find("type");
-  if (it == j.end()) return FieldError(name, line, "type", "missing");
+  if (it == j.end()) return HistoryFieldError(name, line, "type", "missing");
   if (!it->is_string() || !ParseType(it->get<std::string>(), &e->type)) {
-    return FieldError(name, line, "type", "expected invoke, ok, fail or info");
+    return HistoryFieldError(name, line, "type", "expected invoke, ok, fail or info");
   }
   it = j.find("f");
-  if (it == j.end()) return FieldError(name, line, "f", "missing");
-  if (!it->is_string()) return FieldError(name, line, "f", "expected a string");
+  if (it == j.end()) return HistoryFieldError(name, line, "f", "missing");
+  if (!it->is_string()) return HistoryFieldError(name, line, "f", "expected a string");
   e->f = it->get<std::string>();
 
   it = j.find("key");
   if (it == j.end() || it->is_null()) e->key.clear();
   else if (it->is_string()) e->key = it->get<std::string>();
-  else return FieldError(name, line, "key", "expected a string");
+  else return HistoryFieldError(name, line, "key", "expected a string");
 
   it = j.find("value");
   e->value = (it == j.end()) ? nlohmann::json() : std::move(*it);
@@ -321,7 +321,7 @@ class JsonlLines {
     }
     auto [it, fresh] = first_line_.emplace(e.index, line_);
     if (!fresh) {
-      return FieldError(name_, line_, "index", "duplicate index " + std::to_string(e.index) +
+      return HistoryFieldError(name_, line_, "index", "duplicate index " + std::to_string(e.index) +
                                                    " (also on line " + std::to_string(it->second) + ")");
     }
     out_->push_back(std::move(e));

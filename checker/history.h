@@ -44,6 +44,10 @@ std::string ProcessName(int64_t process);
 // the resource or the run.
 bool IsLockOp(const std::string& f);
 
+// The readers' one error shape for a bad field: "NAME:LINE: field 'FIELD': WHAT".
+Status HistoryFieldError(const std::string& name, int line, const std::string& field,
+                         const std::string& what);
+
 // Parses JSON Lines. `name` is used in error messages ("history.jsonl:12: ...").
 // Blank lines are skipped; two events with the same index are an error (field 'index').
 // A truncated last line (a killed run) is an error unless `allow_torn_tail` is set, in

@@ -32,10 +32,6 @@ constexpr int kMaxDepth = kMaxJsonDepth;
 Status LineError(const std::string& name, int line, const std::string& what) {
   return Status::BadInput(name + ":" + std::to_string(line) + ": " + what);
 }
-Status FieldError(const std::string& name, int line, const std::string& field,
-                  const std::string& what) {
-  return LineError(name, line, "field '" + field + "': " + what);
-}
 
 bool ParseInt(std::string_view s, int64_t* out) {
   if (s.empty() || s.size() > 24) return false;
@@ -303,26 +299,26 @@ Status EdnOpToEvent(const nlohmann::json& m, const std::string& name, int line, 
   e->index = pos;
   e->time = Nanos(pos);
   auto it = m.find("process");
-  if (it == m.end()) return FieldError(name, line, "process", "missing");
+  if (it == m.end()) return HistoryFieldError(name, line, "process", "missing");
   if (it->is_number_integer()) {
     e->process = it->get<int64_t>();
-    if (e->process < 0) return FieldError(name, line, "process", "negative process id");
+    if (e->process < 0) return HistoryFieldError(name, line, "process", "negative process id");
   } else if (it->is_string() && it->get<std::string>() == "nemesis") {
     e->process = kNemesisProcess;
   } else {
-    return FieldError(name, line, "process", "expected an integer or :nemesis");
+    return HistoryFieldError(name, line, "process", "expected an integer or :nemesis");
   }
   it = m.find("type");
-  if (it == m.end()) return FieldError(name, line, "type", "missing");
+  if (it == m.end()) return HistoryFieldError(name, line, "type", "missing");
   std::string t = it->is_string() ? it->get<std::string>() : "";
   if (t == "invoke") e->type = EventType::kInvoke;
   else if (t == "ok") e->type = EventType::kOk;
   else if (t == "fail") e->type = EventType::kFail;
   else if (t == "info") e->type = EventType::kInfo;
-  else return FieldError(name, line, "type", "expected :invoke, :ok, :fail or :info");
+  else return HistoryFieldError(name, line, "type", "expected :invoke, :ok, :fail or :info");
   it = m.find("f");
-  if (it == m.end()) return FieldError(name, line, "f", "missing");
-  if (!it->is_string()) return FieldError(name, line, "f", "expected a keyword");
+  if (it == m.end()) return HistoryFieldError(name, line, "f", "missing");
+  if (!it->is_string()) return HistoryFieldError(name, line, "f", "expected a keyword");
   e->f = it->get<std::string>();
   it = m.find("value");
   e->value = it == m.end() ? nlohmann::json() : *it;
@@ -479,33 +475,33 @@ Status ParsePorcupineEtcdHistory(std::string_view text, const std::string& name,
     e.index = static_cast<int64_t>(out->size());
     e.time = Nanos(e.index);
     if (!ParseInt(f[0], &e.process) || e.process < 0) {
-      return FieldError(name, line, "process", "expected a non-negative integer");
+      return HistoryFieldError(name, line, "process", "expected a non-negative integer");
     }
     std::string_view t = f[1];
     if (t == ":invoke") e.type = EventType::kInvoke;
     else if (t == ":ok") e.type = EventType::kOk;
     else if (t == ":fail") e.type = EventType::kFail;
     else if (t == ":info") e.type = EventType::kInfo;
-    else return FieldError(name, line, "type", "expected :invoke, :ok, :fail or :info");
+    else return HistoryFieldError(name, line, "type", "expected :invoke, :ok, :fail or :info");
     std::string_view fn = f[2];
     if (fn != ":read" && fn != ":write" && fn != ":cas") {
-      return FieldError(name, line, "f", "expected :read, :write or :cas");
+      return HistoryFieldError(name, line, "f", "expected :read, :write or :cas");
     }
     e.f = std::string(fn.substr(1));
-    if (f.size() > 4) return FieldError(name, line, "value", "unexpected text after the value");
+    if (f.size() > 4) return HistoryFieldError(name, line, "value", "unexpected text after the value");
     if (f.size() == 4) {
       std::string_view v = f[3];
       if (v[0] == '[') {
-        if (v.back() != ']') return FieldError(name, line, "value", "missing ']'");
+        if (v.back() != ']') return HistoryFieldError(name, line, "value", "missing ']'");
         auto parts = Fields(v.substr(1, v.size() - 2));
-        if (parts.size() != 2) return FieldError(name, line, "value", "expected [a b]");
+        if (parts.size() != 2) return HistoryFieldError(name, line, "value", "expected [a b]");
         nlohmann::json a, b;
         if (!EtcdScalar(parts[0], &a) || !EtcdScalar(parts[1], &b)) {
-          return FieldError(name, line, "value", "expected [a b] of integers or nil");
+          return HistoryFieldError(name, line, "value", "expected [a b] of integers or nil");
         }
         e.value = nlohmann::json::array({a, b});
       } else if (!EtcdScalar(v, &e.value)) {
-        return FieldError(name, line, "value", "expected nil, an integer, [a b] or a keyword");
+        return HistoryFieldError(name, line, "value", "expected nil, an integer, [a b] or a keyword");
       }
     }
     out->push_back(std::move(e));

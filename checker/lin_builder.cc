@@ -10,7 +10,7 @@ namespace {
 Status Bad(const std::string& name, const Event& e, const std::string& field,
            const std::string& what) {
   std::string where = (name.empty() ? "" : name + ":") + std::to_string(e.line);
-  return Status::BadInput(where + ": field '" + field + "': " + what);
+  return Status::BadField(where, field, what);
 }
 
 // Register values: integers, null, or {"value":n,...} (a fenced write); anything else is

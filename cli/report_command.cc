@@ -13,6 +13,7 @@
 #include "base/argv.h"
 #include "base/exit_code.h"
 #include "checker/check_command.h"
+#include "lab/run_store.h"
 #include "scenario/cli_spec.h"
 #include "trial/report_script.h"
 
@@ -46,14 +47,6 @@ void PositionsToLines(nlohmann::ordered_json* j,
   } else if (j->is_array()) {
     for (auto& x : *j) PositionsToLines(&x, line_of_time);
   }
-}
-
-// Writes `text` to `path`; false when it could not be written whole.
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
 }
 
 struct HistoryReportArgs {
@@ -98,8 +91,8 @@ int ReportHistory(const HistoryReportArgs& a) {
   }
   const std::string judged = scratch + "/judged.json", events_path = scratch + "/events.jsonl";
   int exit_code = kExitIo;
-  if (!WriteFile(judged, bundle.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) ||
-      !WriteFile(events_path, events)) {
+  if (!WriteFile(judged, bundle.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).ok() ||
+      !WriteFile(events_path, events).ok()) {
     std::cerr << "locklab report: " << scratch << ": cannot write the judgement for the page\n";
   } else {
     const std::string out = a.out.empty() ? a.file + ".html" : a.out;

@@ -113,9 +113,10 @@ std::string NodeListText(const std::vector<int>& nodes, const std::string& fallb
 extern const char* const kTargetParamHelp;
 
 // A built-in fault's file (catalog/) registers its descriptor at namespace scope:
-//   const BuiltInFault kRegistered(130, &DelayFault);
-// `make` is called once, when the catalog is first read; `order` is its place in the order
-// `locklab list` shows (lower first; two at one place: by id).
+//   const BuiltInFault kDelayRegistered(130, &DelayFault);
+// Each file's names are its own (kDelayRegistered, DelayFault): a unity build compiles several
+// catalog files as one translation unit.
+// `order` is its place in the order `locklab list` shows (lower first; two at one place: by id).
 // Registers `make` (called once, when the catalog is first read) at place `order`.
 class BuiltInFault {
  public:

@@ -15,7 +15,9 @@
 #include <vector>
 
 namespace locklab::faults {
-namespace {
+// Named, not anonymous: FaultProxy::Impl (a class with external linkage) holds these, and in a
+// unity build gcc warns about such a member of an anonymous-namespace type (-Wsubobject-linkage).
+namespace proxy_detail {
 
 constexpr Nanos kNever = Nanos::max();
 
@@ -84,7 +86,9 @@ void CloseWithReset(int fd) {
   close(fd);
 }
 
-}  // namespace
+}  // namespace proxy_detail
+
+using namespace proxy_detail;
 
 struct FaultProxy::Impl {
   std::mutex mu;  // guards links (state, upstream) and the maps

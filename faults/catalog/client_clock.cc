@@ -43,6 +43,6 @@ FaultDescriptor ClientClockFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(90, &ClientClockFault);
+const BuiltInFault kClientClockRegistered(90, &ClientClockFault);
 
 }  // namespace locklab::faults

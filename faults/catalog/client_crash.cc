@@ -27,6 +27,6 @@ FaultDescriptor ClientCrashFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(30, &ClientCrashFault);
+const BuiltInFault kClientCrashRegistered(30, &ClientCrashFault);
 
 }  // namespace locklab::faults

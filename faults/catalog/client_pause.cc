@@ -41,6 +41,6 @@ FaultDescriptor ClientPauseFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(10, &ClientPauseFault);
+const BuiltInFault kClientPauseRegistered(10, &ClientPauseFault);
 
 }  // namespace locklab::faults

@@ -60,6 +60,6 @@ FaultDescriptor ClockDriftFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(80, &ClockDriftFault);
+const BuiltInFault kClockDriftRegistered(80, &ClockDriftFault);
 
 }  // namespace locklab::faults

@@ -33,6 +33,6 @@ FaultDescriptor ClockJumpFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(70, &ClockJumpFault);
+const BuiltInFault kClockJumpRegistered(70, &ClockJumpFault);
 
 }  // namespace locklab::faults

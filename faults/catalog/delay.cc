@@ -26,6 +26,6 @@ FaultDescriptor DelayFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(130, &DelayFault);
+const BuiltInFault kDelayRegistered(130, &DelayFault);
 
 }  // namespace locklab::faults

@@ -260,6 +260,6 @@ FaultDescriptor FailoverFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(120, &FailoverFault);
+const BuiltInFault kFailoverRegistered(120, &FailoverFault);
 
 }  // namespace locklab::faults

@@ -22,6 +22,6 @@ FaultDescriptor MemoryFullFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(50, &MemoryFullFault);
+const BuiltInFault kMemoryFullRegistered(50, &MemoryFullFault);
 
 }  // namespace locklab::faults

@@ -16,6 +16,6 @@ FaultDescriptor NoneFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(0, &NoneFault);
+const BuiltInFault kNoneRegistered(0, &NoneFault);
 
 }  // namespace locklab::faults

@@ -46,6 +46,6 @@ FaultDescriptor PartitionFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(100, &PartitionFault);
+const BuiltInFault kPartitionRegistered(100, &PartitionFault);
 
 }  // namespace locklab::faults

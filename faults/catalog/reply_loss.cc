@@ -26,6 +26,6 @@ FaultDescriptor ReplyLossFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(110, &ReplyLossFault);
+const BuiltInFault kReplyLossRegistered(110, &ReplyLossFault);
 
 }  // namespace locklab::faults

@@ -28,6 +28,6 @@ FaultDescriptor RestartFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(60, &RestartFault);
+const BuiltInFault kRestartRegistered(60, &RestartFault);
 
 }  // namespace locklab::faults

@@ -23,6 +23,6 @@ FaultDescriptor ServerPauseFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(40, &ServerPauseFault);
+const BuiltInFault kServerPauseRegistered(40, &ServerPauseFault);
 
 }  // namespace locklab::faults

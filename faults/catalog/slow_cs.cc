@@ -26,6 +26,6 @@ FaultDescriptor SlowCsFault() {
 }  // namespace
 
 // Listed after the faults whose order is lower (`locklab list` and its --json keep it).
-const BuiltInFault kRegistered(20, &SlowCsFault);
+const BuiltInFault kSlowCsRegistered(20, &SlowCsFault);
 
 }  // namespace locklab::faults
