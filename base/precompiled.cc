@@ -1,0 +1,1 @@
+// The translation unit that makes base/precompiled.h precompiled header (CMakeLists.txt).
