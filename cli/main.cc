@@ -154,7 +154,8 @@ int RunCommand(const std::vector<std::string>& args) {
                 << "\n";
       // Why it is violated or unknown, in one line (checker/verdict.h).
       if (!sum.reason.empty()) std::cout << "because: " << sum.reason << "\n";
-      std::cout << "run: " << r.run_dir << "\n";
+      // Out now, not at exit: the report below takes seconds, and a reader of a pipe waits.
+      std::cout << "run: " << r.run_dir << std::endl;
       int64_t expired = sum.acquires.expired_grants;
       if (expired > 0) {
         // An ok whose validity is already over (node-redlock issue 296): the lock said yes
