@@ -366,7 +366,7 @@ class SetUpPlan(unittest.TestCase):
             if want:
                 self.assertIn(want, sets, f"{lock['id']} ({lock['backend']}): {out}")
             else:
-                self.assertEqual(set(sets), {"base"}, f"{lock['id']}: {out}")
+                self.assertEqual(set(sets), {"base", "lab"}, f"{lock['id']}: {out}")
 
     def test_the_default_matrix_gets_every_lock_set(self):
         with open(os.path.join(ROOT, "matrix/matrix_plan.cc")) as f:
@@ -376,29 +376,29 @@ class SetUpPlan(unittest.TestCase):
         for d in drivers:
             sets, _ = plan("matrix", "--lock", d)
             self.assertTrue(set(sets) <= set(every), d)
-        self.assertEqual(set(every), {"base", "mariadb", "postgres", "etcd", "zookeeper",
+        self.assertEqual(set(every), {"base", "lab", "mariadb", "postgres", "etcd", "zookeeper",
                                       "redis-py", "node", "kazoo", "java"})
 
     def test_drivers_and_scenarios(self):
         sets, out = plan("hunt", "--lock", EXAMPLE_DRIVER, "--budget", "1m")
-        self.assertEqual(set(sets), {"base", "redis-py"})
+        self.assertEqual(set(sets), {"base", "lab", "redis-py"})
         self.assertIn("npm: no\njava-drivers: no", out)  # the example drivers' npm ci and javac
         self.assertIn("npm: yes\njava-drivers: yes", plan("matrix")[1])
         self.assertEqual(set(plan("run", "--lock=driver:examples/drivers/kazoo_lock.py")[0]),
-                         {"base", "kazoo", "zookeeper"})
-        self.assertEqual(set(plan("matrix", "--locks", "set-nx-px-lua,db-row")[0]), {"base", "mariadb"})
+                         {"base", "lab", "kazoo", "zookeeper"})
+        self.assertEqual(set(plan("matrix", "--locks", "set-nx-px-lua,db-row")[0]), {"base", "lab", "mariadb"})
         self.assertEqual(set(plan("hunt", "--lock", "mutant:plain-del", "--baseline", "pg-advisory")[0]),
-                         {"base", "postgres"})
+                         {"base", "lab", "postgres"})
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "a.toml"), "w") as f:
                 f.write('seed = 3\n[lock]\nid = "etcd-lease"  # a comment\nttl_ms = 500\n[workload]\nid = "x"\n')
             os.makedirs(os.path.join(d, "sub"))
             with open(os.path.join(d, "sub", "b.toml"), "w") as f:
                 f.write("[lock]\nid = 'driver:examples/drivers/java/curator_lock'\n")
-            self.assertEqual(set(plan("run", os.path.join(d, "a.toml"))[0]), {"base", "etcd"})
-            self.assertEqual(set(plan("replay", d)[0]), {"base", "etcd", "java", "zookeeper"})
+            self.assertEqual(set(plan("run", os.path.join(d, "a.toml"))[0]), {"base", "lab", "etcd"})
+            self.assertEqual(set(plan("replay", d)[0]), {"base", "lab", "etcd", "java", "zookeeper"})
         env = dict(os.environ, LOCKLAB_NEEDS="zookeeper,node")
-        self.assertEqual(set(plan("run", "--lock", "setnx", env=env)[0]), {"base", "zookeeper", "node"})
+        self.assertEqual(set(plan("run", "--lock", "setnx", env=env)[0]), {"base", "lab", "zookeeper", "node"})
         self.assertEqual(set(plan("test")[0]) - set(plan("matrix")[0]), {"test"})
 
     def test_help_needs_no_set_up(self):
