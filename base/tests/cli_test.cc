@@ -36,9 +36,9 @@ TEST(CommandSpecTest, HelpListsEveryFlagByGroupWithSynopsisAndDurationRule) {
 TEST(CommandSpecTest, HelpWrapsLongLinesUnderTheHelpColumn) {
   CommandSpec spec = Spec();
   // Appended, not `a + " " + b`: gcc 12 warns falsely (-Warray-bounds) on that chain at -O1.
-  std::string help(30, 'a');
-  help.append(" ").append(30, 'b').append(" ").append(30, 'c');
-  spec.flags[0].help = help;
+  std::string long_help(30, 'a');
+  long_help.append(" ").append(30, 'b').append(" ").append(30, 'c');
+  spec.flags[0].help = long_help;
   std::string help = HelpText(spec);
   size_t at = help.find(std::string(30, 'c'));
   ASSERT_NE(at, std::string::npos);

@@ -11,7 +11,7 @@
 namespace locklab::harness {
 namespace {
 
-SearchSpace Space() {
+SearchSpace PlainSpace() {
   SearchSpace s;
   s.lock = "set-nx-px-lua";
   s.ttl = Millis(500);
@@ -25,7 +25,7 @@ bool Has(const std::vector<PlainWorkload>& pass, PlainWorkload w) {
 }
 
 TEST(HuntPlainTest, HoldsThatIgnoreTheLeaseRunOnlyWhereRenewalOrABaselineDecides) {
-  SearchSpace s = Space();
+  SearchSpace s = PlainSpace();
   EXPECT_FALSE(Has(PlainPass(s, false), PlainWorkload::kLongHoldsIgnore));
   EXPECT_TRUE(Has(PlainPass(s, true), PlainWorkload::kLongHoldsIgnore));
   EXPECT_TRUE(Has(PlainPass(s, false), PlainWorkload::kLongHoldsHonour));
@@ -40,7 +40,7 @@ TEST(HuntPlainTest, HoldsThatIgnoreTheLeaseRunOnlyWhereRenewalOrABaselineDecides
 // Work to the validity runs once at each TTL the space draws: a TTL rounded to whole seconds
 // looks right at 500 and 750 ms (rounded up to the 1 s minimum) and breaks only at 1250 ms.
 TEST(HuntPlainTest, WorkToTheValidityRunsAtEveryTtl) {
-  SearchSpace s = Space();
+  SearchSpace s = PlainSpace();
   s.ttls = {Millis(500), Millis(750), Millis(1250)};
   std::vector<PlainWorkload> pass = PlainPass(s, false);
   std::set<int64_t> ttls;
@@ -59,7 +59,7 @@ TEST(HuntPlainTest, WorkToTheValidityRunsAtEveryTtl) {
 }
 
 TEST(HuntPlainTest, EveryTrialIsShortFaultFreeAndReplaysForASeed) {
-  SearchSpace s = Space();
+  SearchSpace s = PlainSpace();
   s.max_clients = 6;
   for (PlainWorkload w : PlainPass(s, true)) {
     Rng a(5), b(5);
