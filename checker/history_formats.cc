@@ -195,8 +195,8 @@ class EdnReader {
       if (!s.ok()) {
         // An op map's value too deep: the error names its field, like the JSONL reader's.
         if (too_deep_ && depth == 1 && IsPlainKey(key)) {
-          return LineError(name_, line_, "field '" + key + "': nested deeper than " +
-                                             std::to_string(kMaxDepth) + " levels");
+          return HistoryFieldError(name_, line_, key,
+                                   "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         }
         return s;
       }
