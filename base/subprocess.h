@@ -1,6 +1,6 @@
 // Subprocess: fork and exec one child program, and the operations on it afterwards (wait,
 // kill its process group, reap). The one place in the lab that forks: the harness's servers
-// and clients (lab/process.h) and a client's lock driver (locks/driver_lock.h) use it.
+// and clients (harness/lab/process.h) and a client's lock driver (locks/driver_lock.h) use it.
 //
 // Contract. Spawn() prepares everything the child needs (argv and envp arrays, the user's
 // uid and gid, the log file and the pipes) before fork(). Between fork() and execve() the

@@ -2,7 +2,7 @@
 //
 // results.json is written once per trial by TrialOutcome::ToJson, from the outcome and the
 // parts it does not hold (the judge's report, Judgement::ToJson beside it here, and what the
-// run knows: trial/trial_results.h), and every reader of a trial's outcome (the run's
+// run knows: harness/trial/trial_results.h), and every reader of a trial's outcome (the run's
 // [expect], the matrix's cells, merge, hunt's searches and its story) reads it through
 // TrialOutcome::FromJson: the keys of the outcome's fields are written in this one file, so
 // one results.json means one outcome whoever reads it. The three rules that readers used to

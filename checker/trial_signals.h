@@ -1,6 +1,6 @@
 // TrialSignals: how close one trial came to failing, read from its history, so the hunt can
 // keep the scenarios that came closest (or did something not seen before) and mutate them
-// (hunt/hunt_guide.h), the way a coverage-guided fuzzer keeps the inputs that reached new code.
+// (harness/hunt/hunt_guide.h), the way a coverage-guided fuzzer keeps the inputs that reached new code.
 //
 // Every signal comes from the recorded events alone (the checker's hold intervals over
 // history.jsonl, and results.json's liveness), never from what the lock is expected to do,

@@ -35,7 +35,7 @@ struct Evidence {
 
 // The run an effect needs to show what it is for, taken for the values no flag gave (zero:
 // the default or the given value stands; a scenario file is taken as written, see
-// scenario/run_flags.cc; the run's scenario.toml records them). Failover needs a holder still
+// harness/scenario/run_flags.cc; the run's scenario.toml records them). Failover needs a holder still
 // within its lease when Sentinel has promoted the replica, which a 50 ms hold never is.
 struct RunShape {
   Millis ttl{0};

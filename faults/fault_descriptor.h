@@ -7,7 +7,7 @@
 // the Effect it builds, how the hunt draws its options (from a FaultDrawContext and the
 // seeded Rng it is given: faults/fault_draw.h), what the hunt's schedule rules and shrink
 // need to know of it, its sentence in the hunt's narrative, and its style in the report
-// (colour, noun). The registry (faults/registry.cc), the hunt (hunt/hunt_space.cc,
+// (colour, noun). The registry (faults/registry.cc), the hunt (harness/hunt/hunt_space.cc,
 // hunt_shrink.cc, hunt_story.cc), `locklab list --json` (FaultCatalogJson) and through it
 // the report (reports/faultstyle.py) read the descriptor and compare no fault ids.
 //

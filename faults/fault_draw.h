@@ -3,11 +3,11 @@
 // point, a clock offset, a length relative to the TTL).
 //
 // A fault's own draw (FaultDescriptor::draw, faults/fault_descriptor.h) reads the context
-// and consumes the seeded Rng it is given; nothing else. The hunt (hunt/hunt_space.cc) fills
+// and consumes the seeded Rng it is given; nothing else. The hunt (harness/hunt/hunt_space.cc) fills
 // the context from its SearchSpace and calls the draw in a fixed order, so a hunt seed
 // replays its draws: a draw must consume the Rng the same way for the same context, and a
 // change to the order of its calls changes every later draw of that seed
-// (hunt/tests/testdata/hunt_draws.txt pins them). Pure; thread-compatible.
+// (harness/hunt/tests/testdata/hunt_draws.txt pins them). Pure; thread-compatible.
 #pragma once
 
 #include <cmath>
@@ -22,7 +22,7 @@
 namespace locklab::faults {
 
 // What a fault's draw may know of the search: the lock's declared facts and the hunt's
-// settings for this draw (hunt/hunt_space.h SearchSpace says what each means there).
+// settings for this draw (harness/hunt/hunt_space.h SearchSpace says what each means there).
 struct FaultDrawContext {
   Millis ttl{500};  // this scenario's TTL: every length scales with it
   int nodes = 1;    // the lock's nodes (1-based ids 1..nodes)

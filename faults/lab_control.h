@@ -1,7 +1,7 @@
 // LabControl: the lab as a fault sees it, in five small facets, so that each fault effect
 // names the part of the lab it acts on (a server pause needs NodeControl and nothing else).
 // The harness implements LabControl, which inherits every facet; faults/ depends on nothing
-// in the harness (trial/trial_lab_control.h implements it). Clients are history process ids 1..client_count(); lock nodes are
+// in the harness (harness/trial/trial_lab_control.h implements it). Clients are history process ids 1..client_count(); lock nodes are
 // 1..node_count() (named n1..nN); node 0 is the resource node where a call allows it.
 // Not thread-safe: called from the harness's single event loop.
 #pragma once

@@ -22,7 +22,7 @@ class NoFault : public Fault {
 
 bool IsPausePoint(const std::string& point) {
   // Any well-formed name: which points exist depends on the lock (LockInfo::points, a
-  // driver's hello), which the harness checks before a run (scenario/run_checks.cc).
+  // driver's hello), which the harness checks before a run (harness/scenario/run_checks.cc).
   if (point.empty() || point.size() > 64) return false;
   for (char c : point) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;

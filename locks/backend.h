@@ -3,7 +3,7 @@
 //
 // The words are what `locklab list --json` prints as a lock's "backend", what a driver's
 // hello may say in its "backend" field (locks/driver_protocol.h) and what names a lab node's
-// scratch directory (lab/lab_cluster.h). Code compares the enum; text meets it only
+// scratch directory (harness/lab/lab_cluster.h). Code compares the enum; text meets it only
 // through BackendName (out) and ParseBackend (in, exact lower-case words, nullopt otherwise),
 // so adding a server is one row of the table plus the lab's way to start it.
 #pragma once

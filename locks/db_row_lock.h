@@ -4,7 +4,7 @@
 // 380-396: unlock) makes a lock resource by INSERTing a row with a UNIQUE transaction_id
 // (a duplicate key means it already exists), locks it with `SELECT * FROM distributed_lock
 // WHERE transaction_id = ? FOR UPDATE` inside an open transaction, and releases it with
-// COMMIT on the same connection. Here: the lab's mariadbd (lab/lab_servers.h) has the
+// COMMIT on the same connection. Here: the lab's mariadbd (harness/lab/lab_servers.h) has the
 // table `locklab.distributed_lock`; Acquire INSERTs the row once per key (autocommit,
 // duplicate ignored), then START TRANSACTION + SELECT ... FOR UPDATE WAIT n on its one
 // session; Release is COMMIT. The owner is the session: Lease::token is "session-<id>".

@@ -31,7 +31,7 @@
 //
 // A killed driver takes its whole tree with it (KillDriverTree): its descendants are stopped
 // and killed, also those that called setsid or ignore SIGTERM, and, in a process that is a
-// child subreaper (the client, trial/client_main.cc), every orphan the driver's tree left
+// child subreaper (the client, harness/trial/client_main.cc), every orphan the driver's tree left
 // reparented to it. The client does the same at each of its exits.
 //
 // Not thread-safe: one thread at a time (the Lock contract); it has no threads of its own.

@@ -10,6 +10,7 @@
 
 #include "base/json_limits.h"
 #include "locks/backend.h"
+#include "locks/lease_ttl.h"
 
 namespace locklab::locks {
 
@@ -103,8 +104,9 @@ std::string CheckHello(const std::string& line, DriverHello* out) {
   h.renew = j.value("renew", false);
   if (j.contains("ttl_ms")) {
     const nlohmann::json& t = j["ttl_ms"];
-    if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 86400000) {
-      return "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got " +
+    if (!t.is_number_integer() || !LeaseTtlInRange(Millis(t.get<int64_t>()))) {
+      return "hello: field 'ttl_ms' must be an integer " + std::to_string(kMinLeaseTtl.count()) + ".." +
+             std::to_string(kMaxLeaseTtl.count()) + " (milliseconds), got " +
              LineExcerpt(t.dump(), 40);
     }
     h.ttl = Millis(t.get<int64_t>());

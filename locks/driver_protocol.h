@@ -68,7 +68,7 @@ struct DriverHello {
 };
 
 // The backends a hello may ask for: "redis", "mariadb", "postgres", "etcd", "zookeeper"
-// (BackendName of every Backend, locks/backend.h: the kinds of lab/lab_cluster.h).
+// (BackendName of every Backend, locks/backend.h: the kinds of harness/lab/lab_cluster.h).
 const std::vector<std::string>& DriverBackends();
 constexpr int kMaxDriverNodes = 9;
 

@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "locks/backend.h"
+#include "locks/lease_ttl.h"
 #include "locks/outcome.h"
 
 namespace locklab::locks {
@@ -62,7 +63,7 @@ using PointArmed = std::function<bool(const char* point)>;
 // `worker` (>= 1) names the thread that emits: a history is a set of sequential processes
 // (Jepsen), each with at most one pending operation, and a renewal thread runs concurrently
 // with the client's own acquire/read/write/release, so the client records each worker as a
-// logical process of its own (trial/client_main.cc: client p, worker w -> p + 1000 * w).
+// logical process of its own (harness/trial/client_main.cc: client p, worker w -> p + 1000 * w).
 // Workers that run at the same time have different numbers. Must be thread-safe: it is
 // called from the lock's renewal threads.
 using LockEventFn = std::function<void(int worker, const char* type, const char* f,
@@ -71,7 +72,7 @@ using LockEventFn = std::function<void(int worker, const char* type, const char*
 struct LockConfig {
   std::string algorithm;
   std::vector<Endpoint> nodes;     // lock servers; most algorithms use nodes[0]
-  Millis ttl{1000};                // key lifetime (PX / EXPIRE)
+  Millis ttl{kDefaultLeaseTtl};    // key lifetime (PX / EXPIRE; locks/lease_ttl.h)
   Millis retry_delay{20};          // wait between acquire attempts
   Millis connect_timeout{200};
   Millis command_timeout{200};     // per-command (per-node for redlock) timeout

@@ -1,5 +1,5 @@
 // ZkLock (`zk-lock`, `zk-lock-fenced`): ZooKeeper's lock recipe on the C client, against a
-// 3-member lab ensemble (lab/lab_servers.h).
+// 3-member lab ensemble (harness/lab/lab_servers.h).
 //
 // The recipe (ZooKeeper's "Locks" recipe, as Curator's InterProcessMutex runs it): each lock
 // object has one session (ZkSession), and the session is the lease: its timeout is the lab

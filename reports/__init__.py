@@ -2,7 +2,7 @@
 
 Run it as `/usr/bin/python3 -m reports RUN_DIR`, `... -m reports --matrix MATRIX_DIR` or
 `... -m reports --hunt HUNT_DIR` with the source directory on PYTHONPATH (`locklab report` does
-exactly that, cli/report_command.cc; a HUNT_DIR given as RUN_DIR is taken as a hunt); it writes
+exactly that, harness/cli/report_command.cc; a HUNT_DIR given as RUN_DIR is taken as a hunt); it writes
 RUN_DIR/report/ (timeline.png, latency.png, index.html), MATRIX_DIR/report/ (heatmap.png,
 index.html, cells/*.html) or HUNT_DIR/hunt.html. `locklab report HISTORY_FILE` (any history
 `locklab check` reads) judges the file itself and hands the package its judgement and events

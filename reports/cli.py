@@ -15,7 +15,7 @@
                                               the judgement and its events
 
 (python3: Debian's /usr/bin/python3, with the source directory on PYTHONPATH; see
-cli/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
+harness/cli/report_command.cc.) Reads run files only (history.jsonl, results.json, scenario.toml;
 matrix.json), never the live system. The verdict, counts and holds are the history's judgement
 (`locklab check --json`, runfiles.py), never results.json's: a results.json that disagrees is
 ignored for those fields, one line on stderr and a note on the page naming the field.
@@ -38,7 +38,7 @@ from .history import RunError, ToolError, WriteError, load_json
 from .runfiles import Run, disagreement_line
 
 # errno values that mean "this file system will not take the file": exit 70 like every file
-# the lab writes (lab/run_store.h). Anything else (a path through a file, a missing
+# the lab writes (harness/lab/run_store.h). Anything else (a path through a file, a missing
 # parent) is the run directory's shape: exit 65, as before.
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
 
@@ -180,7 +180,7 @@ def report_hunt(hunt_dir, corpus=None):
 
 
 def report_history(args):
-    """--history FILE --judged JSON --events JSONL --out PAGE.html (cli/report_command.cc).
+    """--history FILE --judged JSON --events JSONL --out PAGE.html (harness/cli/report_command.cc).
     Returns the page's path."""
     names = ("--history", "--judged", "--events", "--out")
     given = dict(zip(args[0::2], args[1::2]))

@@ -1,6 +1,6 @@
 """The page of one history file (`locklab report HISTORY_FILE`): any history `locklab check`
 reads (lab jsonl, Jepsen/Knossos EDN, Porcupine etcd logs), judged by the binary itself
-(cli/report_command.cc), never here.
+(harness/cli/report_command.cc), never here.
 
 The binary hands over two files: the judgement (`--judged`: {"file", "format", "time_unit",
 "check_text": what `locklab check FILE` prints, "check": what `check --json` prints}) and the

@@ -1,6 +1,6 @@
 """The page of a hunt: HUNT_DIR/hunt.html, made from hunt.json and the hunt directory.
 
-A hunt directory (hunt/hunt_story.cc WriteHuntOutputs, docs/hunt.md "Reading what a hunt
+A hunt directory (harness/hunt/hunt_story.cc WriteHuntOutputs, docs/hunt.md "Reading what a hunt
 wrote") holds hunt.json, minimal.toml, narrative.md, found/, and the runs: trials/tNNNN.toml
 (+ .log, and the run directory trials/tNNNN/STAMP/), shrink/sK-R.toml (the R-th rerun of the
 K-th shrink step tried, hunt.json shrink_tried[K-1]; a later find's are named after it,
@@ -208,7 +208,7 @@ class Hunt:
 
     def attempt_prefix(self):
         """Shrink and rerun files of the minimal's find: '' for the first find shrunk, else
-        'tNNNN-' (hunt/hunt.cc ShrinkUntilOneReproduces)."""
+        'tNNNN-' (harness/hunt/hunt.cc ShrinkUntilOneReproduces)."""
         m = self.minimal() or {}
         shrunk = self.doc.get("shrunk") if isinstance(self.doc.get("shrunk"), list) else []
         if not shrunk or not isinstance(shrunk[0], dict) or shrunk[0].get("found") == m.get("found"):
@@ -393,7 +393,7 @@ def timeline_svg(h, base):
 
 def _kept_flags(h):
     """Per shrink_tried entry: 'kept', 'refused' or 'undone' (kept when 3 of 4 reruns
-    failed and no baseline run did, as hunt/hunt.cc Shrink keeps a step; the last
+    failed and no baseline run did, as harness/hunt/hunt.cc Shrink keeps a step; the last
     undone_steps kept ones were undone by the reproduction)."""
     tried = h.doc.get("shrink_tried") if isinstance(h.doc.get("shrink_tried"), list) else []
     flags = []

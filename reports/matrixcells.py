@@ -1,7 +1,7 @@
 """A matrix directory as the report shows it: cells with the letters and marks of matrix.md,
 each with its trials and where their run directories and reports are.
 
-The letters come from matrix.json's "cells" (written by matrix/matrix.cc WriteMatrix, the same
+The letters come from matrix.json's "cells" (written by harness/matrix/matrix.cc WriteMatrix, the same
 fields matrix.md is printed from), never re-judged here:
 
     verdict   S | V | L | ? | - | n/a  the cell's letter (-: some of its trials never ran)
@@ -348,7 +348,7 @@ class Matrix:
             c.trials.sort(key=lambda t: t.index)
 
     def _derive(self, results):
-        """Cells from bare trial results, by WriteMatrix's rule (matrix/matrix.cc)."""
+        """Cells from bare trial results, by WriteMatrix's rule (harness/matrix/matrix.cc)."""
         index = {}
         for n, res in enumerate(results):
             key = (str(res.get("algorithm", "?")), faults_label(res.get("faults")))

@@ -373,7 +373,7 @@ class SetUpPlan(unittest.TestCase):
                 self.assertEqual(set(sets), {"base", "lab"}, f"{lock['id']}: {out}")
 
     def test_the_default_matrix_gets_every_lock_set(self):
-        with open(os.path.join(ROOT, "matrix/matrix_plan.cc")) as f:
+        with open(os.path.join(ROOT, "harness/matrix/matrix_plan.cc")) as f:
             drivers = re.findall(r'"(driver:examples/[^"]+)"', f.read())
         self.assertGreaterEqual(len(drivers), 4)
         every, _ = plan("matrix")

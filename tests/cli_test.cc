@@ -1,4 +1,4 @@
-// The command line against its flag tables (scenario/cli_spec.h), through the real binary.
+// The command line against its flag tables (harness/scenario/cli_spec.h), through the real binary.
 //
 // Accepted ⊆ listed holds by construction: every parser reads its words with
 // ArgvReader(spec, ...), whose Is() is false for a flag its table lacks (base/tests/
@@ -19,7 +19,7 @@
 
 #include "base/cli.h"
 #include "base/version.h"
-#include "scenario/cli_spec.h"
+#include "harness/scenario/cli_spec.h"
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {
@@ -169,16 +169,41 @@ TEST_F(CliTest, OldSecondsSpellingsSayWhatTheyNowMean) {
             "the minimum 1s; write 120s?\n");
 }
 
+// One lease bound (locks/lease_ttl.h) for every command that takes a TTL: the same value is
+// refused by each with the same words.
+TEST_F(CliTest, EveryCommandRefusesTheSameTtlTheSameWay) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "--lock", "set-nx-px-lua"},
+      {"matrix", "--lock", "set-nx-px-lua"},
+      {"hunt", "--lock", "set-nx-px-lua"},
+      {"driver-check", "--lock", "driver:examples/drivers/redis_py_lock.py"}};
+  for (const char* ttl : {"2h", "0"}) {
+    std::string expected_rest;
+    for (auto args : commands) {
+      const std::string command = args[0];
+      args.push_back("--ttl");
+      args.push_back(ttl);
+      Invocation inv = RunLocklab(args, dir_);
+      EXPECT_EQ(inv.exit_code, 64) << command << " --ttl " << ttl << ": " << inv.output;
+      const std::string prefix = "locklab " + command + ": flag --ttl: ";
+      ASSERT_EQ(inv.output.rfind(prefix, 0), 0u) << inv.output;
+      const std::string rest = inv.output.substr(prefix.size());
+      if (expected_rest.empty()) expected_rest = rest;
+      EXPECT_EQ(rest, expected_rest) << command << " --ttl " << ttl;
+    }
+  }
+}
+
 // The source half: a flag a parser tests is in its table (else it is dead code that users
 // cannot reach), and every parser reads through its table.
 TEST_F(CliTest, EveryFlagAParserTestsIsInItsTable) {
   const std::map<std::string, std::string> parser_of = {
-      {"scenario/run_flags.cc", "run"},      {"matrix/matrix.cc", "matrix"},
-      {"hunt/hunt.cc", "hunt"},                {"cli/replay_command.cc", "replay"},
-      {"matrix/matrix_merge.cc", "merge"},     {"checker/check_command.cc", "check"},
-      {"cli/report_command.cc", "report"},     {"cli/cluster_command.cc", "cluster"},
-      {"cli/hunt_merge.cc", "merge"},
-      {"cli/main.cc", "list"},
+      {"harness/scenario/run_flags.cc", "run"},      {"harness/matrix/matrix.cc", "matrix"},
+      {"harness/hunt/hunt.cc", "hunt"},                {"harness/cli/replay_command.cc", "replay"},
+      {"harness/matrix/matrix_merge.cc", "merge"},     {"checker/check_command.cc", "check"},
+      {"harness/cli/report_command.cc", "report"},     {"harness/cli/cluster_command.cc", "cluster"},
+      {"harness/cli/hunt_merge.cc", "merge"},
+      {"harness/cli/main.cc", "list"},
   };
   const std::regex is_flag(R"re(\bIs\("(-[-a-z0-9]+)"\))re");
   const std::regex nameless_reader(R"re(\bArgvReader\s+\w+\s*\(\s*")re");

@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "lab/lab_cluster.h"
-#include "lab/process.h"
+#include "harness/lab/lab_cluster.h"
+#include "harness/lab/process.h"
 #include "locks/lock.h"
 
 namespace locklab::testing {
@@ -45,7 +45,7 @@ class LabNodeTest : public ::testing::Test {
   harness::LabNode& StartNode(const std::string& name = "n1") {
     return StartServer(locks::Backend::kRedis, name);
   }
-  // A lab node of another server kind (MariaDB, Postgres; lab/lab_servers.h), with its
+  // A lab node of another server kind (MariaDB, Postgres; harness/lab/lab_servers.h), with its
   // start-up time on stderr.
   harness::LabNode& StartServer(locks::Backend kind, const std::string& name) {
     harness::NodeOptions o;

@@ -13,25 +13,34 @@ for it and nothing else.
 import collections
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # folder -> the folders its code may include (besides itself), bottom layer first.
+H = "harness/"
 ALLOWED = {
     "base": set(),
     "checker": {"base"},
     "locks": {"base"},
     "faults": {"base"},
     "workloads": {"base", "locks"},
-    "scenario": {"base", "checker", "locks", "faults", "workloads"},
-    "lab": {"base", "locks", "faults"},
-    "trial": {"base", "checker", "locks", "faults", "workloads", "scenario", "lab"},
-    "matrix": {"base", "checker", "locks", "faults", "workloads", "scenario", "lab", "trial"},
-    "hunt": {"base", "checker", "locks", "faults", "workloads", "scenario", "lab", "trial"},
-    "cli": {"base", "checker", "locks", "faults", "workloads", "scenario", "lab", "trial",
-            "matrix", "hunt"},
+    H + "scenario": {"base", "checker", "locks", "faults", "workloads"},
+    H + "lab": {"base", "locks", "faults"},
+    H + "trial": {"base", "checker", "locks", "faults", "workloads", H + "scenario", H + "lab"},
+    H + "matrix": {"base", "checker", "locks", "faults", "workloads", H + "scenario", H + "lab",
+                   H + "trial"},
+    H + "hunt": {"base", "checker", "locks", "faults", "workloads", H + "scenario", H + "lab",
+                 H + "trial"},
+    H + "cli": {"base", "checker", "locks", "faults", "workloads", H + "scenario", H + "lab",
+                H + "trial", H + "matrix", H + "hunt"},
 }
+# The top level as the design card draws it (docs/design.md 1): the roles, and beside them
+# the shared base, the docs, tests, benches, examples and scenario files. A new top-level
+# folder is a decision for the card first.
+TOP_LEVEL = {"base", "locks", "workloads", "faults", "harness", "checker", "reports",
+             "bench", "tests", "docs", "examples", "scenarios", "docker", ".ci"}
 # Lines of non-test code a role folder may hold before it should split; locks/ and
 # checker/ are sets of peers (one algorithm, one reader per file) and are not bounded, nor is
 # a catalog/ of peers inside a folder (faults/catalog/: one descriptor per fault).
@@ -41,7 +50,7 @@ PEERS = {"catalog"}
 # Types that must be defined once in the whole tree.
 ONCE = ["Trial", "PlannedTrial", "TrialOutcome", "RunOptions", "LabCluster", "FaultOptions"]
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:harness/)?[a-z_]+)/', re.M)
 
 
 def sources(folder):
@@ -82,6 +91,13 @@ def problems():
     for folder, lines in sizes.items():
         if folder not in UNBOUNDED and lines > MAX_LINES:
             out.append(f"{folder}/ holds {lines} lines of non-test code (more than {MAX_LINES})")
+    tracked = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True)
+    if tracked.returncode == 0:
+        tops = {p.split("/")[0] for p in tracked.stdout.split() if "/" in p}
+        for extra in sorted(tops - TOP_LEVEL):
+            out.append(f"{extra}/ is a top-level folder the design card does not name")
+        for missing in sorted(TOP_LEVEL - tops):
+            out.append(f"{missing}/ is on the design card but not in the tree")
     for name in ONCE:
         defined = re.compile(r"^\s*(?:class|struct)\s+" + name + r"\b[^;]*$", re.M)
         files = [os.path.relpath(p, ROOT) for folder in ALLOWED for p in sources(folder)

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "lab/process.h"
+#include "harness/lab/process.h"
 #include "tests/lab_fixture.h"
 #include "tests/trial_retry.h"
 

@@ -57,7 +57,7 @@ inline TimedAttempt FromResults(const nlohmann::json& results) {
   return a;
 }
 
-// matrix.json's lab_lag: {"untrusted_trials": N, "worst_ms": W} (matrix/matrix_outputs.cc).
+// matrix.json's lab_lag: {"untrusted_trials": N, "worst_ms": W} (harness/matrix/matrix_outputs.cc).
 inline TimedAttempt FromMatrix(const nlohmann::json& matrix) {
   TimedAttempt a;
   a.value = matrix;

@@ -26,7 +26,7 @@ class LagMeter {
   // Counts SIGCONTs from now on (replaces any SIGCONT handler; SA_RESTART).
   static void InstallSigcontCounter();
   // SIGCONTs counted so far (async-signal-safe to read): a thread that stopped its process
-  // waits for this to change (trial/client_main.cc).
+  // waits for this to change (harness/trial/client_main.cc).
   static uint64_t Continues();
 
   // Sleeps `d` and records how much longer it took (0 when not longer).

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "faults/fault_proxy.h"
-#include "lab/lab_cluster.h"
+#include "harness/lab/lab_cluster.h"
 #include "locks/redis_connection.h"
 #include "tests/lab_fixture.h"
 

@@ -1,6 +1,6 @@
 // Node faults observed from outside: libfaketime clock steps on a serving lab node, and
 // kill -9 restarts with and without persistence.
-#include "lab/lab_cluster.h"
+#include "harness/lab/lab_cluster.h"
 #include "locks/redis_connection.h"
 #include "tests/lab_fixture.h"
 

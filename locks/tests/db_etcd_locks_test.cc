@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "lab/lab_cluster.h"
-#include "lab/process.h"
+#include "harness/lab/lab_cluster.h"
+#include "harness/lab/process.h"
 #include "locks/db_row_lock.h"
 #include "locks/etcd_lease_lock.h"
 #include "locks/http_client.h"

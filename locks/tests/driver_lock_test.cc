@@ -552,7 +552,7 @@ TEST_F(DriverPointTest, ProbeReadsTheHelloAndLeavesNothingRunning) {
   s = ProbeDriver(Script("{'hello': 'locklab-driver', 'protocol': 1, 'ttl_ms': 0}", "pass"), {},
                   kStartTimeout, &h);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("hello: field 'ttl_ms' must be an integer 1..86400000"),
+  EXPECT_NE(s.message().find("hello: field 'ttl_ms' must be an integer 1..3600000"),
             std::string::npos)
       << s.message();
   s = ProbeDriver("/nonexistent/driver", {}, Millis(1000), &h);

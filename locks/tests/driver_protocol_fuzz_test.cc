@@ -1,6 +1,6 @@
 // The driver protocol's reader under a deterministic, libFuzzer-free mutation loop, run in
 // the suite on every build (the libFuzzer target locks/fuzz/fuzz_driver_protocol.cc needs
-// clang and is not), like the scenario reader's (scenario/tests/scenario_fuzz_test.cc).
+// clang and is not), like the scenario reader's (harness/scenario/tests/scenario_fuzz_test.cc).
 // Seeds: locks/fuzz/corpus (hellos, answers, point lines, bytes that are not UTF-8, deep
 // nesting); each iteration mutates one of them (byte flips, deletions, JSON tokens and bad
 // bytes spliced in, lines of other seeds, a stretch nested past the limit) and holds the

@@ -50,9 +50,9 @@ TEST(DriverProtocolTest, HelloWithTtlPointsAndName) {
   EXPECT_EQ(h.points, (std::vector<std::string>{"between-get-and-del", "a-2"}));
   EXPECT_EQ(h.name, "gcd");
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"ttl_ms":0})", &h),
-            "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got 0");
+            "hello: field 'ttl_ms' must be an integer 1..3600000 (milliseconds), got 0");
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"ttl_ms":"500"})", &h),
-            "hello: field 'ttl_ms' must be an integer 1..86400000 (milliseconds), got \"500\"");
+            "hello: field 'ttl_ms' must be an integer 1..3600000 (milliseconds), got \"500\"");
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"points":"x"})", &h),
             "hello: field 'points' must be an array of point names");
   EXPECT_EQ(CheckHello(R"({"hello":"locklab-driver","protocol":1,"points":["Bad_Name"]})", &h),

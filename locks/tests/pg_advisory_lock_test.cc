@@ -6,8 +6,8 @@
 
 #include <thread>
 
-#include "lab/lab_cluster.h"
-#include "lab/process.h"
+#include "harness/lab/lab_cluster.h"
+#include "harness/lab/process.h"
 #include "locks/pg_advisory_lock.h"
 #include "locks/postgres_connection.h"
 #include "tests/lab_fixture.h"

@@ -10,7 +10,7 @@
 
 #include <thread>
 
-#include "lab/lab_cluster.h"
+#include "harness/lab/lab_cluster.h"
 #include "locks/lock.h"
 
 namespace locklab::locks {

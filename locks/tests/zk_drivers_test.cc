@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "base/subprocess.h"
-#include "lab/process.h"
+#include "harness/lab/process.h"
 #include "locks/driver_lock.h"
 #include "tests/lab_fixture.h"
 

@@ -9,9 +9,9 @@
 #include <future>
 #include <thread>
 
-#include "lab/lab_cluster.h"
-#include "lab/lab_servers.h"
-#include "lab/process.h"
+#include "harness/lab/lab_cluster.h"
+#include "harness/lab/lab_servers.h"
+#include "harness/lab/process.h"
 #include "locks/zk_lock.h"
 #include "locks/zk_session.h"
 #include "tests/lab_fixture.h"

@@ -23,7 +23,7 @@ def copy_fixture(name, into):
 
 
 def report_env(env=None):
-    """The environment cli/report_command.cc gives `python3 -m reports`: the source
+    """The environment harness/cli/report_command.cc gives `python3 -m reports`: the source
     directory first on PYTHONPATH, and PYTHONSAFEPATH so that the working directory (a `reports`
     there) is not searched."""
     old = os.environ.get("PYTHONPATH")

@@ -116,7 +116,7 @@ class OlderRunDirectoryTest(TempDirMixin, unittest.TestCase):
         self.assertIn("overlap #1 of 16", html)
 
     def test_locklab_report_runs_the_package_from_any_working_directory(self):
-        """`locklab report RUN_DIR` (cli/report_command.cc) runs `python3 -m reports` from
+        """`locklab report RUN_DIR` (harness/cli/report_command.cc) runs `python3 -m reports` from
         the source directory: a RUN_DIR relative to the caller's working directory works, and a
         `reports` package in that directory is not the one run."""
         d = copy_fixture("violated-client-pause", self.tmp)

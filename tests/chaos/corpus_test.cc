@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hunt/hunt_space.h"
-#include "scenario/run_options.h"
+#include "harness/hunt/hunt_space.h"
+#include "harness/scenario/run_options.h"
 #include "locks/mutants.h"
 #include "tests/run_locklab.h"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "lab/lab_cluster.h"
-#include "lab/process.h"
-#include "lab/run_store.h"
+#include "harness/lab/lab_cluster.h"
+#include "harness/lab/process.h"
+#include "harness/lab/run_store.h"
 #include "tests/run_locklab.h"
 
 namespace locklab::testing {

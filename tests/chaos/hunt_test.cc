@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "hunt/hunt_space.h"
-#include "hunt/hunt_story.h"
-#include "scenario/run_options.h"
+#include "harness/hunt/hunt_space.h"
+#include "harness/hunt/hunt_story.h"
+#include "harness/scenario/run_options.h"
 #include "locks/mutants.h"
 #include "tests/run_locklab.h"
 

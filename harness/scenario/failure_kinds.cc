@@ -1,0 +1,52 @@
+#include "harness/scenario/failure_kinds.h"
+
+#include <algorithm>
+
+#include "checker/trial_outcome.h"
+#include "checker/verdict.h"
+
+namespace locklab::harness {
+
+const char* FailureKindName(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kViolated: return "violated";
+    case FailureKind::kResource: return "resource";
+    case FailureKind::kStuck: return "stuck";
+  }
+  return "violated";
+}
+
+std::vector<std::string> FailureKindNames(const FailureKindSet& kinds) {
+  std::vector<std::string> names;
+  for (FailureKind k : kinds) names.push_back(FailureKindName(k));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+FailureKindSet FailureKinds(const nlohmann::ordered_json& results, bool liveness) {
+  FailureKindSet kinds;
+  if (!results.is_object()) return kinds;
+  const checker::TrialOutcome outcome = checker::TrialOutcome::FromJson(results);
+  if (outcome.verdict == checker::Verdict::kViolated) kinds.insert(FailureKind::kViolated);
+  if (outcome.resource_verdict == checker::Verdict::kViolated) kinds.insert(FailureKind::kResource);
+  if (liveness && outcome.Stuck()) kinds.insert(FailureKind::kStuck);
+  return kinds;
+}
+
+void ExpectKinds(const FailureKindSet& kinds, RunOptions* o) {
+  o->expect_verdict.clear();
+  o->expect_resource.clear();
+  o->expect_stuck.clear();
+  // [expect] spells a verdict by its one name table (checker/verdict.h).
+  const std::string violated(checker::VerdictName(checker::Verdict::kViolated));
+  if (kinds.count(FailureKind::kViolated)) {
+    o->expect_verdict = violated;
+  } else if (kinds.count(FailureKind::kResource)) {
+    o->expect_verdict = violated;
+    o->expect_resource = violated;
+  } else if (kinds.count(FailureKind::kStuck)) {
+    o->expect_stuck = "yes";
+  }
+}
+
+}  // namespace locklab::harness
