@@ -30,12 +30,11 @@ constexpr int64_t kNoFence = INT64_MIN;
 // apart: the lock service answered that the token does not hold the lock (its lease ended,
 // expired or its session lost, at the latest there), or the call never reached it (a
 // connection refused or reset before sending). So the operation has two readings, and
-// Steps() offers both: the token's hold ends here, or nothing happened. Dropping every such
-// failure left the model holding forever, and the next holder's acquire read as
-// non-linearizable (a ZooKeeper holder whose session expired while it released: a false
-// "violated"); ending the hold at every such failure made a holder's later ok release read
-// as non-linearizable (an etcd keep-alive refused by a restarting member, then the holder's
-// own release: a false "violated", found by the member-restart chaos test).
+// Steps() offers both: the token's hold ends here, or nothing happened. Either reading alone
+// gives a false "violated": dropping the failure leaves the model holding forever (a holder
+// whose session expired while it released blocks the next acquire), and always ending the
+// hold makes the holder's later ok release impossible (a renewal refused by a restarting
+// member, then the holder's own release).
 enum class Kind : uint8_t { kRead, kWrite, kCasOk, kCasFail, kAcquire, kRelease, kRenew, kNotHeld };
 
 // A model state: two integers are enough for every model here (interned values/tokens).

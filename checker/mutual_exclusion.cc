@@ -407,14 +407,12 @@ namespace {
 // For liveness, who holds a key on the server: a hold the validity rule cut whose client's
 // own release of that lease then succeeded was its own on the server up to that release (a
 // watchdog kept renewing it while the client sat in its critical section), so it lasts until
-// the release's ok. Regression (a false alarm of bench/mutation_score, in
-// bench/results/mutation-score-history.md): watchdog under a 2.5 s slow-cs read as stuck for
-// 2010 ms while its holder's watchdog renewed the key and every other client was rightly
-// refused.
+// the release's ok. Without this, a renewed lease under a long critical section would read as
+// stuck while every other client was rightly refused.
 std::vector<HoldInterval> HeldOnTheServer(const History& sorted,
                                           const std::vector<HoldInterval>& cut_holds) {
-  // A copy without the leases: liveness needs when and by whom, and a lease (the acquire's
-  // value) copied for each of a long history's holds was a large part of the judge's peak.
+  // A copy without the leases: liveness needs when and by whom, and copying a lease (the
+  // acquire's value) per hold would dominate the judge's memory on a long history.
   std::vector<HoldInterval> holds;
   holds.reserve(cut_holds.size());
   for (const HoldInterval& h : cut_holds) {

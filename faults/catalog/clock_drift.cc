@@ -16,28 +16,24 @@ FaultDescriptor ClockDriftFault() {
     // A drift acts through the leases granted while it lasts: a window shorter than the TTL
     // moves a clock by less than the rate's share of one lease, and a fine drift beats a
     // lease by a few milliseconds, which only a waiter asking in them sees. So 1.5 to 20
-    // TTLs, within the longest trial: real drift lasts. (By hand, 1.01x on 3 of 5 nodes for
-    // 8 s, 16 TTLs, beat mutant no-drift in 3 of 3 runs; the fifth bench's windows of 1.5
-    // to 5 TTLs found it once in 5 minutes, at 7 of 10.)
+    // TTLs, within the longest trial: real drift lasts (bench/results/mutation-score-history.md
+    // has the runs that chose the range).
     const Millis room = c.max_duration - f->first_at - c.tail;
     f->duration = std::min(TtlTimes(c.ttl, LogUniform(rng, 1.5, 20)), std::max(TtlTimes(c.ttl, 1.5), room));
     // Half the time a fine drift of half a percent to five percent: the size a lock's drift
     // allowance (Redlock's is 1% of the TTL + 2 ms) is there to absorb, where a lock that
     // forgot it and one that did not come apart; at 2x every lease fails alike. Half of
-    // the fine ones at or below 1%, the common allowance: beyond it a correct lock fails
-    // too (a hunt of no-drift drew 1.02x and 1.05x and both locks failed).
+    // the fine ones at or below 1%, the common allowance: beyond it a correct lock fails too.
     const bool fine = rng.Unit() < 0.5;
     f->params["rate"] = fine ? Pick(rng, std::vector<std::string>{"1.005", "1.01", "1.02", "1.05"})
                              : Pick(rng, std::vector<std::string>{"0.25", "0.5", "2.0", "4.0", "10.0"});
     // A fine drift moves each lease by about a percent, and a quorum lock feels it only when
-    // a majority of its nodes drift: then two times in three. (A hunt of mutant no-drift
-    // drew 12 drifts in 5 minutes, 3 of them fine, none on a majority, and it survived; by
-    // hand, 1.01x on 3 of 5 nodes killed it in 3 of 3 runs.)
+    // a majority of its nodes drift: then two times in three.
     f->nodes = DrawNodes(c, rng, fine ? 2.0 / 3 : 1.0 / 3);
     if (c.fine_drift) {  // the first pass's fine try: one window, the longest that fits
-      // 1%: the most a lock with Redlock's 1% drift allowance is meant to survive (by hand,
-      // redlock 0 of 10 and no-drift 10 of 10 at 17 s); 0.5% fails no-drift too rarely to
-      // confirm (bench/results/mutation-score-history.md, "The fine drift"). The draw between
+      // 1%: the most a lock with Redlock's 1% drift allowance is meant to survive; 0.5% fails
+      // a lock without the allowance too rarely to confirm (bench/results/mutation-score-history.md,
+      // "The fine drift"). The draw between
       // 0.5% and 1% is still made, so the rest of a seed's draws stay as they were.
       Pick(rng, std::vector<std::string>{"1.005", "1.01"});
       f->params["rate"] = "1.01";
