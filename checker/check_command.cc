@@ -257,7 +257,7 @@ HistoryCheck CheckHistoryFile(const std::string& path, const HistoryCheckOptions
       return refuse(path + ":" + jd.bad_input.message());
     }
     file_exit = VerdictExitCode(jd.verdict);
-    text += "  verdict: " + jd.verdict + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
+    text += "  verdict: " + std::string(VerdictName(jd.verdict)) + (jd.reason.empty() ? "" : " (" + jd.reason + ")") + "\n";
     for (const auto* l : {&jd.lock_lin, &jd.resource_lin}) text += "  " + l->ToText();
     if (!o.keep_lists) {
       // The text says counts only: the lists of holds and episodes, as JSON, were a

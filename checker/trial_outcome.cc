@@ -1,5 +1,7 @@
 #include "checker/trial_outcome.h"
 
+#include <algorithm>
+
 namespace locklab::checker {
 
 TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
@@ -25,9 +27,44 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
   o.interrupted = r.value("interrupted", false);
   if (r.contains("acquires") && r["acquires"].is_object()) o.acquires_ok = r["acquires"].value("ok", int64_t{0});
   if (r.contains("run_dir") && r["run_dir"].is_string()) o.run_dir = r["run_dir"].get<std::string>();
+  if (r.contains("duration_ms") && r["duration_ms"].is_number()) o.duration_ms = r["duration_ms"].get<double>();
   if (r.contains("client_failures") && r["client_failures"].is_array()) {
     for (const auto& f : r["client_failures"]) {
       if (f.is_string()) o.client_failures.push_back(f.get<std::string>());
+    }
+  }
+  if (r.contains("first_violation") && r["first_violation"].is_object()) {
+    const auto& v = r["first_violation"];
+    FirstOverlap f;
+    f.key = v.value("key", std::string("?"));
+    f.overlap_ms = v.value("overlap_ms", 0.0);
+    for (const auto& h : v.value("holds", nlohmann::ordered_json::array())) {
+      f.holders.push_back(h.value("process", int64_t{0}));
+    }
+    std::sort(f.holders.begin(), f.holders.end());
+    f.holders.erase(std::unique(f.holders.begin(), f.holders.end()), f.holders.end());
+    for (const auto& a : v.value("faults_active", nlohmann::ordered_json::array())) {
+      f.faults_active.push_back(a.value("fault", std::string("?")));
+    }
+    o.first_overlap = std::move(f);
+  }
+  if (r.contains("resource") && r["resource"].is_object()) {
+    const auto& res = r["resource"];
+    auto count = [&](const char* key) {
+      return res.contains(key) && res[key].is_number_integer() ? res[key].get<int64_t>() : int64_t{0};
+    };
+    o.lost_updates = count("lost_updates");
+    o.stale_writes_accepted = count("stale_writes_accepted");
+  }
+  if (r.contains("coverage") && r["coverage"].is_array()) {
+    for (const auto& c : r["coverage"]) {
+      if (!c.is_object()) continue;
+      Coverage cov;
+      cov.fault = c.value("fault", std::string("?"));
+      cov.bit = c.value("bit", false);
+      cov.effects_seen = c.value("effects_seen", int64_t{0});
+      if (c.contains("evidence") && c["evidence"].is_string()) cov.evidence = c["evidence"].get<std::string>();
+      o.coverage.push_back(std::move(cov));
     }
   }
   if (r.contains("infra") && r["infra"].is_array()) {
@@ -55,20 +92,30 @@ bool TrialOutcome::TimingTrusted(std::chrono::duration<double, std::milli> lab_l
 
 TrialOutcome TrialOutcome::FromJudgement(const Judgement& j) {
   TrialOutcome o;
-  o.verdict = ParseVerdict(j.verdict).value_or(Verdict::kUnknown);
+  o.verdict = j.verdict;
   if (!j.reason.empty()) o.verdict_reason = j.reason;
-  o.resource_verdict = ParseVerdict(j.resource_verdict).value_or(Verdict::kUnknown);
+  o.resource_verdict = j.resource_verdict;
   o.liveness_stuck = j.liveness.stuck;
   o.acquires_ok = j.acquires_ok;
   if (!j.first_violation.is_null()) o.first_violation_ms = j.first_violation_ms;
   return o;
 }
 
+TrialResult TrialOutcome::Result() const { return ResultOf(verdict, liveness_stuck); }
+
 nlohmann::ordered_json TrialOutcome::ToJson(const TrialResultsParts& parts) const {
   nlohmann::ordered_json r = parts.head;
+  // The trial's result first, as word and letter (the reports show them as they are); the
+  // judge's report writes them too, and the outcome's replace them (an unknown from
+  // history_error).
+  const ResultName& result = NameOf(Result());
+  r["result"] = result.word;
+  r["result_letter"] = result.letter;
   const std::string reason = verdict_reason.value_or("");
   if (parts.judgement != nullptr) {
     r.update(parts.judgement->ToJson());
+    r["result"] = result.word;
+    r["result_letter"] = result.letter;
     // The outcome's fields over the report's own, each in its place.
     r["verdict"] = VerdictName(verdict);
     // A reason the report did not give (history_error's) goes beside history_error below.

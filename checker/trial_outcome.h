@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checker/trial_result.h"
 #include "checker/verdict.h"
 
 namespace locklab::checker {
@@ -60,15 +61,38 @@ struct TrialOutcome {
   bool interrupted = false;                      // "interrupted"
   int64_t acquires_ok = 0;                       // "acquires": {"ok"}: grants the lock made
   std::string run_dir;                           // "run_dir", "" when absent or not a string
+  std::optional<double> duration_ms;             // "duration_ms": how long the clients ran
   // "client_failures": the clients whose lock never started (a driver without a hello);
   // "infra": the first summary of a lab server or client that failed not by the schedule
   // (a stall, which only makes the timing untrusted, is not one). Either is the lab's
   // failure, not the lock's: nothing the lock did was seen.
   std::vector<std::string> client_failures;
   std::string lab_failure;
+  // "first_violation": the first overlap (its key and length, who held, the fault windows
+  // open then); nullopt when absent or not an object.
+  struct FirstOverlap {
+    std::string key;
+    double overlap_ms = 0;
+    std::vector<int64_t> holders;            // client processes, ascending, each once
+    std::vector<std::string> faults_active;  // fault ids of the windows open then
+  };
+  std::optional<FirstOverlap> first_overlap;
+  // "resource": {"lost_updates", "stale_writes_accepted"} (null or absent: 0).
+  int64_t lost_updates = 0, stale_writes_accepted = 0;
+  // "coverage": per fault of the trial, whether it bit and the evidence of its effect.
+  struct Coverage {
+    std::string fault;
+    bool bit = false;
+    int64_t effects_seen = 0;
+    std::optional<std::string> evidence;
+  };
+  std::vector<Coverage> coverage;
 
   // The one stuck rule (above): liveness.stuck in a trial judged safe.
   bool Stuck() const { return verdict == Verdict::kSafe && liveness_stuck; }
+  // The trial's result (checker/trial_result.h): violated, else stuck, else safe, else
+  // unknown. A trial that left no results.json is TrialResult::kNotRun, its reader's to say.
+  TrialResult Result() const;
   // The one trusted rule (above), as the trial was judged.
   bool Trusted() const { return timing_trusted; }
   // Where that rule is decided: the clients' latest sleep (`lab_lag_max`) and the harness's

@@ -460,41 +460,44 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   }
 
   if (overlap_seen) {
-    j.verdict = VerdictName(Verdict::kViolated);
+    j.verdict = Verdict::kViolated;
     j.reason = Plural(me.overlapping_pairs, "overlapping hold pair", "overlapping hold pairs") + " in " +
                Plural(me.episodes, "episode", "episodes") + " (first on " + me.episode_list.front().key + ")";
   } else if (lab_failure) {
     // A broken resource or history after the lab's own ground gave way proves nothing.
-    j.verdict = VerdictName(Verdict::kUnknown);
+    j.verdict = Verdict::kUnknown;
     j.reason = unknown_why;
   } else if (res.lost_updates > 0) {
-    j.verdict = VerdictName(Verdict::kViolated);
+    j.verdict = Verdict::kViolated;
     j.reason = Plural(res.lost_updates, "lost update", "lost updates");
   } else if (res.stale_writes_accepted > 0) {
-    j.verdict = VerdictName(Verdict::kViolated);
+    j.verdict = Verdict::kViolated;
     j.reason = Plural(res.stale_writes_accepted, "write", "writes") + " accepted with an older fencing token";
   } else if (lock_invalid || resource_invalid) {
-    j.verdict = VerdictName(Verdict::kViolated);
+    j.verdict = Verdict::kViolated;
     j.reason = std::string(lock_invalid ? ModelName(j.lock_lin.model) : "register") + " history is not linearizable";
   } else if (!unknown_why.empty()) {
-    j.verdict = VerdictName(Verdict::kUnknown);
+    j.verdict = Verdict::kUnknown;
     j.reason = unknown_why;
   } else {
-    j.verdict = VerdictName(Verdict::kSafe);
+    j.verdict = Verdict::kSafe;
   }
   if (resource_bad && !lab_failure) {
-    j.resource_verdict = VerdictName(Verdict::kViolated);
+    j.resource_verdict = Verdict::kViolated;
   } else {
-    j.resource_verdict = VerdictName(unknown_why.empty() ? Verdict::kSafe : Verdict::kUnknown);
+    j.resource_verdict = unknown_why.empty() ? Verdict::kSafe : Verdict::kUnknown;
   }
   return j;
 }
 
 nlohmann::ordered_json Judgement::ToJson() const {
   nlohmann::ordered_json r;
-  r["verdict"] = verdict;
+  const ResultName& result = NameOf(ResultOf(verdict, liveness.stuck));
+  r["result"] = result.word;
+  r["result_letter"] = result.letter;
+  r["verdict"] = VerdictName(verdict);
   if (!reason.empty()) r["verdict_reason"] = reason;
-  r["resource_verdict"] = resource_verdict;
+  r["resource_verdict"] = VerdictName(resource_verdict);
   r["ops"] = ops;
   r["acquires"] = {{"invoked", acquires}, {"ok", acquires_ok}, {"refused", acquires_fail},
                    {"unknown", acquires_unknown}, {"expired_grants", expired_grants}};
@@ -583,8 +586,8 @@ nlohmann::ordered_json Judgement::ToJson() const {
                     {"ok", !liveness.stuck},
                     {"message", "longest wait with no holder " + std::to_string(std::llround(liveness.longest_wait_ms)) + " ms"}});
   checks.push_back({{"name", "evidence"},
-                    {"ok", ParseVerdict(verdict) != Verdict::kUnknown},
-                    {"message", ParseVerdict(verdict) == Verdict::kUnknown ? reason : "the lock worked and every fault's coverage was seen"}});
+                    {"ok", verdict != Verdict::kUnknown},
+                    {"message", verdict == Verdict::kUnknown ? reason : "the lock worked and every fault's coverage was seen"}});
   r["checks"] = checks;
   nlohmann::ordered_json hj = nlohmann::ordered_json::array();
   for (const auto& h : holds) {
@@ -605,35 +608,34 @@ nlohmann::ordered_json Judgement::ToJson() const {
 }
 
 namespace {
-// The name table: each verdict and its word, once.
-constexpr std::pair<Verdict, std::string_view> kVerdictNames[] = {
-    {Verdict::kSafe, "safe"},
-    {Verdict::kViolated, "violated"},
-    {Verdict::kUnknown, "unknown"},
-};
+// A verdict's word is its trial result's (checker/trial_result.h, the one table).
+constexpr TrialResult kVerdictResults[] = {TrialResult::kSafe, TrialResult::kViolated, TrialResult::kUnknown};
+static_assert(std::size(kVerdictResults) == static_cast<size_t>(Verdict::kUnknown) + 1,
+              "every verdict has its result");
 }  // namespace
 
-static_assert(kVerdictNames[static_cast<size_t>(Verdict::kSafe)].first == Verdict::kSafe &&
-              kVerdictNames[static_cast<size_t>(Verdict::kViolated)].first == Verdict::kViolated &&
-              kVerdictNames[static_cast<size_t>(Verdict::kUnknown)].first == Verdict::kUnknown,
-              "kVerdictNames lists the verdicts in their enum order");
-
 std::string_view VerdictName(Verdict verdict) {
-  return kVerdictNames[static_cast<size_t>(verdict)].second;
+  return NameOf(kVerdictResults[static_cast<size_t>(verdict)]).word;
+}
+
+TrialResult ResultOf(Verdict verdict, bool liveness_stuck) {
+  if (verdict == Verdict::kViolated) return TrialResult::kViolated;
+  if (verdict == Verdict::kSafe) return liveness_stuck ? TrialResult::kStuck : TrialResult::kSafe;
+  return TrialResult::kUnknown;
 }
 
 std::optional<Verdict> ParseVerdict(std::string_view word) {
-  for (const auto& [v, name] : kVerdictNames) {
-    if (name == word) return v;
+  for (size_t i = 0; i < std::size(kVerdictResults); ++i) {
+    if (NameOf(kVerdictResults[i]).word == word) return static_cast<Verdict>(i);
   }
   return std::nullopt;
 }
 
 std::string VerdictWordList() {
   std::string out;
-  const size_t n = std::size(kVerdictNames);
+  const size_t n = std::size(kVerdictResults);
   for (size_t i = 0; i < n; ++i) {
-    out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(kVerdictNames[i].second);
+    out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(NameOf(kVerdictResults[i]).word);
   }
   return out;
 }

@@ -36,6 +36,7 @@
 #include "checker/infra.h"
 #include "checker/linearizability.h"
 #include "checker/mutual_exclusion.h"
+#include "checker/trial_result.h"
 
 namespace locklab::checker {
 
@@ -44,6 +45,9 @@ namespace locklab::checker {
 enum class Verdict { kSafe, kViolated, kUnknown };
 // "safe", "violated" or "unknown".
 std::string_view VerdictName(Verdict verdict);
+// The one result rule (checker/trial_result.h): violated, else stuck (a wait with no holder
+// past the bound in a trial judged safe), else safe, else unknown.
+TrialResult ResultOf(Verdict verdict, bool liveness_stuck);
 // The verdict a word names; nullopt for any other word ("", "error", "Safe").
 std::optional<Verdict> ParseVerdict(std::string_view word);
 // Every verdict's word, for messages: "safe, violated or unknown".
@@ -124,9 +128,9 @@ struct JudgeOptions {
 };
 
 struct Judgement {
-  std::string verdict{VerdictName(Verdict::kUnknown)};  // safe | violated | unknown
+  Verdict verdict = Verdict::kUnknown;
   std::string reason;                        // one line: why violated / why unknown
-  std::string resource_verdict{VerdictName(Verdict::kUnknown)};  // the guarded resource alone
+  Verdict resource_verdict = Verdict::kUnknown;  // the guarded resource alone
   RunFacts facts;
   int64_t ops = 0;                           // client invocations
   int64_t acquires = 0, acquires_ok = 0, acquires_fail = 0, acquires_unknown = 0;

@@ -10,6 +10,7 @@ import re
 from . import explore
 from . import faultstyle
 from . import matrixcells
+from . import results as result_table
 from . import narrative
 
 CSS = """
@@ -18,7 +19,6 @@ max-width:1480px;padding:0 18px;color:#1d1d1f;line-height:1.45}
 h1{font-size:1.45em;margin:0 0 4px} h2{font-size:1.15em;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .sub{color:#555;margin:0 0 14px}
 .badge{display:inline-block;padding:2px 10px;border-radius:11px;font-weight:700;color:#fff;font-size:.95em}
-.violated{background:#c8102e}.safe{background:#2b8a3e}.unknown{background:#b7791f}.stuck{background:#7b3fa0}
 table{border-collapse:collapse;margin:6px 0 10px;font-size:.92em}
 th,td{border:1px solid #ddd;padding:4px 9px;text-align:left;vertical-align:top}
 th{background:#f4f4f6} td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -44,6 +44,12 @@ def img_tag(path, alt):
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
 
 
+def _badge_css():
+    """The verdict badges' colours (verdict_class's four words), from the lab's results table."""
+    return "".join(f".{w}{{background:{result_table.colour(r['letter'])}}}"
+                   for r in result_table.table() for w in [r["word"]] if w == verdict_class(w)) + "\n"
+
+
 def page(title, body, extra_css="", script=""):
     """A whole page. Its Content-Security-Policy allows nothing from the network: inline
     styles, data: images and, when the page has one, its inline script."""
@@ -52,7 +58,7 @@ def page(title, body, extra_css="", script=""):
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
             "<link rel=\"icon\" href=\"data:,\">"
-            f"<title>{esc(title)}</title><style>{CSS}{extra_css}</style></head><body>\n{body}\n"
+            f"<title>{esc(title)}</title><style>{CSS}{_badge_css()}{extra_css}</style></head><body>\n{body}\n"
             + (f"<script>{script}</script>\n" if script else "") + "</body></html>\n")
 
 
@@ -77,10 +83,14 @@ def rounded_ms(text):
     return _LONG_MS.sub(lambda m: narrative.ms(float(m.group(1)) * 1e6), str(text))
 
 
+def verdict_class(word):
+    """A badge's class: the result's word when it is safe, violated or stuck, else unknown."""
+    return word if word in ("violated", "safe", "stuck") else "unknown"
+
+
 def verdict_badge(v):
     v = str(v or "unknown")
-    cls = v if v in ("violated", "safe", "stuck") else "unknown"
-    return f'<span class="badge {cls}">{esc(v)}</span>'
+    return f'<span class="badge {verdict_class(v)}">{esc(v)}</span>'
 
 
 def _fmt(x):
@@ -104,8 +114,8 @@ def run_page(run, images, notes):
     else:
         faults_text = str(faults)
     title = f"{alg} under {faults_text}" if faults_text and faults_text != "none" else f"{alg} with no fault"
-    live = r.get("liveness") if isinstance(r.get("liveness"), dict) else {}
-    stuck = " " + verdict_badge("stuck") if live.get("stuck") and r.get("verdict") != "violated" else ""
+    # the judge's result beside its verdict when it adds to it (a safe run that was stuck)
+    stuck = " " + verdict_badge(result_table.word("L")) if result_table.of(r) == "L" else ""
     b = [f"<h1>{esc(title)} {verdict_badge(r.get('verdict'))}{stuck}</h1>"]
     b.append(f"<p class=\"sub\">scenario <code>{esc(r.get('scenario', os.path.basename(os.path.dirname(run.dir))))}</code>"
              f", seed {esc(r.get('seed', '?'))}, {len(run.clients)} clients, {run.duration_s:.2f} s of history, "
@@ -324,11 +334,10 @@ table.matrix td.cell a.lead{text-decoration:none;color:inherit}
 table.matrix td.cell a.lead:hover{text-decoration:underline}
 .letter{font-weight:800;font-size:1.15em} .mk{font-weight:700}
 .trial-links{display:block;font-size:.8em;color:#555} .why{display:block;font-size:.74em;line-height:1.25;color:#6b4a00;max-width:130px;margin:2px auto 0}
-.c-S{background:#d9f0d3}.c-V{background:#f7c6c9}.c-L{background:#e3d3f0}.c-U{background:#fde7b0}.c-NA{background:#eeeeee;color:#777}
+.c-n-a{color:#777}
 .c-NR{background:repeating-linear-gradient(135deg,#f7f7f7 0 6px,#e9e9ee 6px 12px);color:#555}
 .c-NR .letter{font-size:.85em;font-weight:700;color:#555}
 table.matrix td.cell.regressed{outline:3px solid #7a0019;outline-offset:-3px}
-.c-S .letter{color:#2b8a3e}.c-V .letter{color:#c8102e}.c-L .letter{color:#7b3fa0}.c-U .letter{color:#8a5a00}
 dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;font-size:.9em;margin:8px 0 14px}
 td.nw{white-space:nowrap} td.notes{min-width:17em;max-width:60em}
 table.trials{font-size:.86em} table.trials td.seed{font-size:.9em}
@@ -336,9 +345,10 @@ table.trials{font-size:.86em} table.trials td.seed{font-size:.9em}
 dl.legend dt{font-weight:800;text-align:center;padding:0 8px;border-radius:4px} dl.legend dd{margin:0}
 """
 
-LETTER_CSS = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA", "not run": "c-NR"}
-LETTER_WORD = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "not run",
-               "n/a": "not applicable"}
+
+def _matrix_css():
+    """The matrix pages' style: the fixed part, then each result's colours from the lab's table."""
+    return MATRIX_CSS + result_table.css() + "\n"
 
 
 def _href(path, base, is_dir=False):
@@ -394,7 +404,7 @@ def _cell_title(c):
     if c.letter == "n/a":
         return f"{c.lock} \u00d7 {c.fault}: not applicable" + (f": {c.why_not}" if c.why_not else "")
     n = f.get("trials", len(c.trials))
-    parts = [f"{c.lock} \u00d7 {c.fault}: {LETTER_WORD.get(c.letter, c.letter)} ({c.text})",
+    parts = [f"{c.lock} \u00d7 {c.fault}: {result_table.word(c.letter)} ({c.text})",
              f"{f.get('violated', 0)} of {n} trial(s) violated, {f.get('stuck', 0)} stuck, "
              f"{f.get('safe', 0)} safe, {f.get('unknown', 0)} unknown"]
     if "rS" in c.marks:
@@ -421,7 +431,7 @@ def _cell_td(c, base):
     if c.not_run:
         return (f'<td class="cell c-NR" title="{esc(_cell_title(c))}"><a class="lead" href="#not-run">'
                 '<span class="letter">not run</span></a></td>')
-    cls = LETTER_CSS.get(c.letter, "c-U") + (" regressed" if c.fields.get("regressed") is True else "")
+    cls = result_table.css_class(c.letter) + (" regressed" if c.fields.get("regressed") is True else "")
     title = esc(_cell_title(c))
     if c.letter == "n/a":
         return f'<td class="cell {cls}" title="{title}">n/a</td>'
@@ -452,10 +462,10 @@ def _cell_td(c, base):
 
 
 def matrix_legend(with_not_run=False):
-    fills = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "-": "c-U", "n/a": "c-NA", "not run": "c-NR"}
     out = ['<dl class="legend">']
     for key, text in matrixcells.LEGEND:
-        out.append(f'<dt class="{fills.get(key, "")}">{esc(key)}</dt><dd>{esc(text)}</dd>')
+        cls = result_table.css_class(key) if key in result_table.letters() else ""
+        out.append(f'<dt class="{cls}">{esc(key)}</dt><dd>{esc(text)}</dd>')
     if with_not_run:
         out.append(f'<dt class="c-NR">not run</dt><dd>{esc(matrixcells.NOT_RUN_LEGEND)}</dd>')
     out.append("</dl>")
@@ -546,7 +556,7 @@ def matrix_page(title, m, base):
                      f"<td class=\"num\">{esc(_fmt(fv / 1000) + ' s' if isinstance(fv, (int, float)) else _fmt(None))}</td>"
                      f"<td class=\"notes\">{esc(notes)}</td></tr>")
     b.append("</table></div>")
-    return page(title, "\n".join(b), MATRIX_CSS + CELL_CSS)
+    return page(title, "\n".join(b), _matrix_css() + CELL_CSS)
 
 
 DASH = "\u2013"
@@ -569,7 +579,7 @@ def cell_pages(title, m, base):
         label, full = lock_label(c.lock)
         b = [f'<p><a href="../index.html">\u2190 {esc(title)}</a></p>',
              f"<h1>{esc(full)} \u00d7 {esc(c.fault)} "
-             f"<span class=\"badge {matrixcells.LETTER_CLASS.get(c.letter, 'unknown')}\">{esc(c.text)}</span></h1>",
+             f"<span class=\"badge {verdict_class(result_table.word(c.letter))}\">{esc(c.text)}</span></h1>",
              f"<p class=\"sub\">{esc(_cell_title(c))}</p>",
              "<table><tr><th>trial</th><th>seed</th><th>verdict</th><th>why unknown / coverage</th>"
              "<th>report</th><th>run files</th></tr>"]
@@ -593,5 +603,5 @@ def cell_pages(title, m, base):
                      f"<td class=\"notes\">{esc(notes) or DASH}</td><td>{rep}</td>"
                      f"<td class=\"files\">{' '.join(files) or DASH}</td></tr>")
         b.append("</table>")
-        pages[cell_slug(c)] = page(f"{c.lock} \u00d7 {c.fault}: {title}", "\n".join(b), MATRIX_CSS + CELL_CSS)
+        pages[cell_slug(c)] = page(f"{c.lock} \u00d7 {c.fault}: {title}", "\n".join(b), _matrix_css() + CELL_CSS)
     return pages

@@ -25,11 +25,10 @@ import os
 import re
 import tomllib
 
+from . import results as result_table
 from .history import RunError, load_json, load_text
 
 PHASES = (("trials", "search"), ("shrink", "shrink"), ("reruns", "reproduce"))
-FILL = {"V": "#e0102a", "L": "#7b3fa0", "S": "#2b8a3e", "?": "#d9a400", "-": "#b8b8b8"}
-WORD = {"V": "violated", "L": "stuck", "S": "safe", "?": "unknown", "-": "did not run"}
 
 
 
@@ -128,23 +127,15 @@ class HuntRun:
         lag = (self.results or {}).get("lab_lag")
         return not (isinstance(lag, dict) and lag.get("timing_trusted") is False)
 
-    def letter(self, liveness=False):
-        r = self.results
-        if r is None:
-            return "-"
-        v = r.get("verdict")
-        live = r.get("liveness") if isinstance(r.get("liveness"), dict) else {}
-        if v == "violated":
-            return "V"
-        if v == "safe":
-            return "L" if live.get("stuck") else "S"
-        return "?"
+    def letter(self):
+        """The run's result letter as its results.json recorded it ("-": it left none)."""
+        return "-" if self.results is None else result_table.of(self.results)
 
     def title(self):
         r = self.results or {}
         faults = r.get("faults")
         faults = " + ".join(map(str, faults)) if isinstance(faults, list) and faults else "no fault"
-        bits = [f"{self.sub}/{self.name}: {WORD[self.letter()]}", faults]
+        bits = [f"{self.sub}/{self.name}: {result_table.word(self.letter())}", faults]
         if not self.trusted:
             bits.append("the lab ran late: its timing is not trusted, a failure here is not counted")
         if isinstance(r.get("verdict_reason"), str) and r["verdict_reason"]:
@@ -310,8 +301,8 @@ def _run_links(runs, base):
     for n, r in enumerate(runs, 1):
         letter = r.letter()
         late = "" if r.trusted else "~"
-        style = (f"background:{FILL[letter]}" if r.trusted else
-                 f"background:repeating-linear-gradient(135deg,{FILL[letter]} 0 4px,#9a9a9a 4px 7px)")
+        style = (f"background:{result_table.colour(letter)}" if r.trusted else
+                 f"background:repeating-linear-gradient(135deg,{result_table.colour(letter)} 0 4px,#9a9a9a 4px 7px)")
         out.append(f'<a href="{esc(_target(r, base))}" style="{style}" '
                    f'title="{esc(r.title())}">{n}{"" if letter == "S" else letter}{late}</a>')
     return '<span class="runs">' + "".join(out) + "</span>" if out else '<span class="muted">no run found</span>'
@@ -366,7 +357,7 @@ def timeline_svg(h, base):
             stroke = ' stroke="#333" stroke-dasharray="2 1"' if r.baseline else ""
             opacity = "" if r.trusted else ' fill-opacity="0.45"'
             parts.append(f'<a href="{esc(_target(r, base))}"><rect class="run" x="{x0:.1f}" y="{y0 + lane * LANE}" '
-                         f'width="{max(x1 - x0, 2):.1f}" height="{LANE - 2}" fill="{FILL[letter]}" '
+                         f'width="{max(x1 - x0, 2):.1f}" height="{LANE - 2}" fill="{result_table.colour(letter)}" '
                          f'data-run="{esc(r.sub + "/" + r.name)}"{stroke}{opacity}><title>{esc(r.title())} '
                          f'({h.sec(r.start):.1f}\u2013{h.sec(r.end):.1f} s)</title></rect></a>')
     # finds: a mark at the end of the trial that failed
@@ -385,7 +376,7 @@ def timeline_svg(h, base):
                      f'<text x="{fx + 8:.1f}" y="{TOP - 12}" font-size="11.5" fill="#c8102e" font-weight="700">'
                      f'{esc(word)} {esc(stem)}</text>')
     parts.append("</svg>")
-    legend = "".join(f'<span><i style="background:{FILL[k]}"></i>{WORD[k]}</span>' for k in ("V", "L", "S", "?"))
+    legend = "".join(f'<span><i style="background:{result_table.colour(k)}"></i>{result_table.word(k)}</span>' for k in ("V", "L", "S", "?"))
     return (f'<div class="svgwrap">{"".join(parts)}</div><p class="legend">{legend}'
             '<span>dashed outline: a baseline run; faded (or ~ below): the lab ran late, not counted</span><span>hover a run for what it was; click it for its '
             'report (or its scenario)</span></p>')
@@ -479,7 +470,7 @@ def hunt_page(h, failing_report, corpus_entry):
             took = f"{(r.end - r.start) / 1e9:.1f} s" if r.start is not None else "\u2013"
             late = "" if r.trusted else " (the lab ran late: not counted)"
             b.append(f"<tr><td><a href=\"{esc(_target(r, base))}\">{esc(r.name)}</a></td><td class=\"num\">{when}</td>"
-                     f"<td class=\"num\">{took}</td><td>{esc(faults)}</td><td>{WORD[r.letter()]}{late}</td>"
+                     f"<td class=\"num\">{took}</td><td>{esc(faults)}</td><td>{result_table.word(r.letter())}{late}</td>"
                      f"<td>{esc(res.get('verdict_reason') or '')}</td></tr>")
         b.append("</table></details>")
     # finds

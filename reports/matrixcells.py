@@ -10,17 +10,17 @@ fields matrix.md is printed from), never re-judged here:
     \u2260X        matches false            (X: expected, or "r" + expected_resource)
     \u2717         regressed, matches not false (a cell no expectation pins hit --fail-on)
 
-A trial's letter is its "trial_records" entry's "letter" (V, L, S or ?, as its cell counted it).
-Only a matrix.json without "cells" (a bare list of trial results) has its cells derived from
-the trials here, by the rule WriteMatrix uses; only a trial record without "letter" (a
-matrix.json written before the lab recorded it) has its letter derived here (trial_letter).
+A trial's letter is its "trial_records" entry's "letter" (V, L, S or ?, as its cell counted it),
+else its results.json's "result_letter" (reports/results.py: the lab's one table of results);
+a trial that records neither is "?". Only a matrix.json without "cells" (a bare list of trial
+results) has its cells derived from the trials here, by the rule WriteMatrix uses.
 """
 
 import os
 
+from . import results as result_table
 from .history import RunError
 
-LETTERS = ("S", "V", "L", "?", "-", "n/a")
 TRIAL_LETTERS = ("S", "V", "L", "?")
 
 # One legend for the page (and the PNG): the wording of matrix.md's own key, plus the marks.
@@ -44,10 +44,6 @@ LEGEND = [
 NOT_RUN_LEGEND = ("skipped by this matrix (quick mode), not inapplicable: the fault applies to the lock; "
                   "the cell's tooltip says how to run it")
 
-# The class (colour) of each letter, shared by the HTML cells, badges and the PNG.
-LETTER_CLASS = {"S": "safe", "V": "violated", "L": "stuck", "?": "unknown", "-": "unknown", "n/a": "na"}
-LETTER_COLOR = {"S": "#2b8a3e", "V": "#c8102e", "L": "#7b3fa0", "?": "#b7791f", "-": "#b7791f", "n/a": "#9a9a9a"}
-LETTER_FILL = {"S": "#d9f0d3", "V": "#f7c6c9", "L": "#e3d3f0", "?": "#fde7b0", "-": "#fde7b0", "n/a": "#eeeeee"}
 
 
 def short_lock(lock):
@@ -65,28 +61,12 @@ def faults_label(f):
     return str(f) if f else "none"
 
 
-def trial_letter(results):
-    """One trial as WriteMatrix counts it: violated, else stuck (only in a trial judged safe:
-    one that granted no acquire is unknown, not a stuck lock), else safe, else unknown.
-    Only for trials the lab left no letter for: a bare list of results, or a matrix.json
-    written before trial_records carried "letter"."""
-    if not isinstance(results, dict):
-        return "?"
-    v = results.get("verdict")
-    live = results.get("liveness") if isinstance(results.get("liveness"), dict) else {}
-    if v == "violated":
-        return "V"
-    if v == "safe":
-        return "L" if live.get("stuck") else "S"
-    return "?"
-
-
 def trial_reason(results, ran=True, letter=None):
     """One line on why a trial has no verdict (empty for judged trials). letter: the trial's
     letter as the lab recorded it (None: derived from results)."""
     if not isinstance(results, dict):
         return "no results.json: the trial did not run to the end (its log is under cells/)"
-    if (letter if letter is not None else trial_letter(results)) != "?" and ran:
+    if (letter if letter is not None else result_table.of(results)) != "?" and ran:
         return ""
     for k in ("verdict_reason", "error", "history_error"):
         if isinstance(results.get(k), str) and results[k]:
@@ -218,7 +198,7 @@ class Trial:
         if letter in TRIAL_LETTERS:
             self.letter = letter  # as the lab counted the trial in its cell
         else:
-            self.letter = trial_letter(self.results) if ran else "?"
+            self.letter = result_table.of(self.results) if ran else "?"
         self.reason = trial_reason(self.results, ran, self.letter)
         self.coverage = coverage_text(r.get("coverage"))
         self.bit = coverage_bit(r.get("coverage"))
@@ -227,7 +207,7 @@ class Trial:
 
     @property
     def verdict_word(self):
-        return {"V": "violated", "L": "stuck", "S": "safe"}.get(self.letter, "unknown")
+        return result_table.word(self.letter)
 
 
 class Cell:
@@ -235,7 +215,7 @@ class Cell:
         self.lock, self.fault = lock, fault
         self.fields = fields      # matrix.json's cell object (or one derived the same way)
         self.letter = fields.get("verdict", "?")
-        if self.letter not in LETTERS:
+        if self.letter not in result_table.letters():
             self.letter = "?"
         self.marks = cell_marks(fields)
         self.head, self.tail = cell_parts(fields)
@@ -361,7 +341,7 @@ class Matrix:
             c.trials.append(t)
         for c in self.cells:
             n = len(c.trials)
-            count = {k: sum(t.letter == k for t in c.trials) for k in LETTERS}
+            count = {k: sum(t.letter == k for t in c.trials) for k in result_table.letters()}
             rv = [t.results.get("resource_verdict", "unknown") for t in c.trials]
             firsts = sorted(t.results["first_violation_ms"] for t in c.trials
                             if isinstance(t.results.get("first_violation_ms"), (int, float)))

@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from . import faultstyle, matrixcells
+from . import results as result_table
 from .figstyle import (DPI, HOLD_COLOR, OVERLAP_COLOR, UNKNOWN_COLOR, below_axes, new_figure,
                        styled, vertical_bands)
 from .history import T_FAIL, T_INFO, T_OK
@@ -123,7 +124,7 @@ def heatmap(m, path, title):
     for i, lk in enumerate(locks):
         for j, ft in enumerate(faults):
             c = m.cell(lk, ft)
-            fill = "#f4f4f4" if c and c.not_run else matrixcells.LETTER_FILL[c.letter] if c else "#ffffff"
+            fill = "#f4f4f4" if c and c.not_run else result_table.fill(c.letter) if c else "#ffffff"
             rgb[i, j] = matplotlib.colors.to_rgb(fill)
     ax.imshow(rgb, aspect="auto")
     for i, lk in enumerate(locks):
@@ -135,7 +136,7 @@ def heatmap(m, path, title):
                 continue
             head, rest = c.head, c.tail
             ax.text(j, i - (0.12 if rest else 0), head, ha="center", va="center", fontsize=11,
-                    fontweight="bold", color=matrixcells.LETTER_COLOR[c.letter])
+                    fontweight="bold", color=result_table.colour(c.letter))
             if rest:
                 ax.text(j, i + 0.2, rest, ha="center", va="center", fontsize=7.5, color="#222222")
     ax.set_xticks(range(nf))

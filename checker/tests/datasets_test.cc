@@ -114,7 +114,7 @@ TEST(LabHistory, PlainDelMutantExplainsTheUnplaceableOp) {
   History h;
   ASSERT_TRUE(ReadJsonlHistory(p.string(), &h).ok()) << p;
   Judgement j = JudgeHistory(h);
-  EXPECT_EQ(j.verdict, "violated");
+  EXPECT_EQ(VerdictName(j.verdict), "violated");
   ASSERT_EQ(j.lock_lin.verdict, LinVerdict::kInvalid);
   nlohmann::ordered_json u = j.ToJson()["linearizability"]["unplaceable"];
   ASSERT_TRUE(u.is_object()) << j.ToJson()["linearizability"].dump(2);

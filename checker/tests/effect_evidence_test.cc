@@ -49,7 +49,7 @@ constexpr const char* kSeen =
 
 TEST(EffectEvidenceTest, DeclaredEffectNotSeenIsUnknownNamingTheFaultAndTheEvidence) {
   Judgement j = JudgeHistory(H(RunWith(kDeclared, kNotSeen)));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_EQ(j.reason,
             "no fault bit: clock-jump: opened 1 (1 while the workload did lock work), effect not seen: "
             "node n1 TIME +0.000 s off the real clock after +20s (libfaketime not loaded?)")
@@ -72,14 +72,14 @@ TEST(EffectEvidenceTest, DeclaredEffectNotSeenIsUnknownNamingTheFaultAndTheEvide
 
 TEST(EffectEvidenceTest, DeclaredEffectWithNoEffectEventIsUnknownToo) {
   Judgement j = JudgeHistory(H(RunWith(kDeclared, "")));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("clock-jump"), std::string::npos) << j.reason;
   EXPECT_NE(j.reason.find("effect not seen: no evidence recorded"), std::string::npos) << j.reason;
 }
 
 TEST(EffectEvidenceTest, DeclaredEffectSeenInAMetWindowIsSafe) {
   Judgement j = JudgeHistory(H(RunWith(kDeclared, kSeen)));
-  EXPECT_EQ(j.verdict, "safe") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
   ASSERT_EQ(j.coverage.size(), 1u);
   const FaultCoverage& c = j.coverage[0];
   EXPECT_EQ(c.effects_seen, 1);
@@ -101,7 +101,7 @@ TEST(EffectEvidenceTest, AnEffectSeenOnlyInAnIdleWindowProvesNothing) {
     19 nemesis info stop clock-jump {"opened_ns":17000000}
   )";
   Judgement j = JudgeHistory(H(h));
-  EXPECT_EQ(j.verdict, "unknown") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "unknown") << j.reason;
   ASSERT_EQ(j.coverage.size(), 1u);
   EXPECT_EQ(j.coverage[0].windows_met, 1);
   EXPECT_EQ(j.coverage[0].effects_seen, 1);
@@ -113,7 +113,7 @@ TEST(EffectEvidenceTest, UndeclaredHistoriesAreJudgedAsBefore) {
   // summary and results.json entry are what they were.
   for (const char* effect : {kNotSeen, ""}) {
     Judgement j = JudgeHistory(H(RunWith(kUndeclared, effect)));
-    EXPECT_EQ(j.verdict, "safe") << j.reason;
+    EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
     ASSERT_EQ(j.coverage.size(), 1u);
     EXPECT_FALSE(j.coverage[0].effects_declared);
     EXPECT_TRUE(j.coverage[0].bit());

@@ -27,7 +27,7 @@ constexpr const char* kDeadHolder = R"(
 TEST(InfraVerdictTest, AClientThatDiedOutsideTheScheduleHoldsNothingFromItsDeath) {
   Judgement j = JudgeHistory(H(kDeadHolder));
   EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 0);
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("client-2 (pid 77) killed by signal 9"), std::string::npos) << j.reason;
   EXPECT_NE(j.reason.find("not by the schedule"), std::string::npos) << j.reason;
   EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kValid);
@@ -58,7 +58,7 @@ TEST(InfraVerdictTest, AnOverlapSeenBeforeTheLabGaveWayIsStillAViolation) {
     500 harness info infra node-n1 {"what":"node","node":1,"pid":55,"server":"redis-server","how":"killed by signal 9"}
     900 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_EQ(j.verdict, "violated") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "violated") << j.reason;
 }
 
 TEST(InfraVerdictTest, AnOverlapAfterTheLabGaveWayIsUnknownNamingTheServer) {
@@ -79,10 +79,10 @@ TEST(InfraVerdictTest, AnOverlapAfterTheLabGaveWayIsUnknownNamingTheServer) {
     103 2 ok release L
     900 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("lab node-n1 (redis-server, pid 55) killed by signal 9 at"), std::string::npos)
       << j.reason;
-  EXPECT_EQ(j.resource_verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.resource_verdict), "unknown");
 }
 
 TEST(InfraVerdictTest, AFinalReadWithNoAnswerMakesLostUpdatesUnknownNeverZero) {
@@ -98,7 +98,7 @@ TEST(InfraVerdictTest, AFinalReadWithNoAnswerMakesLostUpdatesUnknownNeverZero) {
     510 harness info read C {"error":"Connection refused"}
     520 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("final read of C got no answer"), std::string::npos) << j.reason;
   EXPECT_TRUE(j.resource.final_read_failed);
   EXPECT_TRUE(j.ToJson()["resource"]["lost_updates"].is_null());
@@ -125,7 +125,7 @@ TEST(InfraVerdictTest, AStalledHarnessIsNoLivenessFailureOfTheLock) {
   Judgement j = JudgeHistory(H(kStalledHarness));
   EXPECT_FALSE(j.liveness.stuck) << j.liveness.longest_wait_ms;
   EXPECT_NEAR(j.longest_lab_stall_ms, 3000, 1);
-  EXPECT_NE(j.verdict, "unknown") << "a stall is lateness, not a death: " << j.reason;
+  EXPECT_NE(VerdictName(j.verdict), "unknown") << "a stall is lateness, not a death: " << j.reason;
   std::string text = kStalledHarness;
   text.erase(text.find("  4000 harness"), text.find("4102 2 ok") - text.find("  4000 harness"));
   EXPECT_TRUE(JudgeHistory(H(text)).liveness.stuck);

@@ -2,6 +2,9 @@
 // (stuck, trusted, exit code), on results.json objects written by hand.
 #include "checker/trial_outcome.h"
 
+#include <iterator>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -113,15 +116,20 @@ TEST(TrialOutcomeTest, ToJsonIsReadBackByFromJson) {
 // unknown from a history written in part says why beside history_error.
 TEST(TrialOutcomeTest, ToJsonOverTheJudgesReport) {
   Judgement j;
-  j.verdict = "safe";
-  j.resource_verdict = "safe";
+  j.verdict = Verdict::kSafe;
+  j.resource_verdict = Verdict::kSafe;
   j.liveness.stuck = true;
   TrialOutcome o = TrialOutcome::FromJudgement(j);
   EXPECT_TRUE(o.Stuck());
   TrialResultsParts parts;
   parts.judgement = &j;
   Json written = o.ToJson(parts);
-  EXPECT_EQ(written.begin().key(), "verdict");
+  // The trial's result opens the file, word and letter (safe verdict, stuck: L), then the verdict.
+  EXPECT_EQ(written.begin().key(), "result");
+  EXPECT_EQ(written["result"], "stuck");
+  EXPECT_EQ(written["result_letter"], "L");
+  EXPECT_EQ(std::next(written.begin(), 2).key(), "verdict");
+  EXPECT_EQ(TrialOutcome::FromJson(written).Result(), TrialResult::kStuck);
   EXPECT_FALSE(written.contains("verdict_reason"));
   EXPECT_FALSE(written.contains("history_error"));
   EXPECT_TRUE(TrialOutcome::FromJson(written).Stuck());
@@ -136,6 +144,7 @@ TEST(TrialOutcomeTest, ToJsonOverTheJudgesReport) {
   EXPECT_EQ(back.verdict_reason, o.verdict_reason);
   EXPECT_FALSE(back.Stuck());
   EXPECT_EQ(written["history_error"], "disk full");
+  EXPECT_EQ(written["result"], "unknown") << "the outcome's result, not the report's";
   EXPECT_EQ(back.ExitCode(), 2);
 }
 
@@ -149,4 +158,26 @@ TEST(TrialOutcomeTest, TimingTrustedWithinATenthOfTheTtl) {
 }
 
 }  // namespace
+// The one result table: each result's word and letter read back as that result, in enum
+// order, and nothing else reads as one.
+TEST(TrialResultTest, EveryResultIsSpeltOnceAndReadsBack) {
+  std::set<std::string_view> words, letters;
+  size_t i = 0;
+  for (const auto& r : ResultTable()) {
+    EXPECT_EQ(static_cast<size_t>(r.result), i++);
+    EXPECT_EQ(ParseResultWord(r.word), r.result);
+    EXPECT_EQ(ParseResultLetter(r.letter), r.result);
+    EXPECT_TRUE(words.insert(r.word).second) << r.word;
+    EXPECT_TRUE(letters.insert(r.letter).second) << r.letter;
+    EXPECT_EQ(r.colour.size(), 7u);
+    EXPECT_EQ(r.fill.size(), 7u);
+  }
+  EXPECT_EQ(ParseResultWord("Safe"), std::nullopt);
+  EXPECT_EQ(ParseResultLetter("X"), std::nullopt);
+  EXPECT_EQ(VerdictName(Verdict::kViolated), NameOf(TrialResult::kViolated).word);
+  EXPECT_EQ(ResultOf(Verdict::kSafe, true), TrialResult::kStuck);
+  EXPECT_EQ(ResultOf(Verdict::kViolated, true), TrialResult::kViolated);
+  EXPECT_EQ(ResultOf(Verdict::kUnknown, true), TrialResult::kUnknown);
+}
+
 }  // namespace locklab::checker

@@ -69,20 +69,20 @@ TEST(ValidityHoldTest, PausedHolderThatHonouredValidityIsNoOverlap) {
   const HoldInterval& h1 = j.holds[0].process == 1 ? j.holds[0] : j.holds[1];
   EXPECT_TRUE(h1.validity_cut);
   EXPECT_EQ(h1.end, Millis(111));  // acquire ok + validity_ms, not the release at 303
-  EXPECT_NE(j.verdict, "violated") << j.reason;
+  EXPECT_NE(VerdictName(j.verdict), "violated") << j.reason;
 }
 
 TEST(ValidityHoldTest, PausedHolderThatWroteAfterValidityIsALostUpdate) {
   Judgement j = JudgeHistory(SortedByTime(H(PausedHolder(true, true))));
   EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 0);  // it no longer believed it held
   EXPECT_EQ(j.resource.lost_updates, 1);               // but it wrote: two acks, final 1
-  EXPECT_EQ(j.verdict, "violated");
+  EXPECT_EQ(VerdictName(j.verdict), "violated");
 }
 
 TEST(ValidityHoldTest, WithoutTheDeclarationThePausedHolderOverlaps) {
   Judgement j = JudgeHistory(SortedByTime(H(PausedHolder(false, false))));
   EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 1);
-  EXPECT_EQ(j.verdict, "violated");
+  EXPECT_EQ(VerdictName(j.verdict), "violated");
   for (const auto& h : j.holds) EXPECT_FALSE(h.validity_cut);
 }
 
@@ -149,7 +149,7 @@ TEST(ValidityHoldTest, ValidityCutLeaseStillRenewedByItsWatchdogIsNotAViolation)
   EXPECT_TRUE(j.holds[0].validity_cut);
   EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 0);
   EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kValid);
-  EXPECT_NE(j.verdict, "violated") << j.reason;
+  EXPECT_NE(VerdictName(j.verdict), "violated") << j.reason;
 }
 
 TEST(ValidityHoldTest, CutLeaseRenewedOkAfterTheNextOwnerTookItIsStillAViolation) {
@@ -157,7 +157,7 @@ TEST(ValidityHoldTest, CutLeaseRenewedOkAfterTheNextOwnerTookItIsStillAViolation
   // succeeded after b's acquire did.
   Judgement j = JudgeHistory(SortedByTime(H(WatchdogRenewsPastTheCut(true))));
   EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kInvalid);
-  EXPECT_EQ(j.verdict, "violated");
+  EXPECT_EQ(VerdictName(j.verdict), "violated");
 }
 
 TEST(ValidityHoldTest, LeasesWithoutValidityAreNeverCut) {

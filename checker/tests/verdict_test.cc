@@ -36,8 +36,8 @@ constexpr const char* kTwoTurns = R"(
 
 TEST(VerdictTest, TurnsWithNoFaultAreSafe) {
   Judgement j = JudgeHistory(H(kTwoTurns));
-  EXPECT_EQ(j.verdict, "safe") << j.reason;
-  EXPECT_EQ(j.resource_verdict, "safe");
+  EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
+  EXPECT_EQ(VerdictName(j.resource_verdict), "safe");
   EXPECT_EQ(j.acquires_ok, 2);
   EXPECT_EQ(j.facts.stuck_after, Millis(2000));
   EXPECT_EQ(VerdictExitCode(j.verdict), 0);
@@ -52,8 +52,8 @@ TEST(VerdictTest, NilFinalReadOfAnUnwrittenCounterIsNoViolation) {
     6 harness ok read counter:0 null
     7 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_NE(j.verdict, "violated") << j.reason;
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_NE(VerdictName(j.verdict), "violated") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("granted no acquire"), std::string::npos) << j.reason;
   EXPECT_EQ(j.resource.lost_updates, 0);
   EXPECT_EQ(j.resource_lin.verdict, LinVerdict::kValid);
@@ -68,7 +68,7 @@ TEST(VerdictTest, ALockThatNeverAnsweredIsUnknownNotSafe) {
     502 2 fail acquire L
     600 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("1 refused, 1 unknown"), std::string::npos) << j.reason;
 }
 
@@ -77,7 +77,7 @@ TEST(VerdictTest, DriverStartFailuresAreTheReason) {
     0 harness info run start {"faults":[]}
     1 harness info run end {"interrupted":false,"client_exits":0,"client_failures":["client 1: driver /x.py: no hello line within start_timeout_ms 5000","client 2: driver /x.py: exited"]}
   )"));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_EQ(j.reason, "client 1: driver /x.py: no hello line within start_timeout_ms 5000 (and 1 more client)");
 }
 
@@ -90,13 +90,13 @@ TEST(VerdictTest, AFaultThatNeverBitGivesUnknown) {
     0.6 nemesis info arm client-pause {"targets":[1],"point":"before-write"}
   )";
   Judgement j = JudgeHistory(H(h));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_EQ(j.reason, "no fault bit: client-pause: armed 1, opened 0") << j.reason;
   ASSERT_EQ(j.coverage.size(), 1u);
   EXPECT_TRUE(j.coverage[0].planned);
   EXPECT_EQ(j.coverage[0].armed, 1);
   EXPECT_FALSE(j.coverage[0].bit());
-  EXPECT_EQ(j.resource_verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.resource_verdict), "unknown");
 }
 
 TEST(VerdictTest, AWindowOverAHoldBitsAndTheRunIsSafe) {
@@ -109,7 +109,7 @@ TEST(VerdictTest, AWindowOverAHoldBitsAndTheRunIsSafe) {
     4.5 nemesis info stop client-pause {}
   )";
   Judgement j = JudgeHistory(H(h));
-  EXPECT_EQ(j.verdict, "safe") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
   ASSERT_EQ(j.coverage.size(), 1u);
   EXPECT_EQ(j.coverage[0].windows_opened, 1);
   EXPECT_EQ(j.coverage[0].windows_closed, 1);
@@ -131,7 +131,7 @@ TEST(VerdictTest, OneFaultThatNeverBitBesideOneThatDidGivesUnknown) {
     4.5 nemesis info stop client-pause {}
   )";
   Judgement j = JudgeHistory(H(h));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_EQ(j.reason, "not every fault bit: slow-cs: armed 1, opened 0") << j.reason;
 }
 
@@ -143,7 +143,7 @@ TEST(VerdictTest, AWindowOverAnIdleStretchBitNothing) {
     19 nemesis info stop server-pause {"healed":"teardown"}
   )";
   Judgement j = JudgeHistory(H(h));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   ASSERT_EQ(j.coverage.size(), 1u);
   EXPECT_EQ(j.coverage[0].windows_cut, 1);
   EXPECT_EQ(j.coverage[0].windows_met, 0);
@@ -168,7 +168,7 @@ TEST(VerdictTest, ACrashedHolderHoldsNothingForTheLinearizabilityCheckToo) {
     701 harness info run end {"interrupted":false,"client_exits":0}
   )"));
   EXPECT_EQ(j.lock_lin.verdict, LinVerdict::kValid) << j.lock_lin.ToText();
-  EXPECT_EQ(j.verdict, "safe") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
   EXPECT_EQ(j.mutual_exclusion.overlapping_pairs, 0);
 }
 
@@ -184,7 +184,7 @@ TEST(VerdictTest, OverlapIsViolatedWhateverElseHappened) {
     11 2 invoke release L {"token":"b"}
     12 2 ok release L
   )"));
-  EXPECT_EQ(j.verdict, "violated");
+  EXPECT_EQ(VerdictName(j.verdict), "violated");
   EXPECT_EQ(j.reason, "1 overlapping hold pair in 1 episode (first on L)");
   EXPECT_EQ(j.expired_grants, 1);
   EXPECT_DOUBLE_EQ(j.first_violation_ms, 3.0) << "from the first client event at 1, not the run event at 0";
@@ -203,21 +203,21 @@ TEST(VerdictTest, ARunWithNoOperationsIsNeverSafe) {
     1 nemesis info plan client-pause {"point":"after-acquire"}
     7 harness info run end {"interrupted":false,"client_exits":0}
   )"));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("granted no acquire"), std::string::npos) << j.reason;
   EXPECT_EQ(VerdictExitCode(j.verdict), 2);
   Judgement empty = JudgeHistory(History{});
-  EXPECT_EQ(empty.verdict, "unknown") << empty.reason;
+  EXPECT_EQ(VerdictName(empty.verdict), "unknown") << empty.reason;
 }
 
 TEST(VerdictTest, InterruptedOrKilledRunsAreUnknown) {
   std::string h = kTwoTurns;
   std::string interrupted = h;
   interrupted.replace(interrupted.find("\"interrupted\":false"), 19, "\"interrupted\":true");
-  EXPECT_EQ(JudgeHistory(H(interrupted)).verdict, "unknown");
+  EXPECT_EQ(VerdictName(JudgeHistory(H(interrupted)).verdict), "unknown");
   std::string killed = h.substr(0, h.find("22 harness info run end"));
   Judgement j = JudgeHistory(H(killed));
-  EXPECT_EQ(j.verdict, "unknown");
+  EXPECT_EQ(VerdictName(j.verdict), "unknown");
   EXPECT_NE(j.reason.find("run's end event"), std::string::npos) << j.reason;
 }
 
@@ -230,7 +230,7 @@ TEST(VerdictTest, AHistoryWithoutRunEventsIsJudgedOnItsEvents) {
   }
   Judgement j = JudgeHistory(H(plain));
   EXPECT_FALSE(j.facts.declared);
-  EXPECT_EQ(j.verdict, "safe") << j.reason;
+  EXPECT_EQ(VerdictName(j.verdict), "safe") << j.reason;
   EXPECT_EQ(j.facts.stuck_after, Millis(0));
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checker/trial_result.h"
 #include "base/argv.h"
 #include "base/cli.h"
 #include "base/version.h"
@@ -72,6 +73,13 @@ int ListCommand(const std::vector<std::string>& args) {
     j["mutants"].push_back({{"id", m.id}, {"description", m.description},
                             {"mutant_of", m.mutant_of}, {"default_nodes", m.default_nodes},
                             {"points", m.points}});
+  }
+  // The trial results' one table (checker/trial_result.h): the reports spell and colour a
+  // result from here.
+  j["results"] = nlohmann::ordered_json::array();
+  for (const auto& r : checker::ResultTable()) {
+    j["results"].push_back({{"word", r.word}, {"letter", r.letter}, {"colour", r.colour},
+                            {"fill", r.fill}, {"meaning", r.meaning}});
   }
   j["workloads"] = {{{"id", "counter"},
                      {"description", "read a guarded counter inside the critical section, hold, write counter+1"}}};

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checker/trial_outcome.h"
 #include "base/argv.h"
 #include "base/clock.h"
 #include "base/exit_code.h"
@@ -25,6 +26,16 @@
 
 namespace locklab::harness {
 namespace {
+
+// Whether a trial's results.json says it was interrupted, read as every reader reads it
+// (checker::TrialOutcome); a results.json of another shape says no (its tally says why).
+bool ResultsSayInterrupted(const nlohmann::ordered_json& results) {
+  try {
+    return checker::TrialOutcome::FromJson(results).interrupted;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
 
 namespace fs = std::filesystem;
 
@@ -244,7 +255,7 @@ int RunReplayCommand(const std::vector<std::string>& args) {
             sc.error_code = done.exit_code >= 64 ? done.exit_code : kExitInfrastructure;
             sc.error = "a trial could not run (exit " + std::to_string(done.exit_code) + "; " + done.log + ")";
           }
-        } else if (done.results.value("interrupted", false)) {
+        } else if (ResultsSayInterrupted(done.results)) {
           sc.interrupted = true;
         } else if (sc.state != Scenario::State::kError) {
           sc.tally->Add(done.results);

@@ -41,16 +41,6 @@ std::string Join(const std::vector<std::string>& v, const std::string& sep) {
   return s;
 }
 
-// Whether the failing rerun's results.json says its lock was stuck, read as every reader of a
-// results.json reads it (checker::TrialOutcome); a results.json it cannot read says no.
-bool FailingRunWasStuck(const nlohmann::ordered_json& results) {
-  try {
-    return checker::TrialOutcome::FromJson(results).liveness_stuck;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
 }  // namespace
 
 int HuntStory::Counted() const {
@@ -189,33 +179,32 @@ std::string Narrative(const HuntStory& story) {
     << (o.validity == "honour" ? ", and stop using a lease once its validity is over" : std::string()) << ".";
   for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
   if (o.faults.empty()) p << " " << NoFaultNeeded(o);
-  const auto& r = story.failing_results;
-  if (r.is_object() && r.contains("first_violation") && r["first_violation"].is_object()) {
-    const auto& v = r["first_violation"];
+  std::optional<checker::TrialOutcome> failing;
+  if (story.failing_results.is_object()) {
+    try {
+      failing = checker::TrialOutcome::FromJson(story.failing_results);
+    } catch (const nlohmann::json::exception&) {
+      // a failing rerun's results.json of another shape: the narrative says what it can
+    }
+  }
+  if (failing && failing->first_overlap) {
+    const auto& v = *failing->first_overlap;
     std::vector<std::string> who;
-    for (const auto& h : v.value("holds", nlohmann::ordered_json::array())) {
-      who.push_back(std::to_string(h.value("process", 0)));
-    }
-    std::vector<std::string> active;
-    for (const auto& a : v.value("faults_active", nlohmann::ordered_json::array())) {
-      active.push_back(a.value("fault", std::string("?")));
-    }
-    std::sort(who.begin(), who.end(), [](const std::string& a, const std::string& b) { return std::stoi(a) < std::stoi(b); });
-    who.erase(std::unique(who.begin(), who.end()), who.end());
+    for (int64_t h : v.holders) who.push_back(std::to_string(h));
+    const auto& active = v.faults_active;
     p << " In a failing rerun, clients " << ListWords(who) << (who.size() > 2 ? " all" : " both") << " held "
-      << v.value("key", std::string("?")) << " for " << Fixed(v.value("overlap_ms", 0.0), 0)
-      << " ms, " << Moment(r.value("first_violation_ms", 0.0))
+      << v.key << " for " << Fixed(v.overlap_ms, 0)
+      << " ms, " << Moment(failing->first_violation_ms.value_or(0.0))
       << (active.empty() ? (o.faults.empty() ? std::string() : ", with no fault window open")
                          : ", while " + Join(active, " and ") + (active.size() == 1 ? " was on" : " were on"))
       << ".";
   }
-  if (r.is_object() && r.contains("liveness") && FailingRunWasStuck(r)) {
-    p << " In a failing rerun the lock was stuck: clients waited " << Fixed(r["liveness"].value("longest_wait_ms", 0.0), 0)
-      << " ms with nobody holding it (the threshold was " << r["liveness"].value("stuck_after_ms", int64_t{0}) << " ms).";
+  if (failing && failing->liveness_stuck) {
+    p << " In a failing rerun the lock was stuck: clients waited " << Fixed(failing->longest_wait_ms.value_or(0.0), 0)
+      << " ms with nobody holding it (the threshold was " << failing->stuck_after_ms << " ms).";
   }
-  if (r.is_object() && r.contains("resource")) {
-    int64_t lost = r["resource"].value("lost_updates", int64_t{0});
-    int64_t stale = r["resource"].value("stale_writes_accepted", int64_t{0});
+  if (failing) {
+    const int64_t lost = failing->lost_updates, stale = failing->stale_writes_accepted;
     if (lost > 0)
       p << " " << lost << " acknowledged counter update" << (lost == 1 ? " was" : "s were")
         << " lost.";

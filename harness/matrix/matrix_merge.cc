@@ -120,7 +120,7 @@ Status RebuildPlan(const std::vector<ShardFile>& shards, Plan* plan, double* ela
       c.applicable = !cj.contains("why_not");
       if (!c.applicable) {
         c.why_not = cj.at("why_not").get<std::string>();
-        c.verdict = "n/a";
+        c.result = checker::TrialResult::kNotApplicable;
       }
       c.expected = cj.value("expected", std::string());
       c.expected_resource = cj.value("expected_resource", std::string());

@@ -38,9 +38,13 @@ struct CellTrial {
   std::string run_dir;                     // results.json run_dir, "" when it left none
 };
 
-// A trial's outcome as a cell letter: V, L (stuck), S, or ? (anything else).
-std::string TrialLetter(const CellTrial& t) {
-  return t.verdict == Verdict::kViolated ? "V" : t.stuck ? "L" : t.verdict == Verdict::kSafe ? "S" : "?";
+// A trial's result as its cell counts it: violated, else stuck, else safe, else unknown (the
+// rule of TrialOutcome::Result, on what the cell read).
+checker::TrialResult TrialResultOf(const CellTrial& t) {
+  return t.verdict == Verdict::kViolated ? checker::TrialResult::kViolated
+         : t.stuck                       ? checker::TrialResult::kStuck
+         : t.verdict == Verdict::kSafe   ? checker::TrialResult::kSafe
+                                         : checker::TrialResult::kUnknown;
 }
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
@@ -58,16 +62,15 @@ CellTrial ReadOutcomeOrThrow(const PlannedTrial& tr) {
   } else {
     o.verdict_reason = "the trial did not run";
   }
-  bool bit = r.is_object() && r.contains("coverage") && !r["coverage"].empty();
-  for (const auto& cov : bit ? r["coverage"] : Json::array()) bit = bit && cov.value("bit", false);
-  o.fault_bit = bit;
-  const bool has_coverage = r.is_object() && r.contains("coverage") && r["coverage"].is_array();
-  for (const auto& cov : has_coverage ? r["coverage"] : Json::array()) {
-    if (!cov.is_object() || !cov.contains("evidence") || !cov["evidence"].is_string()) continue;
-    const std::string seen = cov.value("effects_seen", 0) > 0 ? "" : "not seen: ";
-    o.evidence += (o.evidence.empty() ? "" : "; ") + cov.value("fault", std::string("?")) + ": " + seen +
-                  cov["evidence"].get<std::string>();
+  // Every fault of the cell bit: at least one coverage entry, and each one's bit.
+  bool bit = !read.coverage.empty();
+  for (const auto& cov : read.coverage) {
+    bit = bit && cov.bit;
+    if (!cov.evidence) continue;
+    const std::string seen = cov.effects_seen > 0 ? "" : "not seen: ";
+    o.evidence += (o.evidence.empty() ? "" : "; ") + cov.fault + ": " + seen + *cov.evidence;
   }
+  o.fault_bit = bit;
   o.first_violation_ms = read.first_violation_ms;
   if (!read.Trusted()) o.untrusted_lag_ms = read.lab_lag_max_ms;
   o.run_dir = read.run_dir;
@@ -100,23 +103,25 @@ struct Totals {
 // (1/1 violated), --fail-on violated: ..."): the trial named is the first whose outcome
 // made the letter that failed (its verdict reason is the cell's reason).
 std::string RegressionLine(const Cell& c, const std::vector<CellTrial>& outcomes, const FailOn& fail_on) {
-  const bool verdict_wrong = c.mismatch ? (!c.expected.empty() && c.expected != c.verdict) : true;
+  const std::string letter = Letter(c.result);
+  const bool verdict_wrong = c.mismatch ? (!c.expected.empty() && c.expected != letter) : true;
   std::string line = c.lock + " x " + c.fault + ": ";
   std::string counts = std::to_string(c.violated) + "/" + std::to_string(c.trials.size()) + " violated";
   if (c.stuck > 0) counts += ", " + std::to_string(c.stuck) + " stuck";
   if (c.unknown > 0) counts += ", " + std::to_string(c.unknown) + " unknown";
   if (!c.mismatch) {
-    line += "got " + c.verdict + " (" + counts + "), --fail-on " + fail_on.ToString();
+    line += "got " + letter + " (" + counts + "), --fail-on " + fail_on.ToString();
   } else if (verdict_wrong) {
-    line += "expected " + c.expected + ", got " + c.verdict + " (" + counts + "; " + c.origin + ")";
+    line += "expected " + c.expected + ", got " + letter + " (" + counts + "; " + c.origin + ")";
   } else {
-    line += "expected resource " + c.expected_resource + ", got resource " + c.resource + " (" +
+    line += "expected resource " + c.expected_resource + ", got resource " + Letter(c.resource) + " (" +
             counts + "; " + c.origin + ")";
   }
   const CellTrial* decisive = nullptr;
   for (const auto& t : outcomes) {
-    const bool made_it = verdict_wrong ? TrialLetter(t) == c.verdict
-                                       : (c.resource == "V") == (t.resource_verdict == Verdict::kViolated);
+    const bool made_it = verdict_wrong ? TrialResultOf(t) == c.result
+                                       : (c.resource == checker::TrialResult::kViolated) ==
+                                             (t.resource_verdict == Verdict::kViolated);
     if (made_it) {
       decisive = &t;
       break;
@@ -174,21 +179,28 @@ Totals JudgeCells(Plan* plan, bool whole) {
     }
     totals.untrusted_trials += c.untrusted;
     int n = static_cast<int>(c.trials.size());
-    c.verdict = c.violated ? "V" : c.stuck ? "L" : c.not_run > 0 ? "-" : (c.safe == n && n > 0) ? "S" : "?";
-    c.resource = resource_bad ? "V" : c.not_run > 0 ? "-" : (resource_safe == n && n > 0) ? "S" : "?";
+    using checker::TrialResult;
+    c.result = c.violated ? TrialResult::kViolated : c.stuck ? TrialResult::kStuck
+               : c.not_run > 0 ? TrialResult::kNotRun : (c.safe == n && n > 0) ? TrialResult::kSafe
+                                                                               : TrialResult::kUnknown;
+    c.resource = resource_bad ? TrialResult::kViolated : c.not_run > 0 ? TrialResult::kNotRun
+                 : (resource_safe == n && n > 0) ? TrialResult::kSafe : TrialResult::kUnknown;
     if (!firsts.empty()) {
       std::sort(firsts.begin(), firsts.end());
       c.median_first_violation_ms = firsts[firsts.size() / 2];
     }
     // A shard's cells are not judged here (the merge judges them).
     if (whole && !c.trials.empty()) {
-      if (!c.expected.empty() && c.expected != c.verdict && c.verdict != "-") c.mismatch = true;
-      if (!c.expected_resource.empty() && c.expected_resource != c.resource && c.resource != "-") c.mismatch = true;
+      using checker::TrialResult;
+      if (!c.expected.empty() && c.expected != Letter(c.result) && c.result != TrialResult::kNotRun) c.mismatch = true;
+      if (!c.expected_resource.empty() && c.expected_resource != Letter(c.resource) &&
+          c.resource != TrialResult::kNotRun)
+        c.mismatch = true;
     }
     totals.mismatches += c.mismatch;
     // A pinned cell is judged by its entry alone; --fail-on judges the cells no entry pins.
     const bool pinned = !c.origin.empty();
-    const bool fail_on_hit = whole && !pinned && !c.trials.empty() && plan->fail_on.Hits(c.verdict);
+    const bool fail_on_hit = whole && !pinned && !c.trials.empty() && plan->fail_on.Hits(c.result);
     c.regressed = c.mismatch || fail_on_hit;
     if (c.regressed) c.regression = RegressionLine(c, outcomes, plan->fail_on);
     totals.regressed += c.regressed;
@@ -224,8 +236,10 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
   if (!out.merged_from.empty()) j["merged_from"] = out.merged_from;
   j["cells"] = Json::array();
   for (const auto& c : plan.cells) {
-    Json cj = {{"algorithm", c.lock}, {"faults", c.fault}, {"verdict", c.verdict},
-               {"resource", c.resource}, {"trials", c.trials.size()},
+    // "verdict" and "resource" are the letters (matrix.md's); "result" the cell's word.
+    Json cj = {{"algorithm", c.lock}, {"faults", c.fault}, {"verdict", Letter(c.result)},
+               {"result", checker::NameOf(c.result).word},
+               {"resource", Letter(c.resource)}, {"trials", c.trials.size()},
                {"violated", c.violated}, {"stuck", c.stuck}, {"safe", c.safe},
                {"unknown", c.unknown}, {"untrusted_timing", c.untrusted}};
     if (c.not_run > 0) cj["not_run"] = c.not_run;
@@ -261,11 +275,12 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
       at = static_cast<int>(j["trials"].size());
       j["trials"].push_back(tr.results);
     }
-    // "letter": the trial as its cell counted it (TrialLetter), so a reader of this file
-    // (the matrix report) shows the lab's letter instead of re-judging results.json.
+    // "letter" and "result": the trial as its cell counted it (TrialResultOf), so a reader of
+    // this file (the matrix report) shows the lab's result instead of re-judging results.json.
+    const checker::ResultName& result = checker::NameOf(TrialResultOf(ReadOutcome(tr)));
     j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
                                   {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at},
-                                  {"letter", TrialLetter(ReadOutcome(tr))}});
+                                  {"letter", result.letter}, {"result", result.word}});
   }
   return j;
 }
@@ -314,8 +329,8 @@ std::string MatrixMarkdown(const Plan& plan, const MatrixOutput& out, const Tota
         md << "n/a |";
         continue;
       }
-      md << "**" << c.verdict << "**";
-      if (c.verdict == "V" && c.resource == "S") md << " rS";
+      md << "**" << Letter(c.result) << "**";
+      if (c.result == checker::TrialResult::kViolated && c.resource == checker::TrialResult::kSafe) md << " rS";
       md << " " << c.violated << "/" << c.trials.size();
       if (c.median_first_violation_ms >= 0) {
         char buf[32];
@@ -420,9 +435,9 @@ std::string MatrixJunit(const Plan& plan, const MatrixOutput& out) {
     if (c.regressed) {
       failure = c.regression;
     } else if (c.not_run > 0) {
-      failure = c.lock + " x " + c.fault + ": " + c.verdict + ", " + std::to_string(c.not_run) +
+      failure = c.lock + " x " + c.fault + ": " + Letter(c.result) + ", " + std::to_string(c.not_run) +
                 " trial(s) not run (interrupted)";
-    } else if (c.verdict == "?") {
+    } else if (c.result == checker::TrialResult::kUnknown) {
       check["skipped"] = true;
       check["message"] = "not judged (?): " + (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason);
     }
@@ -524,7 +539,7 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
     << "# that matches a cell pins it (the rule: scenarios/matrix/expected.toml's header).\n";
   std::string unpinned;
   for (const auto& c : plan.cells) {
-    if (c.applicable && c.verdict == "?") {
+    if (c.applicable && c.result == checker::TrialResult::kUnknown) {
       unpinned += "#   " + c.lock + " x " + c.fault + ": " +
                   (c.unknown_reason.empty() ? std::string("no trial") : c.unknown_reason) + "\n";
     }
@@ -535,28 +550,32 @@ Status WriteExpectationFile(const Plan& plan, const std::string& path, int* pinn
   }
   const auto measured = MeasuredVerdicts(plan);
   for (const auto& c : plan.cells) {
-    if (!c.applicable || (c.verdict != "S" && c.verdict != "V" && c.verdict != "L")) continue;
+    using checker::TrialResult;
+    if (!c.applicable || (c.result != TrialResult::kSafe && c.result != TrialResult::kViolated &&
+                          c.result != TrialResult::kStuck))
+      continue;
+    const std::string letter = Letter(c.result);
     ++*pinned;
     const std::string of = "/" + std::to_string(c.trials.size()) + "\"\n";
     // The id in its one spelling (CanonicalLockId): a driver's path relative to its
     // repository pins the same cells from any working directory and in any checkout.
     t << "\n[[cell]]\nlock = " << TomlQuote(CanonicalLockId(c.lock)) << "\nfault = " << TomlQuote(c.fault)
-      << "\nverdict = \"" << c.verdict << "\"\n";
-    if (c.verdict == "V" && c.resource == "S") t << "# resource = \"S\"   (the resource stayed intact)\n";
+      << "\nverdict = \"" << letter << "\"\n";
+    if (c.result == TrialResult::kViolated && c.resource == TrialResult::kSafe) t << "# resource = \"S\"   (the resource stayed intact)\n";
     // A V (or L) that not every trial found may not come back on the next run: say so where
     // a reader deciding whether to keep the pin looks.
-    const int found = c.verdict == "V" ? c.violated : c.verdict == "L" ? c.stuck : 0;
+    const int found = c.result == TrialResult::kViolated ? c.violated : c.result == TrialResult::kStuck ? c.stuck : 0;
     if (found > 0 && found < static_cast<int>(c.trials.size())) {
       t << "# found in " << found << " of " << c.trials.size() << " trials only: another run may not find it\n";
     }
     t << "violated_in = \"" << c.violated << of;
-    if (c.verdict == "L") t << "stuck_in = \"" << c.stuck << of;
+    if (c.result == TrialResult::kStuck) t << "stuck_in = \"" << c.stuck << of;
     // How often this cell's letter came out over the measured seeds, when they were measured:
     // one run's trials cannot say whether a V is found every time.
     // (The cells matrix.md lists as not in the measurement have no note: DetectionPowerMeasured.)
     if (auto m = measured.find({CanonicalLockId(c.lock), c.fault}); m != measured.end() && DetectionPowerMeasured(m->second)) {
-      const auto same = std::count(m->second.begin(), m->second.end(), c.verdict);
-      t << "# measured: " << c.verdict << " in " << same << " of " << m->second.size() << " "
+      const auto same = std::count(m->second.begin(), m->second.end(), letter);
+      t << "# measured: " << letter << " in " << same << " of " << m->second.size() << " "
         << (plan.full ? "full" : "quick") << " matrices of its seeds (detection-power.json)\n";
     }
   }

@@ -70,24 +70,16 @@ Status LoadPresets(const std::string& dir, std::vector<Preset>* out) {
   return Status::Ok();
 }
 
-bool FailOn::Hits(const std::string& verdict) const {
-  return (verdict == "V" && outcomes.count(CellOutcome::kViolated)) ||
-         (verdict == "L" && outcomes.count(CellOutcome::kStuck)) ||
-         (verdict == "?" && outcomes.count(CellOutcome::kUnknown));
-}
-
 namespace {
-// A verdict's cell outcome is spelt as the verdict (VerdictName); stuck (L) is a cell's own.
-const std::vector<std::pair<CellOutcome, std::string>> kOutcomeWords = {
-    {CellOutcome::kViolated, std::string(checker::VerdictName(checker::Verdict::kViolated))},
-    {CellOutcome::kStuck, "stuck"},
-    {CellOutcome::kUnknown, std::string(checker::VerdictName(checker::Verdict::kUnknown))}};
+// The results --fail-on may name, by their words (checker/trial_result.h).
+constexpr checker::TrialResult kFailOnResults[] = {
+    checker::TrialResult::kViolated, checker::TrialResult::kStuck, checker::TrialResult::kUnknown};
 }  // namespace
 
 std::string FailOn::ToString() const {
   std::string out;
-  for (const auto& [outcome, word] : kOutcomeWords) {
-    if (outcomes.count(outcome)) out += (out.empty() ? "" : ",") + word;
+  for (const auto r : kFailOnResults) {
+    if (outcomes.count(r)) out += (out.empty() ? "" : ",") + std::string(checker::NameOf(r).word);
   }
   return out;
 }
@@ -97,12 +89,11 @@ std::string ParseFailOn(const std::string& words, FailOn* out) {
   std::stringstream ss(words);
   std::string word;
   while (std::getline(ss, word, ',')) {
-    auto it = std::find_if(kOutcomeWords.begin(), kOutcomeWords.end(),
-                           [&](const auto& w) { return w.second == word; });
-    if (it == kOutcomeWords.end()) {
+    const std::optional<checker::TrialResult> r = checker::ParseResultWord(word);
+    if (!r || std::find(std::begin(kFailOnResults), std::end(kFailOnResults), *r) == std::end(kFailOnResults)) {
       return "'" + word + "' is not one of violated, stuck, unknown";
     }
-    if (!parsed.outcomes.insert(it->first).second) return "'" + word + "' given twice";
+    if (!parsed.outcomes.insert(*r).second) return "'" + word + "' given twice";
   }
   if (parsed.empty()) return "expected violated, stuck and/or unknown, comma-separated";
   *out = parsed;
@@ -276,7 +267,7 @@ Plan BuildPlan(const PlanRequest& request) {
         c.trials.push_back(all.size());
         all.push_back(std::move(tr));
       }
-      if (!c.applicable) c.verdict = "n/a";
+      if (!c.applicable) c.result = checker::TrialResult::kNotApplicable;
       cells.push_back(std::move(c));
     }
   }

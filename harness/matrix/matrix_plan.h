@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "checker/trial_result.h"
 #include "harness/lab/driver_servers.h"
 #include "harness/scenario/cell_expectations.h"
 #include "harness/scenario/run_options.h"
@@ -53,13 +54,12 @@ Status LoadPresets(const std::string& dir, std::vector<Preset>* out);
 
 // Expectation files ([[cell]] entries, --expect, --write-expect): harness/scenario/cell_expectations.h.
 
-// --fail-on: the outcomes that fail a cell no expectation pins (a closed set of three).
-enum class CellOutcome { kViolated, kStuck, kUnknown };
+// --fail-on: the results that fail a cell no expectation pins (violated, stuck, unknown).
 struct FailOn {
-  std::set<CellOutcome> outcomes;
+  std::set<checker::TrialResult> outcomes;
   bool empty() const { return outcomes.empty(); }
-  // Does a cell with this verdict letter (V, L, ?) hit the set? S, `-` and n/a never do.
-  bool Hits(const std::string& verdict) const;
+  // Does a cell with this result hit the set? Safe, not run and n/a never do.
+  bool Hits(checker::TrialResult result) const { return outcomes.count(result) > 0; }
   // "violated,stuck,unknown" (that order, the ones in the set), "" when empty.
   std::string ToString() const;
 };
@@ -83,13 +83,18 @@ struct PlannedTrial {
 };
 
 // One lock x fault cell: its trials, and once judged (JudgeCells), its verdict and counts.
+// A result's letter (S V L ? - n/a), as matrix.md, matrix.json and expectation files spell it.
+inline std::string Letter(checker::TrialResult r) { return std::string(checker::NameOf(r).letter); }
+
 struct Cell {
   std::string lock, fault;
   bool applicable = true;
   std::string why_not;
   std::vector<size_t> trials;    // indices into Plan::all
-  std::string verdict = "?";     // S | V | L | ? | - (not run: interrupted) | n/a
-  std::string resource = "?";    // S | V | ?
+  // The cell's result (its letter in matrix.md: checker/trial_result.h): not run when a
+  // trial never started (an interrupted matrix), n/a when the fault cannot act on the lock.
+  checker::TrialResult result = checker::TrialResult::kUnknown;
+  checker::TrialResult resource = checker::TrialResult::kUnknown;  // safe, violated, unknown, not run
   int violated = 0, stuck = 0, safe = 0, unknown = 0;
   int not_run = 0;    // trials never started (an interrupted matrix)
   int untrusted = 0;  // trials whose lab ran late by more than a tenth of the TTL (lab_lag)

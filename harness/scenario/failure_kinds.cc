@@ -8,12 +8,14 @@
 namespace locklab::harness {
 
 const char* FailureKindName(FailureKind kind) {
+  // violated and stuck are spelt as the trial results they are (checker/trial_result.h);
+  // resource (the guarded resource broken) is a hunt's own kind.
   switch (kind) {
-    case FailureKind::kViolated: return "violated";
+    case FailureKind::kViolated: return checker::NameOf(checker::TrialResult::kViolated).word.data();
     case FailureKind::kResource: return "resource";
-    case FailureKind::kStuck: return "stuck";
+    case FailureKind::kStuck: return checker::NameOf(checker::TrialResult::kStuck).word.data();
   }
-  return "violated";
+  return checker::NameOf(checker::TrialResult::kViolated).word.data();
 }
 
 std::vector<std::string> FailureKindNames(const FailureKindSet& kinds) {

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The fields of results.json that checker::Judgement::ToJson writes (the rest is run metadata).
-JUDGED = ("verdict", "verdict_reason", "resource_verdict", "ops", "acquires", "mutual_exclusion",
+JUDGED = ("result", "result_letter", "verdict", "verdict_reason", "resource_verdict", "ops", "acquires", "mutual_exclusion",
           "resource", "liveness", "linearizable", "linearizability", "coverage", "first_violation",
           "first_violation_ms", "checks", "holds", "episodes")
 

@@ -29,7 +29,7 @@ document.getElementById("f").addEventListener("load", function () {
   out.headSticky = getComputedStyle(heads[1]).position;
   out.lockSticky = getComputedStyle(d.querySelector("table.matrix th.lock")).position;
   out.notRun = d.querySelectorAll("td.cell.c-NR").length;
-  out.na = d.querySelectorAll("td.cell.c-NA").length;
+  out.na = d.querySelectorAll("td.cell.c-n-a").length;
   out.cellLinesMax = Math.max.apply(null, Array.prototype.map.call(d.querySelectorAll("td.cell"),
       function (td) { return Math.round(td.getBoundingClientRect().height); }));
   var pre = document.createElement("pre");
@@ -72,16 +72,16 @@ class MatrixPageInChromiumTest(TempDirMixin, unittest.TestCase):
         p, console = chromium.dump_dom("file://" + index)
         self.assertEqual(console, [])
         dom = p.stdout
-        self.assertRegex(dom, r'class="cell c-L"[^>]*><a class="lead" href="[^"]+"><span class="letter">L</span></a> 0/1<')
+        self.assertRegex(dom, r'class="cell c-stuck"[^>]*><a class="lead" href="[^"]+"><span class="letter">L</span></a> 0/1<')
         self.assertRegex(dom, r'<span class="letter">V</span> <span class="mk">rS</span></a> 1/1 '
                               r'<span class="at">@0.7s</span><')
-        red = re.search(r'class="cell c-V"[^>]*><a class="lead" href="([^"]+)">', dom)
+        red = re.search(r'class="cell c-violated"[^>]*><a class="lead" href="([^"]+)">', dom)
         target = os.path.normpath(os.path.join(os.path.dirname(index), red.group(1)))
         p, console = chromium.dump_dom("file://" + target)
         self.assertEqual(console, [])
         self.assertIn('<div id="tl" data-view=', p.stdout)   # the run page's timeline, drawn
         # a safe cell opens its cell page, which names the command that makes the report
-        safe = re.search(r'class="cell c-S"[^>]*><a class="lead" href="([^"]+)">', dom).group(1)
+        safe = re.search(r'class="cell c-safe"[^>]*><a class="lead" href="([^"]+)">', dom).group(1)
         self.assertRegex(safe, r"^cells/[^#]+\.html#trial-1$")
         p, console = chromium.dump_dom("file://" + os.path.join(os.path.dirname(index), safe))
         self.assertEqual(console, [])

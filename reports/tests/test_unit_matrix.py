@@ -213,7 +213,7 @@ class MatrixLettersTest(TempDirMixin, unittest.TestCase):
         self.assertEqual(self.cells[("redlock", "failover")]["text"], "n/a")
 
     def test_cell_colours_follow_the_letter(self):
-        want = {"S": "c-S", "V": "c-V", "L": "c-L", "?": "c-U", "n/a": "c-NA"}
+        want = {"S": "c-safe", "V": "c-violated", "L": "c-stuck", "?": "c-unknown", "n/a": "c-n-a"}
         for k, c in self.cells.items():
             letter = self.md[k].split()[0]
             self.assertIn(want[letter], c["cls"].split(), k)
@@ -317,7 +317,7 @@ class MatrixLettersTest(TempDirMixin, unittest.TestCase):
         def edit(doc, cell):
             ci = cell("redlock", "client-pause")
             rec = next(r for r in doc["trial_records"] if r["cell"] == ci)
-            seen["from_results"] = matrixcells.trial_letter(doc["trials"][rec["results"]])
+            seen["from_results"] = doc["trials"][rec["results"]]["result_letter"]
             seen["seed"] = rec["seed"]
             rec["letter"] = "S"
             doc["cells"][ci].update(verdict="S", resource="S", violated=0, safe=1)
@@ -446,7 +446,7 @@ class NotRunAndLabelsTest(TempDirMixin, unittest.TestCase):
         self.assertIn('<dt class="c-NR">not run</dt>', html)
         # the other n/a cells stay n/a, and with no not-run cell there is no such legend line
         html = self.report(lambda doc: None)
-        self.assertIn("c-NA", matrix_cells(html)[("redlock", "failover")]["cls"].split())
+        self.assertIn("c-n-a", matrix_cells(html)[("redlock", "failover")]["cls"].split())
         self.assertNotIn('<dt class="c-NR">', html)
 
     def test_an_older_matrix_json_says_not_run_only_in_why_not(self):

@@ -71,7 +71,7 @@ TEST(DriverServersTest, PlanGivesADriverRowTheNodesAndFaultsOfItsBackend) {
       << "many drivers start at once in a matrix";
   const Cell& clock = CellOf(plan, kDriver, "client-clock");
   EXPECT_TRUE(clock.trials.empty());
-  EXPECT_EQ(clock.verdict, "n/a");
+  EXPECT_EQ(Letter(clock.result), "n/a");
   EXPECT_EQ(clock.why_not, "fault client-clock does not apply to the etcd servers the driver's hello asks for");
   // The registry's rows are untouched.
   EXPECT_FALSE(CellOf(plan, "set-nx-px-lua", "client-clock").trials.empty());
@@ -195,7 +195,7 @@ TEST(DriverServersTest, QuickPlanGivesADriverRowEveryFaultOfItsBackend) {
   expected.erase("failover");
   EXPECT_EQ(AppliedFaults(fixed, kDriver), expected);
   const Cell& failover = CellOf(fixed, kDriver, "failover");
-  EXPECT_EQ(failover.verdict, "n/a");
+  EXPECT_EQ(Letter(failover.result), "n/a");
   EXPECT_NE(failover.why_not.find("\"sentinel\": true"), std::string::npos) << failover.why_not;
 
   // Sentinel, but three nodes: failover has one master and its replica.

@@ -195,16 +195,16 @@ TEST_F(ExpectFileTest, AFileWithoutCellsPinsNothingAndAMissingOneIsOneLine) {
 TEST(MatrixExpectTest, FailOnWordsAreValidated) {
   FailOn f;
   EXPECT_EQ(ParseFailOn("violated", &f), "");
-  EXPECT_TRUE(f.Hits("V"));
-  EXPECT_FALSE(f.Hits("L"));
-  EXPECT_FALSE(f.Hits("?"));
-  EXPECT_FALSE(f.Hits("S"));
+  EXPECT_TRUE(f.Hits(*checker::ParseResultLetter("V")));
+  EXPECT_FALSE(f.Hits(*checker::ParseResultLetter("L")));
+  EXPECT_FALSE(f.Hits(*checker::ParseResultLetter("?")));
+  EXPECT_FALSE(f.Hits(*checker::ParseResultLetter("S")));
   EXPECT_EQ(ParseFailOn("unknown,violated,stuck", &f), "");
   EXPECT_EQ(f.ToString(), "violated,stuck,unknown");
-  EXPECT_TRUE(f.Hits("L"));
-  EXPECT_TRUE(f.Hits("?"));
-  EXPECT_FALSE(f.Hits("-")) << "an interrupted cell is the exit code 2's business";
-  EXPECT_FALSE(f.Hits("n/a"));
+  EXPECT_TRUE(f.Hits(*checker::ParseResultLetter("L")));
+  EXPECT_TRUE(f.Hits(*checker::ParseResultLetter("?")));
+  EXPECT_FALSE(f.Hits(*checker::ParseResultLetter("-"))) << "an interrupted cell is the exit code 2's business";
+  EXPECT_FALSE(f.Hits(*checker::ParseResultLetter("n/a")));
   FailOn kept = f;
   EXPECT_EQ(ParseFailOn("violated,safe", &f), "'safe' is not one of violated, stuck, unknown");
   EXPECT_EQ(ParseFailOn("stuck,stuck", &f), "'stuck' given twice");

@@ -173,7 +173,7 @@ TEST(MatrixScalingTest, ADriversTtlScalesEachPresetFromItsOwnTtl) {
   for (const auto& c : plan.cells) {
     if (c.lock != driver || c.fault != "restart") continue;
     ++refused;
-    EXPECT_EQ(c.verdict, "n/a");
+    EXPECT_EQ(Letter(c.result), "n/a");
     EXPECT_EQ(c.why_not, "its acquire timeout would be 333 ms (the preset's times x 0.333 for TTL 1000 ms, from its "
                          "own TTL 3000 ms), below two command timeouts (2 x 200 ms): no room for a lock command");
   }
@@ -194,7 +194,7 @@ TEST(MatrixScalingTest, DriverDeclaredTtlScalesItsRowAndTooLongIsNa) {
   for (const auto& c : plan.cells) {
     if (c.lock != driver || c.fault != "client-pause") continue;
     ++na;
-    EXPECT_EQ(c.verdict, "n/a");
+    EXPECT_EQ(Letter(c.result), "n/a");
     EXPECT_TRUE(c.trials.empty());
     EXPECT_EQ(c.why_not,
               "needs a 700 s run (the preset's times x 200 for TTL 100000 ms), runs are capped at "
