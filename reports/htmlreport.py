@@ -100,7 +100,7 @@ def run_page(run, images, notes):
     alg = r.get("algorithm", "?")
     faults = r.get("faults") or []
     if isinstance(faults, list):
-        # the faults that act ("none" does nothing: its descriptor's trait no_effect)
+        # the faults that act (a fault whose descriptor has the trait no_effect does nothing)
         faults_text = " + ".join(str(f) for f in faults if not faultstyle.trait(str(f), "no_effect"))
     else:
         faults_text = "" if faultstyle.trait(str(faults), "no_effect") else str(faults)

@@ -433,7 +433,7 @@ class Run:
 
     def crash_times(self):
         """(process, time_ns) of every start of a fault that kills the client it hits (its
-        descriptor's trait kills_client: client-crash)."""
+        descriptor's trait kills_client)."""
         out = []
         for w in self.windows:
             if faultstyle.trait(w.fault, "kills_client"):
