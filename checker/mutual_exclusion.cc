@@ -389,11 +389,13 @@ ResourceReport CheckResource(const History& sorted) {
 }
 
 bool LockServiceBlocked(const FaultWindow& w, int64_t process) {
-  static const std::set<std::string> kNodeDown = {"server-pause", "restart", "failover", "memory-full"};
-  if (kNodeDown.count(w.fault)) return true;
-  if (w.fault != "partition" && w.fault != "reply-loss") return false;
-  auto links = w.detail.is_object() ? w.detail.find("links") : w.detail.end();
-  if (!w.detail.is_object() || links == w.detail.end() || !links->is_array()) return false;
+  // The window's own start event says what the fault did (docs/design.md 3.2): the checker
+  // names no fault.
+  if (!w.detail.is_object()) return false;
+  auto down = w.detail.find("node_down");
+  if (down != w.detail.end() && down->is_boolean() && down->get<bool>()) return true;
+  auto links = w.detail.find("links");
+  if (links == w.detail.end() || !links->is_array()) return false;
   for (const auto& l : *links) {
     if (!l.is_array() || l.size() != 2 || !l[0].is_number_integer() || !l[1].is_string()) continue;
     const std::string node = l[1].get<std::string>();

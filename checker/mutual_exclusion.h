@@ -92,11 +92,13 @@ struct LivenessReport {
   bool stuck = false;
 };
 
-// Whether a fault window kept `process` from the lock service: a window of a fault that
-// stops or empties lock nodes (server-pause, restart, failover, memory-full: every client,
-// whichever nodes, so a minority of Redlock's nodes counts too: conservative, fewer L), or a
-// partition or reply-loss window that cut one of that client's links to a lock node
-// ({"links":[[client,"nN"],..]}; a link to the resource alone does not count). A waiter
+// Whether a fault window kept `process` from the lock service, as its start event says
+// (docs/design.md 3.2): a window of a fault that stops or empties lock nodes
+// ("node_down": true, written from the fault's descriptor: server-pause, restart, failover,
+// memory-full; every client, whichever nodes, so a minority of Redlock's nodes counts too:
+// conservative, fewer L), or a window that cut one of that client's links to a lock node
+// ({"links":[[client,"nN"],..]}: partition, reply-loss; a link to the resource alone does
+// not count). An event without either blocks nobody. A waiter
 // starved inside such a window is the fault's doing, not the lock's: stuck (L) counts only
 // the wait outside them (a server paused for 4 s is not a lock that never lets anyone in).
 // Client-side faults (a crashed or paused holder) never block the others: starving behind

@@ -57,10 +57,10 @@ class Effect {
   // The id of the fault it is the effect of: its options' (MakeFault builds an effect through
   // the descriptor of the options' id, so the id is written once, in the descriptor).
   const char* id() const { return o_.id.c_str(); }
-  // What the lab must provide before it starts (Fault's methods of the same names).
+  // What the lab must provide before it starts (Fault's methods of the same names; whether
+  // it needs sentinels is its descriptor's trait, FaultTraits::needs_sentinel).
   virtual std::vector<std::string> NodeArgs() const { return {}; }
   virtual bool NeedsClientClock() const { return false; }
-  virtual bool NeedsSentinel() const { return false; }
   const FaultOptions& options() const { return o_; }
 
   // Checks the targets and nodes against a lab of `clients` clients and `nodes` lock nodes,

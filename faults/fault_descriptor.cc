@@ -103,14 +103,28 @@ nlohmann::ordered_json FaultCatalogJson() {
       params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
     }
     // node_control: runs against servers the lab did not start but controls
-    // (--endpoint-control). style: how the report draws and names its windows.
+    // (--endpoint-control). style, label, story, phrases: how the report draws, names and
+    // tells its windows (templates: FaultStyle). traits: FaultTraits (disturbs_commands is
+    // the hunt's rule of that name).
     faults.push_back({{"id", d->info.id},
                       {"description", d->info.description},
                       {"client_side", d->client_side},
                       {"params", params},
                       {"node_control", d->node_control},
                       {"style",
-                       {{"colour", d->style.colour}, {"noun", d->style.noun}, {"client_row", d->style.client_row}}}});
+                       {{"colour", d->style.colour}, {"noun", d->style.noun}, {"client_row", d->style.client_row}}},
+                      {"label", d->style.label},
+                      {"story", d->style.story},
+                      {"phrases", {{"during", d->style.during}, {"after", d->style.after}, {"over", d->style.over}}},
+                      {"traits",
+                       {{"node_down", d->traits.node_down},
+                        {"needs_sentinel", d->traits.needs_sentinel},
+                        {"disturbs_commands", d->hunt.disturbs_commands},
+                        {"kills_client", d->traits.kills_client},
+                        {"promotes_replica", d->traits.promotes_replica},
+                        {"arm_points", d->traits.arm_points},
+                        {"lock_points", d->traits.lock_points},
+                        {"no_effect", !d->make_effect}}}});
   }
   return faults;
 }

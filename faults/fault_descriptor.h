@@ -6,10 +6,11 @@
 // and params (`locklab list`), whether it runs against servers the lab does not control,
 // the Effect it builds, how the hunt draws its options (from a FaultDrawContext and the
 // seeded Rng it is given: faults/fault_draw.h), what the hunt's schedule rules and shrink
-// need to know of it, its sentence in the hunt's narrative, and its style in the report
-// (colour, noun). The registry (faults/registry.cc), the hunt (harness/hunt/hunt_space.cc,
+// need to know of it, its sentence in the hunt's narrative, its style, label and story in
+// the report, and its traits (what the checker and the report need to know of it). The registry (faults/registry.cc), the hunt (harness/hunt/hunt_space.cc,
 // hunt_shrink.cc, hunt_story.cc), `locklab list --json` (FaultCatalogJson) and through it
-// the report (reports/faultstyle.py) read the descriptor and compare no fault ids.
+// the report (reports/faultstyle.py) read the descriptor and compare no fault ids; the
+// checker reads the traits each window's start event carries (FaultTraits::node_down).
 //
 // The catalog holds the built-in faults in listing order (each file of faults/catalog/
 // registers itself: BuiltInFault below), then
@@ -33,13 +34,59 @@
 
 namespace locklab::faults {
 
-// How the report draws and names a fault's windows (reports/faultstyle.py reads it from
-// `locklab list --json`).
+// How the report draws, names and tells a fault's windows (reports/faultstyle.py reads it
+// from `locklab list --json` and fills the templates from the window's `start` event).
+//
+// A template is text with placeholders the report fills from the event's detail:
+//   {duration}        the window's length, "1.20 s"
+//   {clients}         the clients it names (targets, process): "c1,c3"
+//   {client_words}    its targets in words: "client 1 and client 3"
+//   {nodes}           its nodes: "n1", "n1..n5", "n1,n3"
+//   {links} {links:N} its cut links, per client, at most N clients (3): "c3<->n1..n3"
+//   {noun} {id}       the style's noun, the fault's id
+//   {label}           the window's label (in the other templates)
+//   {field:NAME}      the detail's field NAME as written ("+20s", 2.0)
+//   {seconds:NAME}    the detail's field NAME, milliseconds, as "1.50 s"
+// `{a|b|'text'}` takes the first alternative that is not empty ('text' is literal), and
+// `[...]` is left out unless every placeholder inside it filled: "pause[ {clients}] {duration}".
 struct FaultStyle {
   std::string colour = "#7a7a9a";  // "#rrggbb": its windows in the timeline and the plots
   std::string noun;                // one window in words: "pause", "clock drift"
   // It acts on one client process: that client's row is hatched during the window.
   bool client_row = false;
+  // A window's short label on the timeline: "pause c2 1.20 s". Empty: the id and the first
+  // two fields of the detail.
+  std::string label;
+  // A window in the run's story, after its time: "the nemesis froze client 2 (SIGSTOP) for
+  // 1.20 s". Empty: "fault {label} was active".
+  std::string story;
+  // What a client the window hit went through, before what it did next ("... and wrote"):
+  // while the window is still open (`during`) and once it closed (`after`). Empty: "during
+  // {label}, "; `after` empty: as `during`.
+  std::string during;
+  std::string after;
+  // The window's end among the story's events. Empty: "{noun} over".
+  std::string over;
+};
+
+// What a fault is, as the rest of the lab needs to know it without naming it.
+struct FaultTraits {
+  // Its windows stop or empty lock nodes (a stopped, killed or full server, a promoted
+  // replica): every client is cut from the lock service meanwhile. Written into each window's
+  // `start` event ("node_down": true), where the checker's liveness rule reads it
+  // (checker::LockServiceBlocked, docs/design.md 3.2).
+  bool node_down = false;
+  // Needs a replica of n1 and sentinels the lab starts (Fault::NeedsSentinel).
+  bool needs_sentinel = false;
+  // Its window kills the client it hits: the report draws the window's start as the moment.
+  bool kills_client = false;
+  // Its window promotes a replica: the report tells the race from its effect event
+  // (killed_ns, lost_lock_holders).
+  bool promotes_replica = false;
+  // The workload's points its window can be armed at (`point` param or a fixed point;
+  // faults/schedule.h), and whether a lock's own announced points are accepted too.
+  std::vector<std::string> arm_points;
+  bool lock_points = false;
 };
 
 // What the hunt's search and shrink need to know of a fault beyond its draw.
@@ -91,6 +138,7 @@ struct FaultDescriptor {
   // length in words ("1200 ms (2.4 x TTL)"). Null: "<id> for <window>".
   std::function<std::string(const FaultOptions& f, const std::string& window)> sentence;
   FaultStyle style;
+  FaultTraits traits;
 };
 
 // The catalog, in listing order (`locklab list`): the built-in faults, then the registered.
@@ -102,7 +150,9 @@ const FaultDescriptor* FindFaultDescriptor(const std::string& id);
 Status RegisterFaultDescriptor(FaultDescriptor descriptor);
 
 // The "faults" array of `locklab list --json`: per fault its id, description, client_side,
-// params, node_control and style {colour, noun, client_row}.
+// params, node_control, style {colour, noun, client_row}, label, story, phrases {during,
+// after, over} and traits {node_down, needs_sentinel, disturbs_commands, kills_client,
+// promotes_replica, arm_points, lock_points, and no_effect: its windows do nothing, "none"}.
 nlohmann::ordered_json FaultCatalogJson();
 
 // Words shared by the sentences: "node n1", "nodes n1,n3", or `fallback` when `nodes` is

@@ -85,7 +85,7 @@ Status MakeFault(const FaultOptions& o, uint64_t seed, std::unique_ptr<Fault>* o
   }
   std::unique_ptr<Effect> effect = d->make_effect(o);
   if (effect == nullptr) return Status::Usage("fault '" + o.id + "': listed but not built");
-  *out = std::make_unique<ScheduledFault>(std::move(effect), seed);
+  *out = std::make_unique<ScheduledFault>(std::move(effect), seed, d->traits);
   return Status::Ok();
 }
 

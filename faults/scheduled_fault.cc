@@ -4,8 +4,9 @@
 
 namespace locklab::faults {
 
-ScheduledFault::ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed)
+ScheduledFault::ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed, FaultTraits traits)
     : effect_(std::move(effect)),
+      traits_(std::move(traits)),
       schedule_(Schedule::FromOptions(effect_->options())),
       draw_(effect_->options().targets, seed) {}
 
@@ -56,6 +57,8 @@ void ScheduledFault::OpenWindow(LabControl& lab, Nanos time, int process) {
   if (!v.contains("duration_ms")) v["duration_ms"] = schedule_.duration.count();
   // How the client was picked, when not the default draw (faults/target_draw.h).
   if (effect_->target_kind() != "any") v["target"] = effect_->target_kind();
+  // What the checker reads of the fault itself, from its descriptor (docs/design.md 3.2).
+  if (traits_.node_down) v["node_down"] = true;
   lab.Record("start", id(), v, time);
   state_ = State::kOpen;
   effect_recorded_ = false;

@@ -15,6 +15,7 @@
 
 #include "faults/effect.h"
 #include "faults/fault.h"
+#include "faults/fault_descriptor.h"
 #include "faults/schedule.h"
 #include "faults/target_draw.h"
 
@@ -25,12 +26,14 @@ class ScheduledFault : public Fault {
   // How often an open window's effect is probed until seen.
   static constexpr Millis kProbeEvery{50};
 
-  ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed);
+  // `traits`: its descriptor's (faults/fault_descriptor.h); each `start` event carries
+  // "node_down": true when traits.node_down (docs/design.md 3.2).
+  ScheduledFault(std::unique_ptr<Effect> effect, uint64_t seed, FaultTraits traits = {});
 
   const char* id() const override { return effect_->id(); }
   std::vector<std::string> NodeArgs() const override { return effect_->NodeArgs(); }
   bool NeedsClientClock() const override { return effect_->NeedsClientClock(); }
-  bool NeedsSentinel() const override { return effect_->NeedsSentinel(); }
+  bool NeedsSentinel() const override { return traits_.needs_sentinel; }
   Status CheckOptions(int clients, int nodes) override;
   Status Setup(LabControl& lab, Nanos start) override;
   void Tick(LabControl& lab, Nanos now) override;
@@ -52,6 +55,7 @@ class ScheduledFault : public Fault {
   void CloseWindow(LabControl& lab, Nanos now, bool teardown);
 
   std::unique_ptr<Effect> effect_;
+  FaultTraits traits_;
   Schedule schedule_;
   TargetDraw draw_;
   State state_ = State::kIdle;

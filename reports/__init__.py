@@ -40,7 +40,8 @@ Start reading at cli.py (report_run, report_matrix, the command line). Then:
     huntpage.py     a hunt's page (hunt.html): its runs in time, finds, shrink, reproduction
     historypage.py  one history file's page (lab jsonl, EDN, Porcupine logs): check's verdict
                     and sentence, the timeline opening on the operation no order can place
-    faultstyle.py   one colour and label per fault
+    faultstyle.py   a fault's colour, label, story and traits: its descriptor's, from
+                    `locklab list --json` (no binary to ask: exit 69, one line)
     tests/          unittest files run by CTest (reports/CMakeLists.txt), fixture run dirs
 
 Importing the package changes no global state (no matplotlib rcParams, no pyplot, no

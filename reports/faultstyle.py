@@ -1,88 +1,115 @@
-"""How each fault window is coloured and labelled. Only the nemesis event's own fields are
-used (targets, nodes, links, offset, ...); unknown faults get a generic label.
+"""How each fault window is coloured, labelled and told. The fault descriptor is the only
+place that knows a fault (faults/fault_descriptor.h): its colour, noun and client row, its
+label and story templates, its phrases and its traits are read from `locklab list --json` of
+the binary the report judges with (runfiles.locklab_binary: $LOCKLAB_BINARY, else
+build/locklab), and filled here from the window's own `start` event (targets, nodes, links,
+offset, ...). Nothing here names a fault: a binary that cannot be asked is a ToolError (exit
+69, one line), never invented text; a fault the binary does not list (a foreign history) gets
+the generic label and story.
 
-A fault's colour, its noun and whether it acts on one client's row are its descriptor's
-(faults/fault_descriptor.h), read from `locklab list --json` ("style") of the binary the
-report judges with (runfiles.locklab_binary: $LOCKLAB_BINARY, else build/locklab). The table
-below is a fallback only, for when no binary answers or its list has no styles (an older
-binary); test_unit_faultstyle checks that it matches the binary's."""
+A template's placeholders (FaultStyle in faults/fault_descriptor.h): {duration}, {clients},
+{client_words}, {nodes}, {links} / {links:N}, {noun}, {id}, {label}, {field:NAME},
+{seconds:NAME}; `{a|b|'text'}` takes the first alternative that fills, and `[...]` is left
+out unless every placeholder inside it filled."""
 
+import collections
 import collections.abc
 import functools
 import json
+import re
 import subprocess
+
+from .history import ToolError
 
 DEFAULT_COLOR = "#7a7a9a"
 
-# Fallback only (see above): id -> (colour, noun, client_row).
-_FALLBACK_STYLES = {
-    "none": (DEFAULT_COLOR, "no fault", False),
-    "client-pause": ("#6b6b6b", "pause", True),
-    "slow-cs": ("#a39b00", "slow critical section", True),
-    "client-crash": ("#222222", "crash", True),
-    "server-pause": ("#8e5fc2", "server pause", False),
-    "memory-full": ("#b5405a", "memory full", False),
-    "restart": ("#8c564b", "restart", False),
-    "clock-jump": ("#e07b00", "clock jump", False),
-    "clock-drift": ("#e07b00", "clock drift", False),
-    "client-clock": ("#c75f00", "client clock step", True),
-    "partition": ("#0f9fb0", "partition", False),
-    "reply-loss": ("#3f8fd0", "reply loss", False),
-    "failover": ("#d94fa8", "failover", False),
-    "delay": ("#6a9a2a", "delayed write", True),
-}
+# One fault as its descriptor describes it (`locklab list --json`).
+Descriptor = collections.namedtuple(
+    "Descriptor", "colour noun client_row label story during after over traits")
+
+
+def _text(v):
+    return v if isinstance(v, str) else ""
+
+
+def _descriptor(f):
+    """The Descriptor of one `faults` entry, or None when it lacks a style or the words."""
+    st = f.get("style") if isinstance(f, dict) else None
+    if not (isinstance(st, dict) and isinstance(f.get("id"), str) and isinstance(st.get("colour"), str)
+            and isinstance(st.get("noun"), str) and isinstance(f.get("label"), str)
+            and isinstance(f.get("story"), str) and isinstance(f.get("traits"), dict)):
+        return None
+    ph = f.get("phrases") if isinstance(f.get("phrases"), dict) else {}
+    return Descriptor(st["colour"], st["noun"], bool(st.get("client_row", False)), f["label"], f["story"],
+                      _text(ph.get("during")), _text(ph.get("after")), _text(ph.get("over")), dict(f["traits"]))
 
 
 @functools.lru_cache(maxsize=4)
-def _styles_of(binary):
-    """id -> (colour, noun, client_row) from `binary list --json`; None when it does not answer
-    with a style for every fault."""
+def _catalog_of(binary):
+    """id -> Descriptor from `binary list --json`, in its order. ToolError (one line) when it
+    does not answer, or answers without a descriptor's style, words and traits for a fault."""
     if binary is None:
-        return None
+        raise ToolError("no locklab binary to read the faults' descriptors from (`locklab list --json`; "
+                        "build build/locklab or set LOCKLAB_BINARY)")
     try:
         p = subprocess.run([binary, "list", "--json"], capture_output=True, text=True, timeout=60,
                            errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolError(f"`{binary} list --json` failed: {e}".splitlines()[0]) from None
+    try:
         faults = json.loads(p.stdout).get("faults") if p.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, AttributeError):
-        return None
+    except (ValueError, AttributeError):
+        faults = None
     if not isinstance(faults, list):
-        return None
+        raise ToolError(f"`{binary} list --json` gave no faults array (exit {p.returncode})")
     out = {}
     for f in faults:
-        st = f.get("style") if isinstance(f, dict) else None
-        if not (isinstance(st, dict) and isinstance(f.get("id"), str) and isinstance(st.get("colour"), str)
-                and isinstance(st.get("noun"), str)):
-            return None
-        out[f["id"]] = (st["colour"], st["noun"], bool(st.get("client_row", False)))
+        d = _descriptor(f)
+        if d is None:
+            name = f.get("id") if isinstance(f, dict) else f
+            raise ToolError(f"`{binary} list --json`: fault {name!r} has no style, label, story and traits "
+                            "(a binary older than this report?)")
+        out[f["id"]] = d
     return out
 
 
-def styles():
-    """Every fault's (colour, noun, client_row): the binary's, else the fallback table."""
+def catalog():
+    """Every fault's Descriptor, from the binary (ToolError when it cannot be asked)."""
     from .runfiles import locklab_binary   # here: runfiles is the heavier import
-    return _styles_of(locklab_binary()) or _FALLBACK_STYLES
+    return _catalog_of(locklab_binary())
 
 
-def style_source():
-    """Where styles() came from: "locklab list --json" or "fallback"."""
-    from .runfiles import locklab_binary
-    return "locklab list --json" if _styles_of(locklab_binary()) else "fallback"
+def descriptor(fault):
+    """The fault's Descriptor; None for a fault the binary does not list."""
+    return catalog().get(fault)
+
+
+def trait(fault, name):
+    """The descriptor's trait `name` of the fault (FaultTraits: node_down, kills_client,
+    promotes_replica, no_effect, ...); False for a fault the binary does not list."""
+    d = descriptor(fault)
+    return d.traits.get(name, False) if d else False
+
+
+def styles():
+    """Every fault's (colour, noun, client_row)."""
+    return {k: (d.colour, d.noun, d.client_row) for k, d in catalog().items()}
 
 
 class _StyleField(collections.abc.Mapping):
-    """A read-only id -> field view of styles(), read when first used."""
+    """A read-only id -> field view of the descriptors, read when first used."""
 
-    def __init__(self, index):
-        self._index = index
+    def __init__(self, name):
+        self._name = name
 
     def __getitem__(self, fault):
-        return styles()[fault][self._index]
+        return getattr(catalog()[fault], self._name)
 
     def __iter__(self):
-        return iter(styles())
+        return iter(catalog())
 
     def __len__(self):
-        return len(styles())
+        return len(catalog())
 
 
 class _ClientFaults(collections.abc.Set):
@@ -90,18 +117,18 @@ class _ClientFaults(collections.abc.Set):
     during the window."""
 
     def __contains__(self, fault):
-        st = styles().get(fault)
-        return bool(st and st[2])
+        d = catalog().get(fault)
+        return bool(d and d.client_row)
 
     def __iter__(self):
-        return (f for f, st in styles().items() if st[2])
+        return (f for f, d in catalog().items() if d.client_row)
 
     def __len__(self):
         return sum(1 for _ in self)
 
 
-FAULT_COLORS = _StyleField(0)
-FAULT_NOUNS = _StyleField(1)
+FAULT_COLORS = _StyleField("colour")
+FAULT_NOUNS = _StyleField("noun")
 CLIENT_FAULTS = _ClientFaults()
 
 
@@ -157,87 +184,118 @@ def clients_text(detail):
     return ",".join(f"c{t}" for t in ts)
 
 
+def clients_hit(detail):
+    """The clients a window acts on: the ones its event names (targets, process) and the
+    clients of the links it cut."""
+    d = detail if isinstance(detail, dict) else {}
+    out = _ints(d.get("targets"))
+    p = d.get("process")
+    if isinstance(p, int) and not isinstance(p, bool):
+        out.append(p)
+    links = d.get("links")
+    if isinstance(links, list):
+        out.extend(lk[0] for lk in links if isinstance(lk, list) and lk and isinstance(lk[0], int)
+                   and not isinstance(lk[0], bool) and lk[0] not in out)
+    return out
+
+
 def seconds(ms):
     return f"{ms / 1000:.2f} s"
 
 
-def label(fault, detail, duration_ns):
-    """Short label for a fault window, e.g. 'pause c2 1.20 s', 'clock jump n1 +20s'."""
+_PIECE = re.compile(r"\[([^\[\]]*)\]|\{([^{}]*)\}")
+
+
+def _placeholder(name, fault, d, duration_ns):
+    """One alternative of a placeholder, filled from the window ('' when it has nothing)."""
+    if len(name) >= 2 and name[0] == name[-1] == "'":
+        return name[1:-1]
+    key, _, arg = name.partition(":")
+    if key == "duration":
+        return seconds(duration_ns / 1e6)
+    if key == "clients":
+        return clients_text(d)
+    if key == "client_words":
+        return " and ".join(f"client {t}" for t in _ints(d.get("targets")))
+    if key == "nodes":
+        return nodes_text(d)
+    if key == "links":
+        return links_text(d, limit=int(arg) if arg.isdigit() else 3)
+    if key == "noun":
+        return FAULT_NOUNS.get(fault, fault)
+    if key == "id":
+        return fault
+    if key == "label":
+        return label(fault, d, duration_ns)
+    if key == "field" and arg:
+        v = d.get(arg)
+        return "" if v is None else str(v)
+    if key == "seconds" and arg:
+        v = d.get(arg)
+        return seconds(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+    raise ToolError(f"fault {fault}: its descriptor's template names {{{name}}}, which the report does not know "
+                    "(faults/fault_descriptor.h, FaultStyle)")
+
+
+def render(template, fault, detail, duration_ns):
+    """`template` (a descriptor's label, story or phrase) filled from one window."""
     d = detail if isinstance(detail, dict) else {}
-    dur = seconds(duration_ns / 1e6)
-    who = clients_text(d)
-    nodes = nodes_text(d)
-    if fault == "client-pause":
-        return f"pause {who} {dur}".replace("  ", " ")
-    if fault == "slow-cs":
-        return f"slow CS {who} {dur}"
-    if fault == "client-crash":
-        return f"crash {who} (SIGKILL)"
-    if fault == "server-pause":
-        return f"server pause {nodes or 'n1'} {dur}"
-    if fault == "restart":
-        return f"restart {nodes} (down {dur})".replace("  ", " ")
-    if fault == "memory-full":
-        return f"memory full {nodes or 'n1'} {dur}"
-    if fault == "clock-jump":
-        return f"clock jump {nodes} {d.get('offset', '')}".strip()
-    if fault == "client-clock":
-        return f"clock step {who} {d.get('offset', '')}".strip()
-    if fault == "clock-drift":
-        rate = d.get("rate", d.get("factor", d.get("speed", "")))
-        return f"clock drift {nodes} {rate}".strip()
-    if fault == "partition":
-        return f"partition {links_text(d) or nodes}".strip()
-    if fault == "reply-loss":
-        return f"reply loss {links_text(d) or nodes}".strip()
-    if fault == "delay":
-        dm = d.get("delay_ms")
-        extra = f" +{seconds(dm)}" if isinstance(dm, (int, float)) else ""
-        return f"delay {who} writes{extra}"
-    if fault == "failover":
-        bits = [f"{k} {node_name(v)}" for k, v in d.items()
-                if k in ("from", "to", "old", "new", "promoted", "old_master", "new_master")]
-        return ("failover " + " ".join(bits)).strip()
+
+    def fill(text):
+        """(text filled, whether every placeholder in it filled)."""
+        out, pos, full = [], 0, True
+        for m in _PIECE.finditer(text):
+            out.append(text[pos:m.start()])
+            pos = m.end()
+            if m.group(1) is not None:
+                inner, inner_full = fill(m.group(1))
+                out.append(inner if inner_full else "")
+            else:
+                v = next((x for x in (_placeholder(a.strip(), fault, d, duration_ns)
+                                      for a in m.group(2).split("|")) if x), "")
+                full = full and bool(v)
+                out.append(v)
+        out.append(text[pos:])
+        return "".join(out), full
+
+    return fill(template)[0]
+
+
+def _generic_label(fault, d):
     bits = [f"{k}={v}" for k, v in d.items()
             if k not in ("duration_ms", "opened_ns") and isinstance(v, (str, int, float))][:2]
+    who = clients_text(d)
     return " ".join([fault] + bits + ([who] if who else []))
 
 
-def describe(fault, detail, duration_ns):
-    """Longer words for the narrative: 'the nemesis paused client 2 for 1.20 s'."""
+def label(fault, detail, duration_ns):
+    """Short label for a fault window, e.g. 'pause c2 1.20 s', 'clock jump n1 +20s': its
+    descriptor's label template; else the id and two fields of the event."""
     d = detail if isinstance(detail, dict) else {}
-    dur = seconds(duration_ns / 1e6)
-    ts = _ints(d.get("targets"))
-    who = " and ".join(f"client {t}" for t in ts) or "a client"
-    nodes = nodes_text(d) or "the lock node"
-    point = d.get("point")
-    at = f" (armed at pause point {point})" if isinstance(point, str) and point else ""
-    if fault == "client-pause":
-        return f"the nemesis froze {who} (SIGSTOP) for {dur}{at}"
-    if fault == "slow-cs":
-        return f"{who} ran a critical section {dur} longer than usual{at}"
-    if fault == "client-crash":
-        return f"the nemesis killed {who} (SIGKILL){at}"
-    if fault == "server-pause":
-        return f"the nemesis froze server {nodes} for {dur}"
-    if fault == "memory-full":
-        return f"server {nodes} refused writes with OOM errors for {dur}"
-    if fault == "restart":
-        return f"the nemesis killed server {nodes} and restarted it after {dur}"
-    if fault == "clock-jump":
-        return f"the wall clock of server {nodes} jumped {d.get('offset', '?')}"
-    if fault == "client-clock":
-        return f"the wall clock of {who} stepped {d.get('offset', '?')}"
-    if fault == "clock-drift":
-        return f"the wall clock of server {nodes} drifted ({label(fault, d, duration_ns)})"
-    if fault == "partition":
-        return f"the network cut the links {links_text(d, limit=10) or nodes} for {dur}"
-    if fault == "reply-loss":
-        return f"replies on the links {links_text(d, limit=10) or nodes} were dropped for {dur}"
-    if fault == "delay":
-        dm = d.get("delay_ms")
-        late = f" by {seconds(dm)}" if isinstance(dm, (int, float)) else ""
-        return f"writes of {who} to the resource were held back{late}"
-    if fault == "failover":
-        return f"a failover happened ({label(fault, d, duration_ns)})"
-    return f"fault {label(fault, d, duration_ns)} was active"
+    desc = descriptor(fault)
+    if desc is not None and desc.label:
+        return render(desc.label, fault, d, duration_ns)
+    return _generic_label(fault, d)
+
+
+def describe(fault, detail, duration_ns):
+    """Longer words for the narrative: 'the nemesis froze client 2 (SIGSTOP) for 1.20 s'."""
+    desc = descriptor(fault)
+    return render(desc.story if desc is not None and desc.story else "fault {label} was active",
+                  fault, detail, duration_ns)
+
+
+def client_phrase(fault, detail, duration_ns, ended):
+    """What a client the window hit went through, before what it did next: 'resumed from a
+    1.20 s pause and ' (`ended`: the window closed before that), 'during clock jump n1 +20s, '."""
+    desc = descriptor(fault)
+    tpl = ""
+    if desc is not None:
+        tpl = (desc.after if ended and desc.after else "") or desc.during
+    return render(tpl or "during {label}, ", fault, detail, duration_ns)
+
+
+def over(fault, detail, duration_ns):
+    """The window's end among the story's events: 'pause over (client 2 runs again)'."""
+    desc = descriptor(fault)
+    return render(desc.over if desc is not None and desc.over else "{noun} over", fault, detail, duration_ns)

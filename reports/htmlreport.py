@@ -110,10 +110,11 @@ def run_page(run, images, notes):
     alg = r.get("algorithm", "?")
     faults = r.get("faults") or []
     if isinstance(faults, list):
-        faults_text = " + ".join(str(f) for f in faults)
+        # the faults that act (a fault whose descriptor has the trait no_effect does nothing)
+        faults_text = " + ".join(str(f) for f in faults if not faultstyle.trait(str(f), "no_effect"))
     else:
-        faults_text = str(faults)
-    title = f"{alg} under {faults_text}" if faults_text and faults_text != "none" else f"{alg} with no fault"
+        faults_text = "" if faultstyle.trait(str(faults), "no_effect") else str(faults)
+    title = f"{alg} under {faults_text}" if faults_text else f"{alg} with no fault"
     # the judge's result beside its verdict when it adds to it (a safe run that was stuck)
     stuck = " " + verdict_badge(result_table.word("L")) if result_table.of(r) == "L" else ""
     b = [f"<h1>{esc(title)} {verdict_badge(r.get('verdict'))}{stuck}</h1>"]
@@ -150,8 +151,8 @@ def run_page(run, images, notes):
                  f'{len(run.holds)} holds by {len(run.clients)} clients, never two holders of one key at once'
                  + (f"; faults injected: {esc(faults_active_text_all(run))}" if run.windows else "")
                  + ".</p>"
-                 + "".join(f"<p>{moment(run, x)}</p>" for w in run.windows if w.fault == "failover"
-                           for x in narrative.failover_sentences(run, w))
+                 + "".join(f"<p>{moment(run, x)}</p>" for w in run.windows if faultstyle.trait(w.fault, "promotes_replica")
+                           for x in narrative.promotion_sentences(run, w))
                  + "</div>")
     b.append("<h2>Timeline</h2>")
     b.append(explore.section(run))

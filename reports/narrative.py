@@ -8,7 +8,6 @@ import numpy as np
 
 from . import faultstyle
 from .history import NEMESIS, T_FAIL, T_INFO, T_INVOKE, T_OK
-from .runfiles import targets_of
 
 
 class Sentence(str):
@@ -136,36 +135,19 @@ def _write_phrase(op):
 
 
 def _before_phrase(run, process, since_ns, at_ns):
-    """What a client went through between since and at: 'resumed from a 1.20 s pause and '."""
+    """What a client went through between since and at: 'resumed from a 1.20 s pause and '
+    (the descriptor's phrase of the last window that hit it, faultstyle.client_phrase)."""
     best = None
     for w in run.windows:
-        if process not in targets_of(w.detail) and w.fault not in ("partition", "reply-loss"):
+        if process not in faultstyle.clients_hit(w.detail):
             continue
-        if w.fault in ("partition", "reply-loss"):
-            links = w.detail.get("links") if isinstance(w.detail, dict) else None
-            if not (isinstance(links, list) and any(isinstance(lk, list) and lk and lk[0] == process
-                                                    for lk in links)):
-                continue
         if w.end < since_ns or w.start > at_ns:
             continue
         if best is None or w.start > best.start:
             best = w
     if best is None:
         return "", None
-    d = best.end - best.start
-    dur = faultstyle.seconds(d / 1e6)
-    f = best.fault
-    if f == "client-pause" and best.end <= at_ns:
-        return f"resumed from a {dur} pause and ", best
-    if f == "slow-cs":
-        return f"(its critical section stretched {dur} by slow-cs) ", best
-    if f in ("partition", "reply-loss") and best.end <= at_ns:
-        return f"came back from a {dur} {faultstyle.FAULT_NOUNS[f]} and ", best
-    if f == "client-clock":
-        return f"with its wall clock stepped {best.detail.get('offset', '')} ", best
-    if f == "delay":
-        return "had its write held back by the network and ", best
-    return f"during {faultstyle.label(f, best.detail, d)}, ", best
+    return faultstyle.client_phrase(best.fault, best.detail, best.end - best.start, best.end <= at_ns), best
 
 
 def faults_active_text(run, lo_ns, hi_ns):
@@ -176,9 +158,10 @@ def faults_active_text(run, lo_ns, hi_ns):
                      f"({run.sec(w.start):.2f}\u2013{run.sec(w.end):.2f} s)" for w in ws)
 
 
-def _failover_effect(run, window):
-    """(time_ns, value) of the failover window's effect event as the lab recorded it (the
-    promotion seen, with killed_ns and lost_lock_holders), or None."""
+def _promotion_effect(run, window):
+    """(time_ns, value) of the effect event of a window that promotes a replica (its
+    descriptor's trait promotes_replica), as the lab recorded it (the promotion seen, with
+    killed_ns and lost_lock_holders), or None."""
     h = run.history
     code = h.f_code("effect")
     if code < 0 or not len(h):
@@ -192,11 +175,11 @@ def _failover_effect(run, window):
     return None
 
 
-def failover_sentences(run, window, old=None, newcomer=None, key=None):
-    """The failover race in words, from the window's start and effect events: the cut, the lock
+def promotion_sentences(run, window, old=None, newcomer=None, key=None):
+    """The race of a window that promotes a replica in words, from its start and effect events: the cut, the lock
     write n1 acknowledged after it (lost: never replicated), n1's death, the promotion and, given
     the episode's holds, the second grant by the promoted replica. [] when no effect was recorded."""
-    got = _failover_effect(run, window)
+    got = _promotion_effect(run, window)
     if got is None:
         return []
     seen_t, v = got
@@ -207,7 +190,8 @@ def failover_sentences(run, window, old=None, newcomer=None, key=None):
     killed = killed if isinstance(killed, int) and killed >= window.start else None
     lost = [p for p in v.get("lost_lock_holders") or [] if isinstance(p, int)]
     evidence = v.get("evidence", "")
-    sents = [Sentence(f"At {ts(run, window.start)} the failover cut n1's replication to its replica r1{after}: "
+    noun = faultstyle.FAULT_NOUNS.get(window.fault, window.fault)
+    sents = [Sentence(f"At {ts(run, window.start)} the {noun} cut n1's replication to its replica r1{after}: "
                       "from then on a lock write n1 acknowledged never reached r1.", window.start)]
     holder = old.process if old is not None and old.process in lost else (lost[0] if lost else None)
     if killed is not None:
@@ -420,7 +404,8 @@ def _overlap_story(run, ops):
         started = [w for w in run.windows if old.start - 50_000_000 <= w.start <= ep.start]
         active = [w for w in run.windows if w.start <= ep.start <= w.end]
         lead = (started or active or [None])[-1]
-    told = failover_sentences(run, lead, old, newcomer, ep.key) if lead is not None and lead.fault == "failover" else []
+    told = (promotion_sentences(run, lead, old, newcomer, ep.key)
+            if lead is not None and faultstyle.trait(lead.fault, "promotes_replica") else [])
     sents.extend(told)
     if lead is not None and not told:
         sents.append(Sentence(
@@ -588,9 +573,7 @@ def _bullets(run, ops, procs, lo, hi, limit=28):
             if f == "start" and w is not None:
                 out.append((t, "nemesis", faultstyle.describe(key, w.detail, w.end - w.start)))
             elif f == "stop" and w is not None:
-                tg = ", ".join(f"client {x}" for x in targets_of(w.detail))
-                out.append((t, "nemesis", f"{faultstyle.FAULT_NOUNS.get(key, key)} over"
-                            + (f" ({tg} runs again)" if key == "client-pause" and tg else "")))
+                out.append((t, "nemesis", faultstyle.over(key, w.detail, w.end - w.start)))
             continue
         if p not in procs:
             continue

@@ -37,7 +37,7 @@ def latency(run, path, title):
         for w in run.windows:
             c = faultstyle.color(w.fault)
             s, e = run.sec(w.start), run.sec(w.end)
-            if w.fault == "client-crash":
+            if faultstyle.trait(w.fault, "kills_client"):
                 ax.axvline(s, color=c, lw=1.2, ls="--")
             else:
                 bands.setdefault(c, []).append((s, e))

@@ -27,6 +27,7 @@ import tempfile
 
 import numpy as np
 
+from . import faultstyle
 from .history import LOCK_FS, NEMESIS, T_INVOKE, RunError, ToolError, load_history, load_json, load_text
 
 
@@ -431,10 +432,11 @@ class Run:
         return cur
 
     def crash_times(self):
-        """(process, time_ns) of every client-crash start."""
+        """(process, time_ns) of every start of a fault that kills the client it hits (its
+        descriptor's trait kills_client)."""
         out = []
         for w in self.windows:
-            if w.fault == "client-crash":
+            if faultstyle.trait(w.fault, "kills_client"):
                 for p in targets_of(w.detail):
                     out.append((p, w.start))
         return out

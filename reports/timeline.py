@@ -151,7 +151,7 @@ def _shade_faults(ax, td, lo, hi, labelled):
     for n, w in enumerate(wins):
         c = faultstyle.color(w.fault)
         s, e = run.sec(w.start), run.sec(w.end)
-        if w.fault == "client-crash":
+        if faultstyle.trait(w.fault, "kills_client"):
             # a crash is instantaneous: the window only says when the nemesis was busy with it
             ax.axvline(s, color=c, lw=1.4, ls="--", zorder=1)
         else:
@@ -160,7 +160,7 @@ def _shade_faults(ax, td, lo, hi, labelled):
             for p in _targets(w):
                 if p in td.row:
                     y = td.row[p]
-                    if w.fault == "client-crash":
+                    if faultstyle.trait(w.fault, "kills_client"):
                         ax.plot([s], [y], marker="X", ms=13, color=c, zorder=6, mec="white", mew=1)
                         ax.annotate("crashed", (s, y), xytext=(6, 9), textcoords="offset points",
                                     fontsize=8, color=c, zorder=6)

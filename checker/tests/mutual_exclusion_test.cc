@@ -308,9 +308,16 @@ TEST(LivenessTest, StarvingWhileTheServerIsPausedIsNotTheLocksDoing) {
                             "230 2 ok acquire L\n"));
     return CheckLiveness(h, ComputeHoldIntervals(h), LivenessOptions{Millis(50)});
   };
-  auto r = wait_during("server-pause", R"({"nodes":[1]})");
+  // The start event says the fault stopped lock nodes (the harness writes "node_down" from
+  // the fault's descriptor, docs/design.md 3.2); the checker reads that, not the fault's id.
+  auto r = wait_during("server-pause", R"({"nodes":[1],"node_down":true})");
   EXPECT_DOUBLE_EQ(r.longest_wait_ms, 30.0) << "only the 30 ms after the pause healed count";
   EXPECT_FALSE(r.stuck);
+  auto renamed = wait_during("some-other-tool-pause", R"({"node_down":true})");
+  EXPECT_DOUBLE_EQ(renamed.longest_wait_ms, 30.0) << "any fault whose event says node_down";
+  // Without the trait the id alone blocks nobody.
+  auto bare = wait_during("server-pause", R"({"nodes":[1]})");
+  EXPECT_DOUBLE_EQ(bare.longest_wait_ms, 219.0);
   // The same wait with a paused client instead (the lock service was up): all of it counts.
   auto rc = wait_during("client-pause", R"({"targets":[3]})");
   EXPECT_DOUBLE_EQ(rc.longest_wait_ms, 219.0);

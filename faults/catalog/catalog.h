@@ -21,6 +21,11 @@ extern const char* const kCommandPointParamHelp;
 // that holds the lock when it is armed, so its next acquire meets a busy key. Returns
 // whether it armed `f`; else `f` is as it was.
 bool DrawCommandArm(const FaultDrawContext& c, Rng& rng, FaultOptions* f, double odds);
+// The workload's pause points (workloads/: before-acquire, after-acquire, before-write,
+// before-release, after-release), and those a window on client links opens at (the points
+// before one of the client's lock commands: before-acquire, after-acquire, before-release).
+std::vector<std::string> WorkloadPoints();
+std::vector<std::string> CommandPoints();
 // Whom a window on client links hits, in words: "the first client to reach before-release",
 // "a client holding the lock", "a client".
 std::string CutClientText(const FaultOptions& f);

@@ -36,7 +36,14 @@ FaultDescriptor ClientClockFault() {
                           : "client-clock steps the wall clock of the first client to reach " + point + " by ") +
            f.Param("offset", "-30s") + " s for " + window;
   };
-  d.style = {"#c75f00", "client clock step", true};
+  d.style.colour = "#c75f00";
+  d.style.noun = "client clock step";
+  d.style.client_row = true;
+  d.style.label = "clock step[ {clients}][ {field:offset}]";
+  d.style.story = "the wall clock of {client_words|'a client'} stepped {field:offset|'?'}";
+  d.style.during = "with its wall clock stepped {field:offset} ";
+  d.traits.arm_points = WorkloadPoints();
+  d.traits.lock_points = true;
   return d;
 }
 

@@ -20,7 +20,15 @@ FaultDescriptor ClientCrashFault() {
   d.sentence = [](const FaultOptions& f, const std::string&) {
     return "client-crash kills the first client to reach " + ArmedPoint(f);
   };
-  d.style = {"#222222", "crash", true};
+  d.style.colour = "#222222";
+  d.style.noun = "crash";
+  d.style.client_row = true;
+  d.style.label = "crash[ {clients}] (SIGKILL)";
+  d.style.story = "the nemesis killed {client_words|'a client'} (SIGKILL)[ (armed at pause point"
+      " {field:point})]";
+  d.traits.kills_client = true;
+  d.traits.arm_points = WorkloadPoints();
+  d.traits.lock_points = true;
   return d;
 }
 

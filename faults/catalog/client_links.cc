@@ -9,6 +9,12 @@ const char* const kCommandPointParamHelp =
     "...): the window opens on the links of the client that reaches it, just before its next "
     "lock command (a renewal, after after-acquire), and the client goes on";
 
+std::vector<std::string> WorkloadPoints() {
+  return {"before-acquire", "after-acquire", "before-write", "before-release", "after-release"};
+}
+
+std::vector<std::string> CommandPoints() { return {"before-acquire", "after-acquire", "before-release"}; }
+
 bool DrawCommandArm(const FaultDrawContext& c, Rng& rng, FaultOptions* f, double odds) {
   std::string point = c.arm_at;
   if (point.empty()) {

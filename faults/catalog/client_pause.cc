@@ -34,7 +34,16 @@ FaultDescriptor ClientPauseFault() {
                ? "client-pause stops a client (drawn from the seed) wherever it is for " + window
                : "client-pause stops the first client to reach " + ArmedPoint(f) + " for " + window;
   };
-  d.style = {"#6b6b6b", "pause", true};
+  d.style.colour = "#6b6b6b";
+  d.style.noun = "pause";
+  d.style.client_row = true;
+  d.style.label = "pause[ {clients}] {duration}";
+  d.style.story = "the nemesis froze {client_words|'a client'} (SIGSTOP) for {duration}[ (armed at"
+      " pause point {field:point})]";
+  d.style.after = "resumed from a {duration} pause and ";
+  d.style.over = "{noun} over[ ({client_words} runs again)]";
+  d.traits.arm_points = WorkloadPoints();
+  d.traits.lock_points = true;
   return d;
 }
 

@@ -49,7 +49,10 @@ FaultDescriptor ClockDriftFault() {
     return "clock-drift runs the wall clock of " + NodeListText(f.nodes, "node n1") + " at " +
            f.Param("rate", "2.0") + "x for " + window;
   };
-  d.style = {"#e07b00", "clock drift", false};
+  d.style.colour = "#e07b00";
+  d.style.noun = "clock drift";
+  d.style.label = "clock drift[ {nodes}][ {field:rate}]";
+  d.style.story = "the wall clock of server {nodes|'the lock node'} drifted ({label})";
   return d;
 }
 

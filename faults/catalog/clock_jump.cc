@@ -26,7 +26,10 @@ FaultDescriptor ClockJumpFault() {
            f.Param("offset", "+20s") + " s" +
            (f.Param("revert", "true") == "true" ? " for " + window : " and leaves it there");
   };
-  d.style = {"#e07b00", "clock jump", false};
+  d.style.colour = "#e07b00";
+  d.style.noun = "clock jump";
+  d.style.label = "clock jump[ {nodes}][ {field:offset}]";
+  d.style.story = "the wall clock of server {nodes|'the lock node'} jumped {field:offset|'?'}";
   return d;
 }
 

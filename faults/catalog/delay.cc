@@ -19,7 +19,13 @@ FaultDescriptor DelayFault() {
   d.sentence = [](const FaultOptions&, const std::string& window) {
     return "delay holds a client's write to the resource for " + window;
   };
-  d.style = {"#6a9a2a", "delayed write", true};
+  d.style.colour = "#6a9a2a";
+  d.style.noun = "delayed write";
+  d.style.client_row = true;
+  d.style.label = "delay[ {clients}] writes[ +{seconds:delay_ms}]";
+  d.style.story = "writes of {client_words|'a client'} to the resource were held back[ by"
+      " {seconds:delay_ms}]";
+  d.style.during = "had its write held back by the network and ";
   return d;
 }
 

@@ -26,7 +26,6 @@ namespace {
 class FailoverEffect : public Effect {
  public:
   using Effect::Effect;
-  bool NeedsSentinel() const override { return true; }
   // Armed at after-release: the window opens the moment a client gave the lock back. One
   // failover per trial unless asked for more; the window outlasts kill_after_ms.
   void Shape(Schedule* schedule) const override;
@@ -253,7 +252,14 @@ FaultDescriptor FailoverFault() {
     return "failover cuts n1's replication and kills n1 " + f.Param("kill_after_ms", "300") +
            " ms later; Sentinel promotes the replica";
   };
-  d.style = {"#d94fa8", "failover", false};
+  d.style.colour = "#d94fa8";
+  d.style.noun = "failover";
+  d.style.label = "failover";
+  d.style.story = "a failover happened ({label})";
+  d.traits.node_down = true;
+  d.traits.needs_sentinel = true;
+  d.traits.promotes_replica = true;
+  d.traits.arm_points = {"after-release"};
   return d;
 }
 

@@ -15,7 +15,11 @@ FaultDescriptor MemoryFullFault() {
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     return "memory-full makes " + NodeListText(f.nodes, "node n1") + " refuse writes (OOM error) for " + window;
   };
-  d.style = {"#b5405a", "memory full", false};
+  d.style.colour = "#b5405a";
+  d.style.noun = "memory full";
+  d.style.label = "memory full {nodes|'n1'} {duration}";
+  d.style.story = "server {nodes|'the lock node'} refused writes with OOM errors for {duration}";
+  d.traits.node_down = true;
   return d;
 }
 

@@ -9,7 +9,8 @@ FaultDescriptor NoneFault() {
   FaultDescriptor d;
   d.info = {"none", "no fault: the baseline every lock must pass", {}};
   d.client_side = true;  // it touches nothing, so it runs against any servers
-  d.style = {"#7a7a9a", "no fault", false};
+  d.style.colour = "#7a7a9a";
+  d.style.noun = "no fault";
   return d;
 }
 

@@ -39,7 +39,12 @@ FaultDescriptor PartitionFault() {
            f.Param("direction", "both") + " ways, " + f.Param("mode", "hold") + ")" +
            " cuts " + (shape == "isolate-clients" ? CutClientText(f) : "the links") + " for " + window;
   };
-  d.style = {"#0f9fb0", "partition", false};
+  d.style.colour = "#0f9fb0";
+  d.style.noun = "partition";
+  d.style.label = "partition[ {links|nodes}]";
+  d.style.story = "the network cut the links {links:10|nodes|'the lock node'} for {duration}";
+  d.style.after = "came back from a {duration} {noun} and ";
+  d.traits.arm_points = CommandPoints();
   return d;
 }
 

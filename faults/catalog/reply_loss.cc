@@ -19,7 +19,13 @@ FaultDescriptor ReplyLossFault() {
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     return "reply-loss drops the lock nodes' replies to " + CutClientText(f) + " for " + window;
   };
-  d.style = {"#3f8fd0", "reply loss", false};
+  d.style.colour = "#3f8fd0";
+  d.style.noun = "reply loss";
+  d.style.label = "reply loss[ {links|nodes}]";
+  d.style.story = "replies on the links {links:10|nodes|'the lock node'} were dropped for"
+      " {duration}";
+  d.style.after = "came back from a {duration} {noun} and ";
+  d.traits.arm_points = CommandPoints();
   return d;
 }
 

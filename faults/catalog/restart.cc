@@ -21,7 +21,12 @@ FaultDescriptor RestartFault() {
     return "restart kills " + NodeListText(f.nodes, "node n1") + " and starts it again " +
            (f.Param("restart", "no-persistence") == "aof-always" ? "from its AOF" : "empty") + " after " + window;
   };
-  d.style = {"#8c564b", "restart", false};
+  d.style.colour = "#8c564b";
+  d.style.noun = "restart";
+  d.style.label = "restart[ {nodes}] (down {duration})";
+  d.style.story = "the nemesis killed server {nodes|'the lock node'} and restarted it after"
+      " {duration}";
+  d.traits.node_down = true;
   return d;
 }
 

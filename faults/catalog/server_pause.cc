@@ -16,7 +16,11 @@ FaultDescriptor ServerPauseFault() {
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     return "server-pause stops " + NodeListText(f.nodes, "node n1") + " for " + window;
   };
-  d.style = {"#8e5fc2", "server pause", false};
+  d.style.colour = "#8e5fc2";
+  d.style.noun = "server pause";
+  d.style.label = "server pause {nodes|'n1'} {duration}";
+  d.style.story = "the nemesis froze server {nodes|'the lock node'} for {duration}";
+  d.traits.node_down = true;
   return d;
 }
 

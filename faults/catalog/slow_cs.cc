@@ -19,7 +19,15 @@ FaultDescriptor SlowCsFault() {
   d.sentence = [](const FaultOptions& f, const std::string& window) {
     return "slow-cs keeps the client that reaches " + ArmedPoint(f) + " inside for " + window + " more";
   };
-  d.style = {"#a39b00", "slow critical section", true};
+  d.style.colour = "#a39b00";
+  d.style.noun = "slow critical section";
+  d.style.client_row = true;
+  d.style.label = "slow CS[ {clients}] {duration}";
+  d.style.story = "{client_words|'a client'} ran a critical section {duration} longer than usual["
+      " (armed at pause point {field:point})]";
+  d.style.during = "(its critical section stretched {duration} by slow-cs) ";
+  d.traits.arm_points = WorkloadPoints();
+  d.traits.lock_points = true;
   return d;
 }
 

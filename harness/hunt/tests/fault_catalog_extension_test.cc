@@ -43,7 +43,13 @@ faults::FaultDescriptor DryRunFault() {
   d.sentence = [](const faults::FaultOptions& f, const std::string& window) {
     return "test-dry-run does nothing at level " + f.Param("level", "low") + " for " + window;
   };
-  d.style = {"#123456", "dry run", true};
+  d.style.colour = "#123456";
+  d.style.noun = "dry run";
+  d.style.client_row = true;
+  d.style.label = "dry run[ {clients}] {field:level}";
+  d.style.story = "{client_words|'a client'} did nothing for {duration}";
+  d.traits.node_down = true;  // as a fault that stops lock nodes would: its start events say so
+  d.traits.needs_sentinel = true;
   return d;
 }
 
@@ -110,6 +116,20 @@ TEST_F(FaultCatalogExtensionTest, ItsListEntryCarriesItsStyle) {
   EXPECT_EQ((*it)["style"]["colour"], "#123456");
   EXPECT_EQ((*it)["style"]["noun"], "dry run");
   EXPECT_EQ((*it)["style"]["client_row"], true);
+  EXPECT_EQ((*it)["label"], "dry run[ {clients}] {field:level}");
+  EXPECT_EQ((*it)["story"], "{client_words|'a client'} did nothing for {duration}");
+  EXPECT_EQ((*it)["traits"]["node_down"], true);
+  EXPECT_EQ((*it)["traits"]["needs_sentinel"], true);
+  EXPECT_EQ((*it)["traits"]["kills_client"], false);
+  EXPECT_EQ((*it)["traits"]["no_effect"], false);
+}
+
+TEST_F(FaultCatalogExtensionTest, ItsTraitsReachTheLab) {
+  faults::FaultOptions o;
+  o.id = "test-dry-run";
+  std::unique_ptr<faults::Fault> fault;
+  ASSERT_TRUE(faults::MakeFault(o, 1, &fault).ok());
+  EXPECT_TRUE(fault->NeedsSentinel());  // the descriptor's trait, not the effect's
 }
 
 TEST_F(FaultCatalogExtensionTest, TheHuntDrawsTellsAndShrinksIt) {
