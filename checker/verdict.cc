@@ -291,17 +291,22 @@ bool Judgement::linearizable_known() const {
   return lock_lin.verdict != LinVerdict::kUnknown && resource_lin.verdict != LinVerdict::kUnknown;
 }
 
-Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
-  Judgement j;
-  // A copy only when the history is out of time order: the lab writes it in order, and each
-  // copy of a history is about its file's size again (docs/checker.md, memory).
-  History sorted_copy;
+namespace {
+
+// The history in time order: itself when the lab wrote it so, else a sorted copy in *copy
+// (each copy of a history is about its file's size again: docs/checker.md, memory).
+const History& InTimeOrder(const History& h, History* copy) {
   auto earlier = [](const Event& a, const Event& b) {
     return a.time != b.time ? a.time < b.time : a.index < b.index;
   };
-  if (!std::is_sorted(h.begin(), h.end(), earlier)) sorted_copy = SortedByTime(h);
-  const History& sorted = std::is_sorted(h.begin(), h.end(), earlier) ? h : sorted_copy;
-  j.facts = ReadRunFacts(sorted);
+  if (std::is_sorted(h.begin(), h.end(), earlier)) return h;
+  *copy = SortedByTime(h);
+  return *copy;
+}
+
+// Phase 1: the clients' operations and acquires, counted.
+void CountOperations(const History& sorted, Judgement* jp) {
+  Judgement& j = *jp;
   for (const Event& e : sorted) {
     if (e.process < 0) continue;
     if (e.type == EventType::kInvoke) ++j.ops;
@@ -315,7 +320,11 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
     }
   }
   j.acquires_unknown = j.acquires - j.acquires_ok - j.acquires_fail;
+}
 
+// Phase 2: hold intervals and their overlaps; the first overlap's holds get their leases.
+void JudgeMutualExclusion(const History& sorted, Judgement* jp) {
+  Judgement& j = *jp;
   HoldOptions ho;
   ho.validity_honoured = j.facts.validity_honoured;
   ho.keep_lease = false;  // only the first overlap's holds show theirs: looked up below
@@ -333,6 +342,11 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
       for (HoldInterval* h : it->second) h->lease = e.value;
     }
   }
+}
+
+// Phase 3: the guarded resource, the lab's own ground, liveness and each fault's coverage.
+void JudgeResourceAndLiveness(const History& sorted, Judgement* jp) {
+  Judgement& j = *jp;
   j.resource = CheckResource(sorted);
   j.infra = ReadInfraEvents(sorted);
   LivenessOptions lo;
@@ -345,8 +359,12 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   j.liveness = CheckLiveness(sorted, j.holds, lo);
   j.coverage = ComputeFaultCoverage(sorted, j.facts, j.holds);
 
-  // Linearizability of the lock (owner-aware; fenced when leases carry fences) and of the
-  // resource (a register per counter key).
+}
+
+// Phase 4: linearizability of the lock (owner-aware; fenced when leases carry fences) and of
+// the resource (a register per counter key).
+void JudgeLinearizability(const History& sorted, const JudgeOptions& o, Judgement* jp) {
+  Judgement& j = *jp;
   bool fenced = false;
   for (const Event& e : sorted) {
     if (e.f == "acquire" && e.type == EventType::kOk && e.value.is_object() && e.value.contains("fence")) {
@@ -381,11 +399,12 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
   j.resource_lin = CheckLinearizability(sorted, Model::kRegister, lin, &resource_input);
   j.bad_input = lock_input.ok() ? resource_input : lock_input;
 
-  const auto& me = j.mutual_exclusion;
-  const auto& res = j.resource;
-  // Times are said from the workload's start (the first event of a client or the nemesis),
-  // not from the harness's `run` event: that one comes before the servers start, and a
-  // ZooKeeper ensemble or a JVM driver took 7 to 11 s of it, so "@12.4s" read as late.
+}
+
+// Times are said from the workload's start (the first event of a client or the nemesis),
+// not from the harness's `run` event: that one comes before the servers start, and a
+// ZooKeeper ensemble or a JVM driver took 7 to 11 s of it, so "@12.4s" read as late.
+Nanos WorkloadOrigin(const History& sorted) {
   Nanos origin = sorted.empty() ? Nanos(0) : sorted.front().time;
   for (const Event& e : sorted) {
     if (e.process != kHarnessProcess) {
@@ -393,26 +412,12 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
       break;
     }
   }
-  if (!me.episode_list.empty()) {
-    j.first_violation = FirstViolation(sorted, me.episode_list.front(), o.counterexample_events);
-    j.first_violation_ms = ToMillis(me.episode_list.front().start - origin);
-  }
-  // The first death or stop of the lab's own ground that the schedule did not cause.
-  const InfraEvent* lab_failure = nullptr;
-  int64_t lab_failures = 0;
-  for (const InfraEvent& i : j.infra) {
-    if (i.stall()) continue;
-    if (!lab_failure) lab_failure = &i;
-    ++lab_failures;
-  }
-  // An overlap counts only when it began before the lab's ground gave way.
-  const bool overlap_seen = !me.episode_list.empty() &&
-                            (!lab_failure || me.episode_list.front().start < lab_failure->time);
-  bool lock_invalid = j.lock_lin.verdict == LinVerdict::kInvalid;
-  bool resource_invalid = j.resource_lin.verdict == LinVerdict::kInvalid;
-  bool resource_bad = res.lost_updates > 0 || res.stale_writes_accepted > 0 || resource_invalid;
+  return origin;
+}
 
-  // Why the run cannot vouch for "safe", first reason wins.
+// Why the run cannot vouch for "safe", first reason wins; "" when it can.
+std::string WhyUnknown(const Judgement& j, const InfraEvent* lab_failure, int64_t lab_failures, Nanos origin) {
+  const auto& res = j.resource;
   std::string unknown_why;
   const RunFacts& f = j.facts;
   if (lab_failure) {
@@ -458,6 +463,44 @@ Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
     if (!any_bit) unknown_why = "no fault bit: " + all;
     else if (!dormant.empty()) unknown_why = "not every fault bit: " + dormant;
   }
+  return unknown_why;
+}
+
+}  // namespace
+
+Judgement JudgeHistory(const History& h, const JudgeOptions& o) {
+  Judgement j;
+  History sorted_copy;
+  const History& sorted = InTimeOrder(h, &sorted_copy);
+  j.facts = ReadRunFacts(sorted);
+  CountOperations(sorted, &j);
+  JudgeMutualExclusion(sorted, &j);
+  JudgeResourceAndLiveness(sorted, &j);
+  JudgeLinearizability(sorted, o, &j);
+
+  const auto& me = j.mutual_exclusion;
+  const auto& res = j.resource;
+  const Nanos origin = WorkloadOrigin(sorted);
+  if (!me.episode_list.empty()) {
+    j.first_violation = FirstViolation(sorted, me.episode_list.front(), o.counterexample_events);
+    j.first_violation_ms = ToMillis(me.episode_list.front().start - origin);
+  }
+  // The first death or stop of the lab's own ground that the schedule did not cause.
+  const InfraEvent* lab_failure = nullptr;
+  int64_t lab_failures = 0;
+  for (const InfraEvent& i : j.infra) {
+    if (i.stall()) continue;
+    if (!lab_failure) lab_failure = &i;
+    ++lab_failures;
+  }
+  // An overlap counts only when it began before the lab's ground gave way.
+  const bool overlap_seen = !me.episode_list.empty() &&
+                            (!lab_failure || me.episode_list.front().start < lab_failure->time);
+  bool lock_invalid = j.lock_lin.verdict == LinVerdict::kInvalid;
+  bool resource_invalid = j.resource_lin.verdict == LinVerdict::kInvalid;
+  bool resource_bad = res.lost_updates > 0 || res.stale_writes_accepted > 0 || resource_invalid;
+
+  const std::string unknown_why = WhyUnknown(j, lab_failure, lab_failures, origin);
 
   if (overlap_seen) {
     j.verdict = Verdict::kViolated;
