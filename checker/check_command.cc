@@ -268,11 +268,20 @@ HistoryCheck CheckHistoryFile(const std::string& path, const HistoryCheckOptions
       jd.mutual_exclusion.episode_list.shrink_to_fit();
     }
     auto counts = jd.ToJson();
-    auto compact = [](const nlohmann::ordered_json& x) {
-      return x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    };
-    text += "  mutual exclusion: " + compact(counts["mutual_exclusion"]) +
-            ", resource: " + compact(counts["resource"]) + "\n";
+    // In words and rounded (--json keeps every digit).
+    const auto& me = jd.mutual_exclusion;
+    const auto& res = jd.resource;
+    char overlap[32];
+    snprintf(overlap, sizeof(overlap), "%.1f ms", me.overlap_ms);
+    text += "  mutual exclusion: " + std::to_string(me.holds) + " holds, " +
+            std::to_string(me.overlapping_pairs) + " overlapping pairs in " + std::to_string(me.episodes) +
+            " episodes, " + overlap + " of overlap\n";
+    text += "  resource: " + std::to_string(res.acknowledged_writes) + " acknowledged writes, " +
+            (res.final_read_failed ? std::string("lost updates unknown (the final read of ") +
+                                         res.final_read_failed_key + " got no answer)"
+                                   : std::to_string(res.lost_updates) + " lost updates") +
+            ", " + std::to_string(res.stale_writes_accepted) + " stale writes accepted, " +
+            std::to_string(res.stale_writes_rejected) + " rejected\n";
     for (const auto& c : jd.coverage) text += "  coverage: " + c.Summary() + "\n";
     if (o.keep_lists) fj.update(counts);
   } else {

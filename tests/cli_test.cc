@@ -194,6 +194,19 @@ TEST_F(CliTest, EveryCommandRefusesTheSameTtlTheSameWay) {
   }
 }
 
+// `check`'s text says its counts in words, rounded: no number with more than three decimals
+// (the JSON of --json keeps every digit).
+TEST_F(CliTest, CheckTextRoundsItsNumbers) {
+  Invocation inv = RunLocklab({"check", std::string(LOCKLAB_SOURCE_DIR) +
+                                            "/reports/tests/fixtures/violated-client-pause/history.jsonl"},
+                              dir_);
+  EXPECT_EQ(inv.exit_code, 1) << inv.output;
+  EXPECT_NE(inv.output.find("  mutual exclusion: 52 holds, 16 overlapping pairs in 16 episodes, 1515.9 ms of overlap\n"),
+            std::string::npos) << inv.output;
+  EXPECT_NE(inv.output.find("  resource: 52 acknowledged writes, 2 lost updates"), std::string::npos) << inv.output;
+  EXPECT_FALSE(std::regex_search(inv.output, std::regex("[0-9][.][0-9]{4,}"))) << inv.output;
+}
+
 // The source half: a flag a parser tests is in its table (else it is dead code that users
 // cannot reach), and every parser reads through its table.
 TEST_F(CliTest, EveryFlagAParserTestsIsInItsTable) {
