@@ -89,7 +89,7 @@ struct TrialOutcome {
   std::vector<Coverage> coverage;
 
   // The one stuck rule (above): liveness.stuck in a trial judged safe.
-  bool Stuck() const { return verdict == Verdict::kSafe && liveness_stuck; }
+  bool Stuck() const { return Result() == TrialResult::kStuck; }
   // The trial's result (checker/trial_result.h): violated, else stuck, else safe, else
   // unknown. A trial that left no results.json is TrialResult::kNotRun, its reader's to say.
   TrialResult Result() const;
@@ -110,6 +110,9 @@ struct TrialOutcome {
   // reader can make that trial unknown with the reason. Absent fields keep the defaults, and
   // a "liveness" that is not an object reads as absent (no stuck lock).
   static TrialOutcome FromJson(const nlohmann::ordered_json& results);
+  // FromJson, or nullopt for anything it would throw on: for a reader that says nothing of a
+  // trial whose results.json is not one.
+  static std::optional<TrialOutcome> TryFromJson(const nlohmann::ordered_json& results);
 
   // The judge's part of the outcome: verdict, reason, resource verdict, liveness.stuck and
   // the first violation's time; the run's part (lab lag, interrupted, run_dir) is the

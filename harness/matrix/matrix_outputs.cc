@@ -27,25 +27,17 @@ using checker::Verdict;
 // What a cell's verdict needs of one trial: its outcome as read at the file's edge
 // (checker::TrialOutcome::FromJson), and what its faults' coverage showed.
 struct CellTrial {
-  Verdict verdict = Verdict::kUnknown;           // unknown when the trial did not run
+  // The trial's result (TrialOutcome::Result: violated, else stuck, else safe, else
+  // unknown); unknown when the trial did not run.
+  checker::TrialResult result = checker::TrialResult::kUnknown;
   std::string verdict_reason;                    // "the trial did not run" when it did not
   Verdict resource_verdict = Verdict::kUnknown;  // unknown when the trial did not run
-  bool stuck = false;            // the one stuck rule (TrialOutcome::Stuck)
   bool fault_bit = false;        // every fault of the cell bit (results.json coverage)
   std::string evidence;          // per fault "FAULT: evidence" (coverage), "; "-joined
   std::optional<double> first_violation_ms;
   std::optional<double> untrusted_lag_ms;  // set: the lab ran too late to trust the timing
   std::string run_dir;                     // results.json run_dir, "" when it left none
 };
-
-// A trial's result as its cell counts it: violated, else stuck, else safe, else unknown (the
-// rule of TrialOutcome::Result, on what the cell read).
-checker::TrialResult TrialResultOf(const CellTrial& t) {
-  return t.verdict == Verdict::kViolated ? checker::TrialResult::kViolated
-         : t.stuck                       ? checker::TrialResult::kStuck
-         : t.verdict == Verdict::kSafe   ? checker::TrialResult::kSafe
-                                         : checker::TrialResult::kUnknown;
-}
 
 // A trial that did not run (a child that failed, exit 64+) may still have left a
 // results.json: its coverage, first violation and lab lag count, its verdicts do not.
@@ -55,8 +47,7 @@ CellTrial ReadOutcomeOrThrow(const PlannedTrial& tr) {
   const checker::TrialOutcome read =
       r.is_object() || tr.ran ? checker::TrialOutcome::FromJson(r) : checker::TrialOutcome();
   if (tr.ran) {
-    o.verdict = read.verdict;
-    o.stuck = read.Stuck();
+    o.result = read.Result();
     o.verdict_reason = read.verdict_reason.value_or("no reason given");
     o.resource_verdict = read.resource_verdict;
   } else {
@@ -119,7 +110,7 @@ std::string RegressionLine(const Cell& c, const std::vector<CellTrial>& outcomes
   }
   const CellTrial* decisive = nullptr;
   for (const auto& t : outcomes) {
-    const bool made_it = verdict_wrong ? TrialResultOf(t) == c.result
+    const bool made_it = verdict_wrong ? t.result == c.result
                                        : (c.resource == checker::TrialResult::kViolated) ==
                                              (t.resource_verdict == Verdict::kViolated);
     if (made_it) {
@@ -159,11 +150,13 @@ Totals JudgeCells(Plan* plan, bool whole) {
       CellTrial t = ReadOutcome(plan->all[ti]);
       c.trial_dirs.push_back(t.run_dir);
       outcomes.push_back(t);
-      if (t.verdict == Verdict::kViolated) ++c.violated;
-      else if (t.stuck) ++c.stuck;
-      else if (t.verdict == Verdict::kSafe) ++c.safe;
-      else ++c.unknown;
-      if (t.verdict == Verdict::kUnknown && c.unknown_reason.empty()) {
+      switch (t.result) {
+        case checker::TrialResult::kViolated: ++c.violated; break;
+        case checker::TrialResult::kStuck: ++c.stuck; break;
+        case checker::TrialResult::kSafe: ++c.safe; break;
+        default: ++c.unknown; break;
+      }
+      if (t.result == checker::TrialResult::kUnknown && c.unknown_reason.empty()) {
         c.unknown_reason = t.verdict_reason;
       }
       c.fault_bit += t.fault_bit;
@@ -275,9 +268,9 @@ Json MatrixJson(const Plan& plan, const MatrixOutput& out, const Totals& totals)
       at = static_cast<int>(j["trials"].size());
       j["trials"].push_back(tr.results);
     }
-    // "letter" and "result": the trial as its cell counted it (TrialResultOf), so a reader of
+    // "letter" and "result": the trial as its cell counted it (CellTrial::result), so a reader of
     // this file (the matrix report) shows the lab's result instead of re-judging results.json.
-    const checker::ResultName& result = checker::NameOf(TrialResultOf(ReadOutcome(tr)));
+    const checker::ResultName& result = checker::NameOf(ReadOutcome(tr).result);
     j["trial_records"].push_back({{"n", n}, {"cell", tr.cell}, {"trial", tr.index},
                                   {"seed", tr.options.seed}, {"ran", tr.ran}, {"results", at},
                                   {"letter", result.letter}, {"result", result.word}});
