@@ -78,6 +78,14 @@ TrialOutcome TrialOutcome::FromJson(const nlohmann::ordered_json& r) {
   return o;
 }
 
+std::optional<TrialOutcome> TrialOutcome::TryFromJson(const nlohmann::ordered_json& results) {
+  try {
+    return FromJson(results);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::chrono::duration<double, std::milli> TrialOutcome::LagBound(Millis ttl) {
   return std::chrono::duration<double, std::milli>(ttl.count() / 10.0);
 }

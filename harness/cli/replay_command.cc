@@ -27,16 +27,6 @@
 namespace locklab::harness {
 namespace {
 
-// Whether a trial's results.json says it was interrupted, read as every reader reads it
-// (checker::TrialOutcome); a results.json of another shape says no (its tally says why).
-bool ResultsSayInterrupted(const nlohmann::ordered_json& results) {
-  try {
-    return checker::TrialOutcome::FromJson(results).interrupted;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
 namespace fs = std::filesystem;
 
 struct ReplayFlags {
@@ -255,7 +245,8 @@ int RunReplayCommand(const std::vector<std::string>& args) {
             sc.error_code = done.exit_code >= 64 ? done.exit_code : kExitInfrastructure;
             sc.error = "a trial could not run (exit " + std::to_string(done.exit_code) + "; " + done.log + ")";
           }
-        } else if (ResultsSayInterrupted(done.results)) {
+        } else if (const auto read = checker::TrialOutcome::TryFromJson(done.results);
+                   read && read->interrupted) {  // (one of another shape: its tally says why)
           sc.interrupted = true;
         } else if (sc.state != Scenario::State::kError) {
           sc.tally->Add(done.results);

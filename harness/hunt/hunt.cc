@@ -64,17 +64,6 @@ struct HuntFlags {
   bool lock_renews = false, baseline_renews = false;
 };
 
-// How long a run's clients ran, as its results.json says (checker::TrialOutcome); nullopt
-// when it does not say or is of another shape.
-std::optional<double> RunDurationMs(const nlohmann::ordered_json& results) {
-  if (!results.is_object()) return std::nullopt;
-  try {
-    return checker::TrialOutcome::FromJson(results).duration_ms;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-}
-
 // Without --ttl each scenario draws one of these (a search dimension, not a default: a lock's
 // safety often changes between a short and a long lease).
 const std::vector<Millis> kDrawnTtls = {Millis(500), Millis(750), Millis(1250)};
@@ -320,11 +309,11 @@ class Hunt {
     if (!why.empty()) {
       ++infra_;
       ++not_run_why_[why];
-    } else if (const std::optional<double> ran_ms = RunDurationMs(r.results);
-               ran_ms && r.reaped_at > r.spawned_at) {
+    } else if (const auto read = checker::TrialOutcome::TryFromJson(r.results);
+               read && read->duration_ms && r.reaped_at > r.spawned_at) {
       // What a run costs beyond its own duration (servers, drivers, judging): Fits' estimate.
       const double wall = ToMillis(r.reaped_at - r.spawned_at);
-      overheads_ms_.push_back(std::max(0.0, wall - *ran_ms));
+      overheads_ms_.push_back(std::max(0.0, wall - *read->duration_ms));
     }
     story_.runs.push_back({r.options.name, phase_, Seconds(r.spawned_at), Seconds(r.reaped_at),
                            why.empty() ? "ran" : "not run: " + why});

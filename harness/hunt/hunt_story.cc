@@ -179,14 +179,8 @@ std::string Narrative(const HuntStory& story) {
     << (o.validity == "honour" ? ", and stop using a lease once its validity is over" : std::string()) << ".";
   for (const auto& f : o.faults) p << " " << DescribeFault(f, o.ttl);
   if (o.faults.empty()) p << " " << NoFaultNeeded(o);
-  std::optional<checker::TrialOutcome> failing;
-  if (story.failing_results.is_object()) {
-    try {
-      failing = checker::TrialOutcome::FromJson(story.failing_results);
-    } catch (const nlohmann::json::exception&) {
-      // a failing rerun's results.json of another shape: the narrative says what it can
-    }
-  }
+  // (a failing rerun's results.json of another shape: the narrative says what it can)
+  const std::optional<checker::TrialOutcome> failing = checker::TrialOutcome::TryFromJson(story.failing_results);
   if (failing && failing->first_overlap) {
     const auto& v = *failing->first_overlap;
     std::vector<std::string> who;

@@ -16,20 +16,13 @@ namespace locklab::harness {
 
 std::optional<checker::Verdict> ChildRun::Verdict() const {
   if (!ran || !results.is_object()) return std::nullopt;
-  try {
-    return checker::TrialOutcome::FromJson(results).verdict;
-  } catch (const nlohmann::json::exception&) {
-    return checker::Verdict::kUnknown;
-  }
+  const auto read = checker::TrialOutcome::TryFromJson(results);
+  return read ? read->verdict : checker::Verdict::kUnknown;
 }
 
 bool JudgedStuck(const nlohmann::ordered_json& results) {
-  if (!results.is_object()) return false;
-  try {
-    return checker::TrialOutcome::FromJson(results).Stuck();
-  } catch (const nlohmann::json::exception&) {
-    return false;  // a results.json of another shape judged nothing
-  }
+  const auto read = checker::TrialOutcome::TryFromJson(results);  // another shape judged nothing
+  return read && read->Stuck();
 }
 
 Status RunChildren(std::vector<ChildRun*> runs, int jobs,
