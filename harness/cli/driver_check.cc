@@ -799,7 +799,7 @@ class DriverCheck {
   Cases cases_;
   std::unique_ptr<LabCluster> cluster_;
   std::string nodes_;
-  Millis ttl_{1000};
+  Millis ttl_{locks::kDefaultLeaseTtl};
   std::unique_ptr<CheckedDriver> A_, B_, C_;
   std::string held_key_;
   Answer held_;

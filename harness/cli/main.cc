@@ -24,6 +24,7 @@
 #include "harness/trial/report_script.h"
 #include "harness/trial/runner.h"
 #include "locks/driver_lock.h"
+#include "locks/lease_ttl.h"
 #include "locks/lock.h"
 #include "locks/mutants.h"
 
@@ -47,7 +48,8 @@ int ListCommand(const std::vector<std::string>& args) {
   all.push_back(locks::DriverLockInfo());  // driver:PATH, any external program
   for (const auto& l : all) {
     nlohmann::ordered_json knobs = nlohmann::ordered_json::array();
-    knobs.push_back({{"name", "ttl_ms"}, {"default", "1000"}, {"description", "key lifetime"}});
+    knobs.push_back({{"name", "ttl_ms"}, {"default", std::to_string(locks::kDefaultLeaseTtl.count())},
+                     {"description", "key lifetime"}});
     knobs.push_back({{"name", "retry_delay_ms"}, {"default", "20"}, {"description", "wait between acquire attempts"}});
     knobs.push_back({{"name", "command_timeout_ms"}, {"default", "200"}, {"description", "per-command timeout (an expired one is an unknown outcome)"}});
     for (const auto& k : l.knobs) {
