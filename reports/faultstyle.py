@@ -15,9 +15,7 @@ out unless every placeholder inside it filled."""
 import collections
 import collections.abc
 import functools
-import json
 import re
-import subprocess
 
 from .history import ToolError
 
@@ -46,22 +44,13 @@ def _descriptor(f):
 
 @functools.lru_cache(maxsize=4)
 def _catalog_of(binary):
-    """id -> Descriptor from `binary list --json`, in its order. ToolError (one line) when it
-    does not answer, or answers without a descriptor's style, words and traits for a fault."""
-    if binary is None:
-        raise ToolError("no locklab binary to read the faults' descriptors from (`locklab list --json`; "
-                        "build build/locklab or set LOCKLAB_BINARY)")
-    try:
-        p = subprocess.run([binary, "list", "--json"], capture_output=True, text=True, timeout=60,
-                           errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ToolError(f"`{binary} list --json` failed: {e}".splitlines()[0]) from None
-    try:
-        faults = json.loads(p.stdout).get("faults") if p.returncode == 0 else None
-    except (ValueError, AttributeError):
-        faults = None
+    """id -> Descriptor from `binary list --json` (runfiles.lab_list), in its order. ToolError
+    (one line) when it does not answer, or answers without a descriptor's style, words and
+    traits for a fault."""
+    from .runfiles import lab_list
+    faults = lab_list(binary).get("faults")
     if not isinstance(faults, list):
-        raise ToolError(f"`{binary} list --json` gave no faults array (exit {p.returncode})")
+        raise ToolError(f"`{binary} list --json` gave no faults array")
     out = {}
     for f in faults:
         d = _descriptor(f)

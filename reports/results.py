@@ -11,34 +11,25 @@ No binary, or one that does not answer with the table, is ToolError (exit 69), a
 """
 
 import functools
-import json
-import subprocess
 
 from .history import ToolError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4)
 def _table_of(binary):
-    try:
-        p = subprocess.run([binary, "list", "--json"], capture_output=True, text=True, timeout=60,
-                           errors="replace")
-        rows = json.loads(p.stdout).get("results") if p.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, AttributeError):
-        rows = None
+    from .runfiles import lab_list
+    rows = lab_list(binary).get("results")
     keys = ("word", "letter", "colour", "fill", "meaning")
     if not isinstance(rows, list) or not rows or not all(
             isinstance(r, dict) and all(isinstance(r.get(k), str) for k in keys) for r in rows):
-        raise ToolError(f"{binary} list --json: no results table (a locklab binary of this source tree is needed)")
+        raise ToolError(f"`{binary} list --json`: no results table (a binary older than this report?)")
     return tuple(dict((k, r[k]) for k in keys) for r in rows)
 
 
 def table():
     """Every result, in the lab's order: dicts with word, letter, colour, fill, meaning."""
     from .runfiles import locklab_binary   # here: runfiles is the heavier import
-    binary = locklab_binary()
-    if binary is None:
-        raise ToolError("no locklab binary to read the results table from (build build/locklab or set LOCKLAB_BINARY)")
-    return _table_of(binary)
+    return _table_of(locklab_binary())
 
 
 def _by_letter(letter):

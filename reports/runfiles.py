@@ -20,6 +20,7 @@ history.jsonl itself is read by history.py (streamed into columns).
 """
 
 import bisect
+import functools
 import json
 import os
 import subprocess
@@ -257,6 +258,27 @@ def locklab_binary():
     if not b:
         b = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "locklab")
     return b if os.access(b, os.X_OK) else None
+
+
+@functools.lru_cache(maxsize=4)
+def lab_list(binary):
+    """`binary list --json`, parsed once per binary: the lab's catalogue (locks, faults, results,
+    ...), which faultstyle.py and results.py read their tables from. ToolError (one line) when
+    there is no binary or it does not answer with a JSON object."""
+    if binary is None:
+        raise ToolError("no locklab binary to ask `locklab list --json` (build build/locklab or set LOCKLAB_BINARY)")
+    try:
+        p = subprocess.run([binary, "list", "--json"], capture_output=True, text=True, timeout=60,
+                           errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolError(f"`{binary} list --json` failed: {e}".splitlines()[0]) from None
+    try:
+        doc = json.loads(p.stdout) if p.returncode == 0 else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise ToolError(f"`{binary} list --json` gave no catalogue (exit {p.returncode})")
+    return doc
 
 
 def judge_history(history):
