@@ -216,9 +216,7 @@ int RunReplayCommand(const std::vector<std::string>& args) {
           trial.seed = IsStatisticalExpectation(sc.options) ? sc.options.seed
                                                             : sc.options.seed + static_cast<uint64_t>(t);
           // Judged here, against the scenario's [expect]: the child only runs the trial.
-          trial.expect_verdict = trial.expect_stuck = trial.expect_resource = "";
-          trial.expect_violated_at_least = 0;
-          trial.expect_violated_rate = trial.expect_confidence = 0;
+          ClearExpectations(&trial);
           trial.out_dir = sc.dir;
           ChildRun run;
           run.options = trial;

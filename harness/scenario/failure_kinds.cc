@@ -36,18 +36,15 @@ FailureKindSet FailureKinds(const nlohmann::ordered_json& results, bool liveness
 }
 
 void ExpectKinds(const FailureKindSet& kinds, RunOptions* o) {
-  o->expect_verdict.clear();
-  o->expect_resource.clear();
-  o->expect_stuck.clear();
-  // [expect] spells a verdict by its one name table (checker/verdict.h).
-  const std::string violated(checker::VerdictName(checker::Verdict::kViolated));
+  o->expect_verdict.reset();
+  o->expect_resource.reset();
+  o->expect_stuck.reset();
   if (kinds.count(FailureKind::kViolated)) {
-    o->expect_verdict = violated;
+    o->expect_verdict = checker::Verdict::kViolated;
   } else if (kinds.count(FailureKind::kResource)) {
-    o->expect_verdict = violated;
-    o->expect_resource = violated;
+    o->expect_verdict = o->expect_resource = checker::Verdict::kViolated;
   } else if (kinds.count(FailureKind::kStuck)) {
-    o->expect_stuck = "yes";
+    o->expect_stuck = true;
   }
 }
 

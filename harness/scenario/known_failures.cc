@@ -75,13 +75,13 @@ Status KnownFailures::AddFile(const std::string& path) {
   sc.file = path;
   sc.lock = CanonicalLockId(o.lock);
   sc.faults = FaultIdList(o);
-  const std::string violated(checker::VerdictName(checker::Verdict::kViolated));
-  if (o.expect_verdict == violated || o.expect_violated_at_least > 0) {
+  constexpr checker::Verdict kViolated = checker::Verdict::kViolated;
+  if (o.expect_verdict == kViolated || o.expect_violated_at_least > 0) {
     sc.kinds = {FailureKind::kViolated, FailureKind::kResource};
-  } else if (o.expect_resource == violated) {
+  } else if (o.expect_resource == kViolated) {
     sc.kinds = {FailureKind::kResource};
   }
-  if (o.expect_stuck == "yes") sc.kinds.insert(FailureKind::kStuck);
+  if (o.expect_stuck == true) sc.kinds.insert(FailureKind::kStuck);
   // A scenario that expects the lock to hold (a corpus's safe schedules) accounts for nothing.
   if (!sc.kinds.empty()) scenarios_.push_back(std::move(sc));
   return Status::Ok();

@@ -271,8 +271,15 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
 Status ValidateRunOptions(const RunOptions& o) { return OneLine(ValidateRunOptionsMultiLine(o)); }
 
 bool HasExpectations(const RunOptions& o) {
-  return !o.expect_verdict.empty() || !o.expect_stuck.empty() || !o.expect_resource.empty() ||
-         IsStatisticalExpectation(o);
+  return o.expect_verdict || o.expect_stuck || o.expect_resource || IsStatisticalExpectation(o);
+}
+
+void ClearExpectations(RunOptions* o) {
+  o->expect_verdict.reset();
+  o->expect_stuck.reset();
+  o->expect_resource.reset();
+  o->expect_violated_at_least = 0;
+  o->expect_violated_rate = o->expect_confidence = 0;
 }
 
 bool IsStatisticalExpectation(const RunOptions& o) {
@@ -292,11 +299,11 @@ int RequiredFailures(const RunOptions& o) {
 // through), for a statistical expectation violated unless the table names a verdict or asks
 // for a stuck lock (whose verdict is safe: JudgedStuck); nullopt when none is asked for.
 static std::optional<checker::Verdict> TrialVerdict(const RunOptions& o) {
-  if (!o.expect_verdict.empty() || !IsStatisticalExpectation(o) || o.expect_stuck == "yes") {
-    return checker::ParseVerdict(o.expect_verdict);
-  }
+  if (o.expect_verdict || !IsStatisticalExpectation(o) || o.expect_stuck == true) return o.expect_verdict;
   return checker::Verdict::kViolated;
 }
+
+static std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 // "" for none, else the verdict's word.
 static std::string VerdictWord(const std::optional<checker::Verdict>& v) {
@@ -309,8 +316,8 @@ std::string PerTrialExpectation(const RunOptions& o) {
     if (!v.empty()) out += (out.empty() ? "" : ", ") + what + " " + v;
   };
   add("verdict", VerdictWord(TrialVerdict(o)));
-  add("stuck", o.expect_stuck);
-  add("resource", o.expect_resource);
+  if (o.expect_stuck) add("stuck", YesNo(*o.expect_stuck));
+  add("resource", VerdictWord(o.expect_resource));
   return out;
 }
 
@@ -385,16 +392,12 @@ static std::string CheckOutcome(const RunOptions& o, const checker::TrialOutcome
     out = "expected verdict " + VerdictWord(expect_verdict) + ", got " +
           VerdictWord(outcome.verdict);
   }
-  if (!o.expect_stuck.empty()) {
-    const bool stuck = outcome.Stuck();
-    if ((o.expect_stuck == "yes") != stuck) {
-      out += std::string(out.empty() ? "" : "; ") + "expected stuck " + o.expect_stuck + ", got " +
-             (stuck ? "yes" : "no");
-    }
+  if (o.expect_stuck && *o.expect_stuck != outcome.Stuck()) {
+    out += std::string(out.empty() ? "" : "; ") + "expected stuck " + YesNo(*o.expect_stuck) + ", got " +
+           YesNo(outcome.Stuck());
   }
-  if (!o.expect_resource.empty() &&
-      checker::ParseVerdict(o.expect_resource) != outcome.resource_verdict) {
-    out += std::string(out.empty() ? "" : "; ") + "expected resource " + o.expect_resource +
+  if (o.expect_resource && *o.expect_resource != outcome.resource_verdict) {
+    out += std::string(out.empty() ? "" : "; ") + "expected resource " + VerdictWord(o.expect_resource) +
            ", got " + VerdictWord(outcome.resource_verdict);
   }
   if (!out.empty() && !o.expect_origin.empty()) out += " (expectation at " + o.expect_origin + ")";

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "checker/verdict.h"
 #include "faults/fault.h"
 #include "locks/lease_ttl.h"
 
@@ -66,11 +68,12 @@ struct RunOptions {
   // Trials of this scenario (`locklab run` runs them one after the other, seeds seed,
   // seed+1, ...).
   int trials = 1;
-  // Optional expectations for regression suites ([expect] in a scenario file): empty means
-  // none. verdict: "safe" | "violated" | "unknown"; stuck: "yes" | "no".
-  std::string expect_verdict;
-  std::string expect_stuck;
-  std::string expect_resource;  // "safe" | "violated": lost updates or stale writes accepted
+  // Optional expectations for regression suites ([expect] in a scenario file): nullopt means
+  // none. verdict: any verdict; stuck: yes or no; resource: safe or violated (lost updates or
+  // stale writes accepted). ClearExpectations drops them all.
+  std::optional<checker::Verdict> expect_verdict;
+  std::optional<bool> expect_stuck;
+  std::optional<checker::Verdict> expect_resource;
   // Statistical expectations (expect_rate.h): met when at least K of the `trials` trials
   // fail as the keys above say (verdict "violated" when none of verdict and stuck is given);
   // the other trials may end any way. K is expect_violated_at_least, or from
@@ -107,6 +110,8 @@ std::string CheckExpectations(const RunOptions& o, const nlohmann::ordered_json&
 // Whether `o` has an [expect] at all, and whether it is statistical (at least K of N).
 bool HasExpectations(const RunOptions& o);
 bool IsStatisticalExpectation(const RunOptions& o);
+// Drops every [expect] key (verdict, stuck, resource and the statistical ones; not the origin).
+void ClearExpectations(RunOptions* o);
 // K: how many of o.trials must fail (statistical); o.trials for an exact expectation.
 int RequiredFailures(const RunOptions& o);
 // What one trial must show to count, as written: "verdict violated, resource violated".

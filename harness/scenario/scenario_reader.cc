@@ -72,13 +72,12 @@ Status ReadStatisticalExpect(const toml::table& t, TableReader& r, RunOptions* o
   if (!k && !rate) return Status::Ok();
   const toml::node& stat = k ? *k : *rate;
   const char* key = k ? "violated_at_least" : "violated_rate";
-  if (!o->expect_verdict.empty() &&
-      checker::ParseVerdict(o->expect_verdict) != checker::Verdict::kViolated) {
+  if (o->expect_verdict && *o->expect_verdict != checker::Verdict::kViolated) {
     return r.Error(*t.get("verdict"), "verdict",
                    std::string(key) + " counts failing trials: verdict must be " +
                        std::string(checker::VerdictName(checker::Verdict::kViolated)) + " or left out");
   }
-  if (o->expect_stuck == "no" && o->expect_verdict.empty()) {
+  if (o->expect_stuck == false && !o->expect_verdict) {
     return r.Error(*t.get("stuck"), "stuck", std::string(key) + " counts failing trials: stuck = \"no\" fails none");
   }
   if (k && at_least > o->trials) {
@@ -100,22 +99,26 @@ Status ReadStatisticalExpect(const toml::table& t, TableReader& r, RunOptions* o
 Status ReadExpect(const std::string& path, const toml::table& t, RunOptions* o) {
   TableReader r(path, t, "expect.");
   Status s;
-  if (!(s = r.Str("verdict", &o->expect_verdict)).ok()) return s;
-  if (!(s = r.Str("stuck", &o->expect_stuck)).ok()) return s;
-  if (!(s = r.Str("resource", &o->expect_resource)).ok()) return s;
+  std::string verdict, stuck, resource;
+  if (!(s = r.Str("verdict", &verdict)).ok()) return s;
+  if (!(s = r.Str("stuck", &stuck)).ok()) return s;
+  if (!(s = r.Str("resource", &resource)).ok()) return s;
   for (const char* k : {"violated_at_least", "violated_rate", "confidence"}) r.Allow(k);
   if (!(s = r.RejectUnknown()).ok()) return s;
-  if (!o->expect_verdict.empty() && !checker::ParseVerdict(o->expect_verdict)) {
+  if (t.get("verdict") != nullptr && !(o->expect_verdict = checker::ParseVerdict(verdict))) {
     return r.Error(*t.get("verdict"), "verdict", "expected " + checker::VerdictWordList());
   }
-  if (!o->expect_stuck.empty() && o->expect_stuck != "yes" && o->expect_stuck != "no") {
-    return r.Error(*t.get("stuck"), "stuck", "expected yes or no");
+  if (t.get("stuck") != nullptr) {
+    if (stuck != "yes" && stuck != "no") return r.Error(*t.get("stuck"), "stuck", "expected yes or no");
+    o->expect_stuck = stuck == "yes";
   }
-  const std::optional<checker::Verdict> resource = checker::ParseVerdict(o->expect_resource);
-  if (!o->expect_resource.empty() && (!resource || *resource == checker::Verdict::kUnknown)) {
-    return r.Error(*t.get("resource"), "resource",
-                   "expected " + std::string(checker::VerdictName(checker::Verdict::kSafe)) + " or " +
-                       std::string(checker::VerdictName(checker::Verdict::kViolated)));
+  if (t.get("resource") != nullptr) {
+    o->expect_resource = checker::ParseVerdict(resource);
+    if (!o->expect_resource || *o->expect_resource == checker::Verdict::kUnknown) {
+      return r.Error(*t.get("resource"), "resource",
+                     "expected " + std::string(checker::VerdictName(checker::Verdict::kSafe)) + " or " +
+                         std::string(checker::VerdictName(checker::Verdict::kViolated)));
+    }
   }
   if (!(s = ReadStatisticalExpect(t, r, o)).ok()) return s;
   o->expect_origin = Where(path, t);

@@ -56,9 +56,9 @@ std::string ScenarioToToml(const RunOptions& o) {
   t << "trials = " << o.trials << "\n\n";
   if (HasExpectations(o)) {
     t << "[expect]\n";
-    if (!o.expect_verdict.empty()) t << "verdict = " << q(o.expect_verdict) << "\n";
-    if (!o.expect_stuck.empty()) t << "stuck = " << q(o.expect_stuck) << "\n";
-    if (!o.expect_resource.empty()) t << "resource = " << q(o.expect_resource) << "\n";
+    if (o.expect_verdict) t << "verdict = " << q(std::string(checker::VerdictName(*o.expect_verdict))) << "\n";
+    if (o.expect_stuck) t << "stuck = " << q(*o.expect_stuck ? "yes" : "no") << "\n";
+    if (o.expect_resource) t << "resource = " << q(std::string(checker::VerdictName(*o.expect_resource))) << "\n";
     // As given (a rate is not turned into its K): the replay derives the same K from it.
     if (o.expect_violated_at_least > 0) t << "violated_at_least = " << o.expect_violated_at_least << "\n";
     if (o.expect_violated_rate > 0) t << "violated_rate = " << Number(o.expect_violated_rate) << "\n";

@@ -405,10 +405,10 @@ TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
     // [expect]), which the reference must not show: a fenced mutant's difference is at the
     // resource, its reference's holders may overlap too.
     using harness::FailureKind;
-    const harness::FailureKindSet kinds = scenario.expect_stuck == "yes"            ? harness::FailureKindSet{FailureKind::kStuck}
-                                          : scenario.expect_resource == "violated" ? harness::FailureKindSet{FailureKind::kResource}
+    const harness::FailureKindSet kinds = scenario.expect_stuck == true            ? harness::FailureKindSet{FailureKind::kStuck}
+                                          : scenario.expect_resource == checker::Verdict::kViolated ? harness::FailureKindSet{FailureKind::kResource}
                                                                                    : harness::FailureKindSet{FailureKind::kViolated};
-    ASSERT_TRUE(!scenario.expect_verdict.empty() || !scenario.expect_stuck.empty()) << file;
+    ASSERT_TRUE(scenario.expect_verdict || scenario.expect_stuck) << file;
     const locks::LockInfo* info = locks::FindMutant(scenario.lock);
     ASSERT_NE(info, nullptr) << file << ": " << scenario.lock;
     bool met = false;
@@ -421,7 +421,7 @@ TEST_F(HuntTest, ShippedMinimalSchedulesStillTellTheMutantFromItsReference) {
     EXPECT_TRUE(met) << file << " did not fail " << scenario.lock << " in 6 runs: " << last;
     // The same scenario on the reference, as hunt --baseline runs it, with no expectation.
     harness::RunOptions reference = harness::OnBaselineLock(scenario, info->mutant_of);
-    reference.expect_verdict = reference.expect_stuck = reference.expect_resource = "";
+    harness::ClearExpectations(&reference);
     std::string ref_file = dir_ + "/reference.toml";
     std::ofstream(ref_file) << harness::ScenarioToToml(reference);
     Invocation ref = RunLocklab({"run", ref_file, "--no-report", "--out", dir_ + "/reference"}, dir_, Millis(120000));

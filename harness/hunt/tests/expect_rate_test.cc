@@ -198,6 +198,12 @@ TEST(StatisticalExpectTest, NonsenseIsRefusedWithFileLineAndField) {
       {"confidence = 0.9", "field 'expect.confidence': only with violated_rate"},
       {"verdict = \"safe\"\nviolated_at_least = 1", "corpus.toml:3: field 'expect.verdict': violated_at_least counts failing trials"},
       {"violated_at_most = 1", "corpus.toml:3: field 'expect.violated_at_most'"},
+      // An empty word is no expectation written down, not "none": refused like any other.
+      {"verdict = \"\"", "corpus.toml:3: field 'expect.verdict': expected "},
+      {"verdict = \"Violated\"", "corpus.toml:3: field 'expect.verdict': expected "},
+      {"stuck = \"\"", "corpus.toml:3: field 'expect.stuck': expected yes or no"},
+      {"resource = \"unknown\"", "corpus.toml:3: field 'expect.resource': expected safe or violated"},
+      {"resource = \"\"", "corpus.toml:3: field 'expect.resource': expected safe or violated"},
   };
   for (const Case& c : cases) {
     Status s;
@@ -339,7 +345,7 @@ TEST(HuntMinimalExpectTest, AFindThatReproducesGetsAStatisticalExpect) {
   ASSERT_TRUE(read.ok()) << read.message() << "\n" << toml;
   EXPECT_EQ(back.trials, 4);
   EXPECT_EQ(back.expect_violated_at_least, 1);
-  EXPECT_EQ(back.expect_verdict, "violated");
+  EXPECT_EQ(back.expect_verdict, checker::Verdict::kViolated);
   EXPECT_EQ(back.seed, 77u);
   EXPECT_TRUE(MinimalIsRegression(s));
   EXPECT_NE(DescribeMinimalReplay(s).find("regression: minimal.toml expects at least 1 of 4 trials"), std::string::npos)
@@ -353,7 +359,7 @@ TEST(HuntMinimalExpectTest, AFindThatReproducesGetsAStatisticalExpect) {
   s.kinds = {FailureKind::kResource};
   back = RunOptions{};
   ASSERT_TRUE(ParseScenario(MinimalToml(s, "d"), "minimal.toml", &back).ok());
-  EXPECT_EQ(back.expect_resource, "violated");
+  EXPECT_EQ(back.expect_resource, checker::Verdict::kViolated);
   EXPECT_EQ(back.expect_violated_at_least, 1);
   // The baseline failed it: still its lock's regression, but no kill for a corpus.
   s.baseline_failures = 2;

@@ -946,15 +946,15 @@ TEST(HuntStoryTest, FailureKindsTellTheResourceFromTheVerdict) {
 
   RunOptions o;
   ExpectKinds({FailureKind::kViolated, FailureKind::kResource}, &o);
-  EXPECT_EQ(o.expect_verdict, "violated");
-  EXPECT_EQ(o.expect_resource, "") << "an overlap without a lost update still reproduces";
+  EXPECT_EQ(o.expect_verdict, checker::Verdict::kViolated);
+  EXPECT_EQ(o.expect_resource, std::nullopt) << "an overlap without a lost update still reproduces";
   ExpectKinds({FailureKind::kResource}, &o);
-  EXPECT_EQ(o.expect_verdict, "violated");
-  EXPECT_EQ(o.expect_resource, "violated");
+  EXPECT_EQ(o.expect_verdict, checker::Verdict::kViolated);
+  EXPECT_EQ(o.expect_resource, checker::Verdict::kViolated);
   ExpectKinds({FailureKind::kStuck}, &o);
-  EXPECT_EQ(o.expect_verdict, "");
-  EXPECT_EQ(o.expect_resource, "");
-  EXPECT_EQ(o.expect_stuck, "yes");
+  EXPECT_EQ(o.expect_verdict, std::nullopt);
+  EXPECT_EQ(o.expect_resource, std::nullopt);
+  EXPECT_EQ(o.expect_stuck, true);
 }
 
 // Reruns that could not run (the binary gone, the lab down) are told apart: neither a

@@ -34,11 +34,11 @@ TEST(JudgedStuckTest, AnUnjudgedTrialIsNeverStuck) {
 // vouch for is no stuck lock, and a violated one is V, not L.
 TEST(JudgedStuckTest, RunExpectationsReadTheSameRule) {
   RunOptions o;
-  o.expect_stuck = "yes";
+  o.expect_stuck = true;
   EXPECT_EQ(CheckExpectations(o, Results("safe", true)), "");
   EXPECT_EQ(CheckExpectations(o, Results("unknown", true)), "expected stuck yes, got no");
-  o.expect_stuck = "no";
-  o.expect_verdict = "violated";
+  o.expect_stuck = false;
+  o.expect_verdict = checker::Verdict::kViolated;
   EXPECT_EQ(CheckExpectations(o, Results("violated", true)), "");
   EXPECT_EQ(CheckExpectations(o, Results("safe", true)), "expected verdict violated, got safe; expected stuck no, got yes");
 }
