@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/lock_surface.h"
 #include "base/clock.h"
 #include "base/status.h"
 #include "faults/fault_options.h"
@@ -86,6 +87,9 @@ bool IsClientSideFault(const std::string& id);
 // start when they are under its control (--endpoint-control, docker/node-entrypoint.sh):
 // its descriptor's node_control.
 bool IsNodeControlFault(const std::string& id);
+// Whether fault `id` applies to a lock whose servers offer `offered` (locks::SurfacesOf):
+// they offer every surface its descriptor needs (FaultTraits::needs). False for an unknown id.
+bool FaultFits(const std::string& id, LockSurfaces offered);
 
 // The named points where a client can act: after-acquire (acquire returned ok),
 // before-write (inside the critical section: the counter read, the write not yet sent),

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/lock_surface.h"
 #include "base/random.h"
 #include "base/status.h"
 #include "faults/effect.h"
@@ -71,6 +72,9 @@ struct FaultStyle {
 
 // What a fault is, as the rest of the lab needs to know it without naming it.
 struct FaultTraits {
+  // What the fault acts on (base/lock_surface.h): it applies to a lock whose servers offer
+  // all of it (FaultFits). Empty: it needs nothing ("none").
+  LockSurfaces needs;
   // Its windows stop or empty lock nodes (a stopped, killed or full server, a promoted
   // replica): every client is cut from the lock service meanwhile. Written into each window's
   // `start` event ("node_down": true), where the checker's liveness rule reads it
@@ -151,7 +155,7 @@ Status RegisterFaultDescriptor(FaultDescriptor descriptor);
 
 // The "faults" array of `locklab list --json`: per fault its id, description, client_side,
 // params, node_control, style {colour, noun, client_row}, label, story, phrases {during,
-// after, over} and traits {node_down, needs_sentinel, disturbs_commands, kills_client,
+// after, over} and traits {needs (surface words), node_down, needs_sentinel, disturbs_commands, kills_client,
 // promotes_replica, arm_points, lock_points, and no_effect: its windows do nothing, "none"}.
 nlohmann::ordered_json FaultCatalogJson();
 

@@ -50,6 +50,11 @@ bool IsClientSideFault(const std::string& id) {
   return d != nullptr && d->client_side;
 }
 
+bool FaultFits(const std::string& id, LockSurfaces offered) {
+  const FaultDescriptor* d = FindFaultDescriptor(id);
+  return d != nullptr && offered.Covers(d->traits.needs);
+}
+
 bool IsNodeControlFault(const std::string& id) {
   const FaultDescriptor* d = FindFaultDescriptor(id);
   return d != nullptr && d->node_control;

@@ -43,4 +43,23 @@ std::optional<Backend> ParseBackend(const std::string& name) {
   return std::nullopt;
 }
 
+LockSurfaces SurfacesOf(Backend backend) {
+  switch (backend) {
+    case Backend::kRedis:
+      return LockSurfaces::All();
+    case Backend::kZookeeper:
+      // The C client's requests cross the fault proxy like a Redis command. No clock: the
+      // ensemble's session expiry runs on the JVM's System.nanoTime (CLOCK_MONOTONIC), which
+      // libfaketime with FAKETIME_DONT_FAKE_MONOTONIC, the lab's setting, leaves alone.
+      return {LockSurface::kClientProcess, LockSurface::kServerProcess, LockSurface::kRequestStream};
+    case Backend::kMariadb:
+    case Backend::kPostgres:
+    case Backend::kEtcd:
+      // A database or etcd session: no libfaketime clock in its expiry, no Sentinel
+      // failover, no RESP reply for the proxy to hold or lose.
+      return {LockSurface::kClientProcess, LockSurface::kServerProcess};
+  }
+  return {LockSurface::kClientProcess};  // unreachable: every enumerator has its row
+}
+
 }  // namespace locklab::locks

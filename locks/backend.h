@@ -9,6 +9,8 @@
 #pragma once
 
 #include <optional>
+
+#include "base/lock_surface.h"
 #include <string>
 #include <vector>
 
@@ -22,5 +24,10 @@ const std::vector<Backend>& AllBackends();
 const std::string& BackendName(Backend backend);
 // The backend a word names; nullopt for any other text (case matters: "Redis" is none).
 std::optional<Backend> ParseBackend(const std::string& name);
+
+// What the lab can act on in a lock kept by these servers (base/lock_surface.h): which of
+// its faults apply (faults::FaultFits). Every backend offers its client and server
+// processes; Redis offers everything.
+LockSurfaces SurfacesOf(Backend backend);
 
 }  // namespace locklab::locks

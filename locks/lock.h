@@ -115,12 +115,11 @@ struct LockInfo {
   int default_nodes = 1;
   // The servers the lab starts as this lock's nodes (locks/backend.h): the lab Redis,
   // mariadbd, a PostgreSQL postmaster, members of one etcd cluster or of one ZooKeeper
-  // ensemble. Text only where it is printed (BackendName: `locklab list --json`).
+  // ensemble. Text only where it is printed (BackendName: `locklab list --json`). The faults
+  // that apply to the lock follow from it: those its servers offer what they need
+  // (SurfacesOf, faults::FaultFits); a Redis-specific fault such as failover or a
+  // libfaketime clock fault means nothing to a database lock.
   Backend backend = Backend::kRedis;
-  // The fault ids that apply to this lock; empty = every fault. The matrix runs only these
-  // (a Redis-specific fault such as failover or a libfaketime clock fault means nothing to
-  // a database lock).
-  std::vector<std::string> faults;
   // Pause points the lock itself announces through LockConfig::pause_point, besides the
   // workload's (after-acquire, before-write, after-release): a fault may arm any of them.
   std::vector<std::string> points;
@@ -141,8 +140,6 @@ struct LockInfo {
   bool uses_lab_ttl = true;
 };
 
-// Whether fault `fault_id` applies to `lock` (LockInfo::faults).
-bool FaultApplies(const LockInfo& lock, const std::string& fault_id);
 
 const std::vector<LockInfo>& ListLocks();
 const LockInfo* FindLock(const std::string& id);

@@ -16,21 +16,6 @@
 
 namespace locklab::locks {
 
-// The faults that mean something to a lock kept by a database or etcd session (not Redis:
-// no libfaketime clock, no Sentinel failover, no Redis reply to lose). Fault ids are plain
-// strings here because locks/ must not depend on faults/ (docs/design.md 1); the harness test
-// LockFaultIds.EveryFaultALockNamesExists checks each against the fault registry.
-static const std::vector<std::string> kSessionServerFaults = {
-    "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition"};
-
-// ZooKeeper's: the session faults, plus the proxy's delay and reply loss (the C client's
-// requests cross the fault proxy like a Redis command). No clock faults: the ensemble's
-// session expiry runs on the JVM's System.nanoTime (CLOCK_MONOTONIC), which libfaketime with
-// FAKETIME_DONT_FAKE_MONOTONIC, the lab's setting, leaves alone.
-static const std::vector<std::string> kZooKeeperFaults = {
-    "none", "client-pause", "slow-cs", "client-crash", "server-pause", "restart", "partition",
-    "delay", "reply-loss"};
-
 // A lock that keeps its own lifetime (a fixed key lifetime, a session, a transaction): the
 // lab's --ttl does not reach it (LockInfo::uses_lab_ttl).
 static LockInfo NoLabTtl(LockInfo info) {
@@ -60,7 +45,7 @@ const std::vector<LockInfo>& ListLocks() {
        "renewal thread, woken to renew, before it sends the renewal",
        {{"renew_period_ms", "0", "time between renewals; 0 = TTL/3"},
         {"renew_ttl_ms", "0", "the TTL each renewal sets (PEXPIRE); 0 = the lock TTL"}},
-       1, Backend::kRedis, {}, {kPointRenewalDue}},
+       1, Backend::kRedis, {kPointRenewalDue}},
       {"redlock",
        "Redlock (redis.io): SET NX PX on N independent nodes, quorum N/2+1, validity = TTL - "
        "elapsed - (TTL*drift_factor + drift_constant); a failed attempt is undone on all nodes; "
@@ -81,7 +66,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"clock", "monotonic",
          "clock for elapsed time: monotonic or wall (a stepped wall clock changes validity)"},
         {"max_extensions", "0", "how many times Renew may extend a lease; 0 = no extension"}},
-       5, Backend::kRedis, {}, {"redlock-replies-in-flight"}},
+       5, Backend::kRedis, {"redlock-replies-in-flight"}},
       {"fenced",
        "set-nx-px-lua plus a fencing token from INCR fence:<key> on the lock node (one Lua "
        "script with the SET); the workload's write becomes a Lua check-and-write on the resource "
@@ -135,8 +120,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"wait_timeout_s", "0",
          "SET SESSION wait_timeout: the server kills a session idle this long (a paused "
          "holder loses its lock); 0 = the server default, 8 h"}},
-       1, Backend::kMariadb,
-       kSessionServerFaults}),
+       1, Backend::kMariadb}),
       NoLabTtl({"pg-advisory",
        "a PostgreSQL session-level advisory lock: pg_advisory_lock(hash of the key) on one "
        "session, release = pg_advisory_unlock on the same session. No TTL: the lock lives as "
@@ -149,8 +133,7 @@ const std::vector<LockInfo>& ListLocks() {
         {"idle_session_timeout_ms", "0",
          "SET idle_session_timeout: the server ends a session idle this long (a paused holder "
          "loses its lock); 0 = off, the server default"}},
-       1, Backend::kPostgres,
-       kSessionServerFaults}),
+       1, Backend::kPostgres}),
       {"etcd-lease",
        "etcd's v3 lock API over its JSON gateway on a 3-member etcd cluster: a lease (the lab "
        "TTL rounded up to whole seconds) kept alive every TTL/3 by a thread, /v3/lock/lock "
@@ -160,8 +143,7 @@ const std::vector<LockInfo>& ListLocks() {
        {{"fencing", "true",
          "hand out the key's create revision as the fencing token (false: plain writes)"},
         {"keepalive_ms", "0", "time between lease keep-alives; 0 = TTL/3"}},
-       3, Backend::kEtcd,
-       kSessionServerFaults},
+       3, Backend::kEtcd},
       {"zk-lock",
        "ZooKeeper's lock recipe on the C client against a 3-member ensemble: one session per "
        "client (its timeout = the lab TTL: the session is the lease), an ephemeral sequential "
@@ -169,15 +151,13 @@ const std::vector<LockInfo>& ListLocks() {
        "deletes the node. A holder paused past its session timeout loses the lock while it "
        "still acts",
        {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
-       3, Backend::kZookeeper,
-       kZooKeeperFaults},
+       3, Backend::kZookeeper},
       {"zk-lock-fenced",
        "zk-lock with its node's czxid (the ensemble's transaction id that created it) as the "
        "fencing token, checked by the fenced resource (a paused holder's late write is "
        "rejected as stale-fence)",
        {{"session_timeout_ms", "0", "the session timeout asked for; 0 = the lab TTL"}},
-       3, Backend::kZookeeper,
-       kZooKeeperFaults},
+       3, Backend::kZookeeper},
   };
   return kLocks;
 }
@@ -189,11 +169,6 @@ const LockInfo* FindLock(const std::string& id) {
     if (l.id == id) return &l;
   }
   return nullptr;
-}
-
-bool FaultApplies(const LockInfo& lock, const std::string& fault_id) {
-  return lock.faults.empty() ||
-         std::find(lock.faults.begin(), lock.faults.end(), fault_id) != lock.faults.end();
 }
 
 Status MakeLock(const LockConfig& config, std::unique_ptr<Lock>* out) {

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ClientClockFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kWallClockExpiry};
   d.info = {"client-clock", "the wall clock of client processes stepped (the lock's own timing sees it)",
             {{"offset", "-30s", "signed offset"},
              {"point", "",

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ClientCrashFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kClientProcess};
   d.info = {"client-crash", "SIGKILL of a client right after it acquired (it never comes back)",
             {{"point", "after-acquire", "where the client is when it dies"}, {"target", "any", kTargetParamHelp}}};
   d.client_side = true;

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ClientPauseFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kClientProcess};
   d.info = {"client-pause",
             "stop-the-world pause (SIGSTOP/SIGCONT) of a whole client process, renewal thread "
             "included; targeted at a pause point or at random times",

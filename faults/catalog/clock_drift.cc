@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ClockDriftFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kWallClockExpiry};
   d.info = {"clock-drift", "the wall clock of lock nodes runs at another rate",
             {{"rate", "2.0", "clock speed relative to real time"}}};
   d.node_control = true;

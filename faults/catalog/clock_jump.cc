@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ClockJumpFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kWallClockExpiry};
   d.info = {"clock-jump", "the wall clock of lock nodes stepped through libfaketime while serving",
             {{"offset", "+20s", "signed offset: +20s, -30s, +1.5"},
              {"revert", "true", "step back to +0 when the window closes"}}};

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor DelayFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kRequestStream};
   d.info = {"delay", "a client's write to the resource is held and delivered late",
             {{"delay_ms", "(duration)", "how long the write is held"}, {"target", "any", kTargetParamHelp}}};
   d.client_side = true;

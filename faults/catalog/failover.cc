@@ -236,6 +236,7 @@ void FailoverEffect::Stop(Nanos) {
 
 FaultDescriptor FailoverFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kReplicaFailover};
   d.info = {"failover",
             "n1 with a replica and three sentinels: replication cut, n1 killed, the replica "
             "promoted; clients find the new master through Sentinel (with no timing flag the "

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor MemoryFullFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kServerMemoryLimit};
   d.info = {"memory-full", "lock nodes refuse writes with an OOM error reply (maxmemory below use, noeviction)", {}};
   // Reconfigures the redis-server processes (CONFIG SET maxmemory): servers the lab runs.
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<MemoryFullEffect>(o); };

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor PartitionFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kServerProcess};
   d.info = {"partition", "cuts (client, node) links in the fault proxy",
             {{"shape", "isolate-clients", "isolate-clients, isolate-node or majorities-ring"},
              {"mode", "hold", "hold (black hole) or reset (RST)"},

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ReplyLossFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kRequestStream};
   d.info = {"reply-loss", "requests reach the node, replies are dropped: the outcome is unknown",
             {{"target", "any", kTargetParamHelp}, {"point", "", kCommandPointParamHelp}}};
   d.client_side = true;

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor RestartFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kServerProcess};
   d.info = {"restart", "kill -9 of lock nodes, restarted after `duration` (the downtime)",
             {{"restart", "no-persistence", "no-persistence (comes back empty) or aof-always"}}};
   d.node_control = true;

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor ServerPauseFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kServerProcess};
   d.info = {"server-pause", "SIGSTOP/SIGCONT of lock nodes (default n1)", {}};
   d.node_control = true;
   d.make_effect = [](const FaultOptions& o) { return std::make_unique<ServerPauseEffect>(o); };

@@ -8,6 +8,7 @@ namespace {
 
 FaultDescriptor SlowCsFault() {
   FaultDescriptor d;
+  d.traits.needs = {LockSurface::kClientProcess};
   d.info = {"slow-cs", "a critical section `duration` longer than usual; the client keeps running",
             {{"point", "after-acquire", "after-acquire, before-write, or a point the lock announces"},
              {"target", "any", kTargetParamHelp}}};

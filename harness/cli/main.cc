@@ -59,8 +59,17 @@ int ListCommand(const std::vector<std::string>& args) {
                                    {"default_nodes", l.default_nodes}, {"knobs", knobs},
                                    {"backend", locks::BackendName(l.backend)},
                                    {"uses_lab_ttl", l.uses_lab_ttl}};
-    // Only the faults that apply (LockInfo::faults); absent = every fault.
-    if (!l.faults.empty()) lock["faults"] = l.faults;
+    // What its servers offer the faults (base/lock_surface.h), and the faults that apply
+    // (faults::FaultFits); "faults" absent = every fault.
+    const LockSurfaces offered = locks::SurfacesOf(l.backend);
+    lock["surfaces"] = LockSurfaceWords(offered);
+    if (!(offered == LockSurfaces::All())) {
+      nlohmann::ordered_json fit = nlohmann::ordered_json::array();
+      for (const auto& f : faults::ListFaults()) {
+        if (faults::FaultFits(f.id, offered)) fit.push_back(f.id);
+      }
+      lock["faults"] = fit;
+    }
     // The pause points the lock announces besides the workload's (a fault's `point`).
     if (!l.points.empty()) lock["points"] = l.points;
     j["locks"].push_back(lock);

@@ -202,8 +202,8 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   as_run.ttl = flags.ttl;
   space->can_renew = LockCanRenew(as_run);
   for (const auto& f : faults::ListFaults()) {
-    if (f.id == "none" || !locks::FaultApplies(*info, f.id)) continue;
-    if (base != nullptr && !locks::FaultApplies(*base, f.id)) continue;
+    if (f.id == "none" || !faults::FaultFits(f.id, locks::SurfacesOf(info->backend))) continue;
+    if (base != nullptr && !faults::FaultFits(f.id, locks::SurfacesOf(base->backend))) continue;
     if (!flags.faults.empty() &&
         std::find(flags.faults.begin(), flags.faults.end(), f.id) == flags.faults.end())
       continue;
@@ -212,6 +212,12 @@ Status BuildSpace(const HuntFlags& flags, SearchSpace* space) {
   for (const auto& id : flags.faults) {
     if (faults::FindFault(id) == nullptr)
       return Status::Usage("hunt: flag --faults: unknown fault '" + id + "'");
+    if (std::string why = FaultMisfit(id, flags.lock, info->backend); !why.empty())
+      return Status::Usage("hunt: flag --faults: " + why);
+    if (base != nullptr) {
+      if (std::string why = FaultMisfit(id, flags.baseline, base->backend); !why.empty())
+        return Status::Usage("hunt: flag --faults: " + why + " (the baseline)");
+    }
     if (std::find(space->faults.begin(), space->faults.end(), id) == space->faults.end())
       return Status::Usage("hunt: flag --faults: fault '" + id + "' does not apply to lock '" +
                            flags.lock + "'" +

@@ -52,13 +52,7 @@ Status DriverServersOf(const std::string& path, const std::vector<std::string>& 
 }
 
 bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id) {
-  if (backend == locks::Backend::kRedis) return true;
-  for (const auto& lock : locks::ListLocks()) {
-    if (lock.backend == backend && lock.mutant_of.empty()) {
-      return locks::FaultApplies(lock, fault_id);
-    }
-  }
-  return faults::IsClientSideFault(fault_id);
+  return faults::FaultFits(fault_id, locks::SurfacesOf(backend));
 }
 
 std::string DriverFaultWhyNot(const DriverServers& servers, const std::string& fault_id) {

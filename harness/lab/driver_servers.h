@@ -55,11 +55,8 @@ Status DriverServersOf(const std::string& path, const std::vector<std::string>& 
                        const std::map<std::string, std::string>& knobs, DriverServers* out);
 
 // Whether fault `fault_id` applies to a driver whose nodes are `backend` servers: a fact of
-// the fault and the servers, never of "a driver". Redis: any (the lab runs the lab Redis,
-// its clock, its replica and its proxy links the same under every lock). Another backend:
-// what applies to the lab's own lock on those servers (the first registry lock with that
-// LockInfo::backend, e.g. etcd-lease for etcd), since that list says what the lab can do to
-// them; no such lock (yet): the client-side faults only (faults::IsClientSideFault).
+// the fault and the servers, never of "a driver", the same as for the lab's own locks on
+// those servers (faults::FaultFits with locks::SurfacesOf(backend)).
 bool DriverFaultApplies(locks::Backend backend, const std::string& fault_id);
 
 // The same for the servers a driver's hello asked for, and why not ("" when it applies):

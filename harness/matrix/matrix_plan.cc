@@ -120,9 +120,9 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
   // faults apply is a fact of the fault and the backend (DriverFaultWhyNot), not of the
   // lock being a driver.
   for (auto& f : o.faults) {
-    if (!locks::FaultApplies(lock, f.id)) {
+    if (!faults::FaultFits(f.id, locks::SurfacesOf(lock.backend))) {
       cell->applicable = false;
-      cell->why_not = "fault " + f.id + " does not apply to " + lock.id + " (its LockInfo)";
+      cell->why_not = FaultMisfit(f.id, lock.id, lock.backend);
     } else if (locks::IsDriverId(lock_id)) {
       if (std::string why_not = DriverFaultWhyNot(servers, f.id); !why_not.empty()) {
         cell->applicable = false;

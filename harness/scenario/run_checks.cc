@@ -9,6 +9,7 @@
 
 #include "base/numbers.h"
 #include "checker/trial_outcome.h"
+#include "faults/fault_descriptor.h"
 #include "harness/scenario/expect_rate.h"
 #include "harness/scenario/run_fields.h"
 #include "harness/scenario/run_options.h"
@@ -234,9 +235,8 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
     if (faults::FindFault(f.id) == nullptr) {
       return Status::Usage(where(key, "--fault") + ": unknown fault '" + f.id + "' (see `locklab list`)");
     }
-    if (!locks::FaultApplies(*info, f.id)) {
-      return Status::Usage(where(key, "--fault") + ": fault '" + f.id + "' does not apply to lock '" +
-                           o.lock + "' (see `locklab list`)");
+    if (!faults::FaultFits(f.id, locks::SurfacesOf(info->backend))) {
+      return Status::Usage(where(key, "--fault") + ": " + FaultMisfit(f.id, o.lock, info->backend));
     }
     for (int t : f.targets) {
       if (t < 1 || t > o.clients) {
@@ -267,6 +267,20 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
 }
 
 }  // namespace
+
+std::string FaultMisfit(const std::string& fault_id, const std::string& lock, locks::Backend backend) {
+  const faults::FaultDescriptor* d = faults::FindFaultDescriptor(fault_id);
+  const LockSurfaces offered = locks::SurfacesOf(backend);
+  if (d == nullptr) return "unknown fault '" + fault_id + "' (see `locklab list`)";
+  if (offered.Covers(d->traits.needs)) return "";
+  std::string missing;
+  for (int i = 0; i < kLockSurfaceCount; ++i) {
+    const auto s = static_cast<LockSurface>(i);
+    if (d->traits.needs.Has(s) && !offered.Has(s)) missing += (missing.empty() ? "" : ", ") + std::string(LockSurfaceWord(s));
+  }
+  return "fault '" + fault_id + "' does not apply to lock '" + lock + "': it needs " + missing + ", which " +
+         locks::BackendName(backend) + " servers do not offer (see `locklab list`)";
+}
 
 Status ValidateRunOptions(const RunOptions& o) { return OneLine(ValidateRunOptionsMultiLine(o)); }
 

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "checker/verdict.h"
 #include "faults/fault.h"
+#include "locks/backend.h"
 #include "locks/lease_ttl.h"
 
 #include <nlohmann/json.hpp>
@@ -198,6 +199,12 @@ std::string LockDisplayName(const std::string& lock_id);
 // Status::Usage (exit 64), one line naming the scenario file, line and field (origins) or
 // the flag.
 Status ValidateRunOptions(const RunOptions& o);
+
+// Why fault `fault_id` does not apply to lock `lock` kept by `backend` servers, in one line
+// naming what it needs that they do not offer ("fault 'client-clock' does not apply to lock
+// 'zk-lock': it needs wall-clock-expiry, which zookeeper servers do not offer (see `locklab
+// list`)"); "" when it applies (faults::FaultFits).
+std::string FaultMisfit(const std::string& fault_id, const std::string& lock, locks::Backend backend);
 
 // TOML round trip (scenario_writer.cc, scenario_reader.cc). Errors name the file, line and
 // field (Status::BadInput, exit 65); a number out of range or of the wrong type is worded

@@ -28,9 +28,8 @@ Status Trial::Setup() {
   const locks::LockInfo* info = locks::FindLock(o_.lock);
   if (info == nullptr) return Status::Usage("run: lock '" + o_.lock + "': unknown lock id (see `locklab list`)");
   for (const auto& fo : o_.faults) {
-    if (!locks::FaultApplies(*info, fo.id)) {
-      return Status::Usage("fault '" + fo.id + "' does not apply to lock '" + o_.lock +
-                           "' (see `locklab list`)");
+    if (!faults::FaultFits(fo.id, locks::SurfacesOf(info->backend))) {
+      return Status::Usage(FaultMisfit(fo.id, o_.lock, info->backend));
     }
   }
   // A driver's hello may ask for other servers than Redis ("backend", "nodes"): it is

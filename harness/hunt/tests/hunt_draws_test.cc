@@ -30,7 +30,7 @@ SearchSpace LockSpace(const std::string& lock, Millis ttl) {
   s.nodes = info.default_nodes;
   s.lock_points = info.points;
   for (const auto& f : faults::ListFaults()) {
-    if (f.id != "none" && locks::FaultApplies(info, f.id)) s.faults.push_back(f.id);
+    if (f.id != "none" && faults::FaultFits(f.id, locks::SurfacesOf(info.backend))) s.faults.push_back(f.id);
   }
   return s;
 }

@@ -27,7 +27,7 @@ SearchSpace SpaceFor(const locks::LockInfo& info, Millis ttl) {
   s.points = {"after-acquire", "before-write"};
   s.lock_points = info.points;
   for (const auto& f : faults::ListFaults()) {
-    if (f.id != "none" && locks::FaultApplies(info, f.id)) s.faults.push_back(f.id);
+    if (f.id != "none" && faults::FaultFits(f.id, locks::SurfacesOf(info.backend))) s.faults.push_back(f.id);
   }
   return s;
 }

@@ -20,7 +20,7 @@ TEST(DriverServersTest, FaultsOfADriverFollowTheLabsOwnLockOnItsBackend) {
   EXPECT_TRUE(DriverFaultApplies(Backend::kRedis, "client-clock"));
   EXPECT_TRUE(DriverFaultApplies(Backend::kRedis, "memory-full"))
       << "the lab's Redis takes every fault";
-  // etcd: what etcd-lease takes (its LockInfo::faults).
+  // etcd: what etcd servers offer (locks::SurfacesOf), as for etcd-lease.
   EXPECT_TRUE(DriverFaultApplies(Backend::kEtcd, "client-pause"));
   EXPECT_TRUE(DriverFaultApplies(Backend::kEtcd, "restart"));
   EXPECT_FALSE(DriverFaultApplies(Backend::kEtcd, "memory-full")) << "a Redis CONFIG SET";
