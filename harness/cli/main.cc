@@ -63,7 +63,7 @@ int ListCommand(const std::vector<std::string>& args) {
     // (faults::FaultFits); "faults" absent = every fault.
     const LockSurfaces offered = locks::SurfacesOf(l.backend);
     lock["surfaces"] = LockSurfaceWords(offered);
-    if (!(offered == LockSurfaces::All())) {
+    if (offered != LockSurfaces::All()) {
       nlohmann::ordered_json fit = nlohmann::ordered_json::array();
       for (const auto& f : faults::ListFaults()) {
         if (faults::FaultFits(f.id, offered)) fit.push_back(f.id);
