@@ -41,6 +41,12 @@ class LockSurfaces {
   constexpr bool Has(LockSurface s) const { return (bits_ & Bit(s)) != 0; }
   // Whether every surface of `needed` is here.
   constexpr bool Covers(LockSurfaces needed) const { return (needed.bits_ & ~bits_) == 0; }
+  // The surfaces here that `other` lacks.
+  constexpr LockSurfaces Minus(LockSurfaces other) const {
+    LockSurfaces out;
+    out.bits_ = bits_ & ~other.bits_;
+    return out;
+  }
   constexpr bool operator==(const LockSurfaces& o) const { return bits_ == o.bits_; }
 
  private:

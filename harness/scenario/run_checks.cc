@@ -274,9 +274,8 @@ std::string FaultMisfit(const std::string& fault_id, const std::string& lock, lo
   if (d == nullptr) return "unknown fault '" + fault_id + "' (see `locklab list`)";
   if (offered.Covers(d->traits.needs)) return "";
   std::string missing;
-  for (int i = 0; i < kLockSurfaceCount; ++i) {
-    const auto s = static_cast<LockSurface>(i);
-    if (d->traits.needs.Has(s) && !offered.Has(s)) missing += (missing.empty() ? "" : ", ") + std::string(LockSurfaceWord(s));
+  for (const std::string& w : LockSurfaceWords(d->traits.needs.Minus(offered))) {
+    missing += (missing.empty() ? "" : ", ") + w;
   }
   return "fault '" + fault_id + "' does not apply to lock '" + lock + "': it needs " + missing + ", which " +
          locks::BackendName(backend) + " servers do not offer (see `locklab list`)";
