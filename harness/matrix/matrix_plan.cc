@@ -120,9 +120,9 @@ RunOptions ForLock(const Preset& p, const std::string& lock_id, const locks::Loc
   // faults apply is a fact of the fault and the backend (DriverFaultWhyNot), not of the
   // lock being a driver.
   for (auto& f : o.faults) {
-    if (!faults::FaultFits(f.id, locks::SurfacesOf(lock.backend))) {
+    if (std::string why = FaultMisfit(f.id, lock.id, lock.backend); !why.empty()) {
       cell->applicable = false;
-      cell->why_not = FaultMisfit(f.id, lock.id, lock.backend);
+      cell->why_not = why;
     } else if (locks::IsDriverId(lock_id)) {
       if (std::string why_not = DriverFaultWhyNot(servers, f.id); !why_not.empty()) {
         cell->applicable = false;

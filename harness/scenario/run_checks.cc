@@ -235,8 +235,8 @@ Status ValidateRunOptionsMultiLine(const RunOptions& o) {
     if (faults::FindFault(f.id) == nullptr) {
       return Status::Usage(where(key, "--fault") + ": unknown fault '" + f.id + "' (see `locklab list`)");
     }
-    if (!faults::FaultFits(f.id, locks::SurfacesOf(info->backend))) {
-      return Status::Usage(where(key, "--fault") + ": " + FaultMisfit(f.id, o.lock, info->backend));
+    if (std::string why = FaultMisfit(f.id, o.lock, info->backend); !why.empty()) {
+      return Status::Usage(where(key, "--fault") + ": " + why);
     }
     for (int t : f.targets) {
       if (t < 1 || t > o.clients) {

@@ -28,9 +28,7 @@ Status Trial::Setup() {
   const locks::LockInfo* info = locks::FindLock(o_.lock);
   if (info == nullptr) return Status::Usage("run: lock '" + o_.lock + "': unknown lock id (see `locklab list`)");
   for (const auto& fo : o_.faults) {
-    if (!faults::FaultFits(fo.id, locks::SurfacesOf(info->backend))) {
-      return Status::Usage(FaultMisfit(fo.id, o_.lock, info->backend));
-    }
+    if (std::string why = FaultMisfit(fo.id, o_.lock, info->backend); !why.empty()) return Status::Usage(why);
   }
   // A driver's hello may ask for other servers than Redis ("backend", "nodes"): it is
   // started once to say so, before a run directory or a server exists (driver_servers.h).
